@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: MIT
+#
+# One non-recursive build for tsarun. Quiet by default; V=1 shows commands.
+#
+#   make            build/tsarun (BPF objects and skeletons included)
+#   make check      every test suite, ending with "N passed, N failed, N skipped"
+#   make bench      overhead benchmarks, reported as ratios
+#   make demo       build, then run tsarun on the bundled example
+#   make deps       install the Debian packages the build and tests need
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# vmlinux.h is generated from the BTF of the machine that builds
+# (VMLINUX_BTF, default /sys/kernel/btf/vmlinux) rather than checked in:
+# tsarun needs kernel BTF at run time anyway (tp_btf and CO-RE), so any
+# machine it runs on can also produce the header, and CO-RE relocates the
+# few fields we read to whatever kernel runs the binary. Point VMLINUX_BTF at
+# a saved BTF file to build on a machine without one.
+
+OUTPUT ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib/tsarun
+MANDIR ?= $(PREFIX)/share/man
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64le/powerpc/' -e 's/riscv64/riscv/' -e 's/s390x/s390/')
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+PKGS := libbpf libelf zlib libnl-genl-3.0 libseccomp libcjson
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+# libbpf-dev ships both; link libbpf statically when the archive exists so
+# the binary does not depend on the exact libbpf soname at run time.
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	-D_GNU_SOURCE -MMD -MP -I$(OUTPUT) -I. -Ibpf -Ianalyze -Ilauncher \
+	-DTSARUN_VERSION='"$(VERSION)"' -DTSARUN_REV='"$(GIT_REV)"' \
+	-DTSARUN_LIBDIR='"$(LIBDIR)"' \
+	$(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
+LIBS := $(PKG_LIBS) -lm
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
+	-Wall -Wno-unused-function -mcpu=v3
+
+BPF_PROGS := sched
+BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_PROGS))
+BPF_SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
+
+ANALYZE_SRCS := $(wildcard analyze/*.c)
+LAUNCHER_SRCS := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
+ANALYZE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(ANALYZE_SRCS))
+LAUNCHER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LAUNCHER_SRCS))
+MAIN_OBJ := $(OUTPUT)/launcher/main.o
+
+LIBANALYZE := $(OUTPUT)/libanalyze.a
+LIBLAUNCHER := $(OUTPUT)/liblauncher.a
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(WORKLOAD_SRCS))
+
+TSARUN := $(OUTPUT)/tsarun
+
+.DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJS) $(OUTPUT)/vmlinux.h
+.PHONY: all clean check unit integration bench demo deps install format format-check \
+	asan tests workloads
+
+all: $(TSARUN)
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/launcher $(OUTPUT)/analyze $(OUTPUT)/tests/unit \
+$(OUTPUT)/tests/workloads:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "make: no kernel BTF at $(VMLINUX_BTF);" \
+		"set VMLINUX_BTF to a BTF file (see the Makefile header)" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/tsarun.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# User-space objects that include a skeleton must wait for it.
+$(LAUNCHER_OBJS) $(MAIN_OBJ): $(BPF_SKELS)
+
+$(OUTPUT)/launcher/%.o: launcher/%.c | $(OUTPUT)/launcher
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/analyze/%.o: analyze/%.c | $(OUTPUT)/analyze
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBANALYZE): $(ANALYZE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBLAUNCHER): $(LAUNCHER_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(TSARUN): $(MAIN_OBJ) $(LIBLAUNCHER) $(LIBANALYZE)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
+
+# Unit tests: one cmocka binary per module.
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIBLAUNCHER) $(LIBANALYZE) | $(OUTPUT)/tests/unit
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) $< $(LIBLAUNCHER) $(LIBANALYZE) \
+		$(LIBS) $(CMOCKA_LIBS) -o $@
+
+# Workloads with known behaviour, built with frame pointers and -g so that
+# stacks and symbols are checkable.
+$(OUTPUT)/tests/workloads/%: tests/workloads/%.c | $(OUTPUT)/tests/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -D_GNU_SOURCE \
+		$< -o $@ -lpthread -lm
+
+tests: $(UNIT_BINS) $(WORKLOAD_BINS)
+workloads: $(WORKLOAD_BINS)
+
+unit: $(UNIT_BINS)
+	$(Q)OUTPUT=$(OUTPUT) tests/run-suites unit
+
+integration: $(TSARUN) $(WORKLOAD_BINS)
+	$(Q)OUTPUT=$(OUTPUT) tests/run-suites integration
+
+# The sanitizer build is a separate output tree, so it never mixes objects.
+asan:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan \
+		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		EXTRA_LDFLAGS="-fsanitize=address,undefined" $(OUTPUT)/asan/tsarun tests
+
+check: $(TSARUN) tests asan
+	$(Q)OUTPUT=$(OUTPUT) tests/run-suites all
+
+bench: $(TSARUN) $(WORKLOAD_BINS)
+	$(Q)OUTPUT=$(OUTPUT) tests/bench/run
+
+demo: deps $(TSARUN)
+	$(Q)examples/demo.sh $(TSARUN)
+
+deps:
+	$(Q)ci/deps
+
+format:
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	$(Q)ci/format-check
+
+install: $(TSARUN)
+	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/tsarun)
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	$(Q)install -m 0755 $(TSARUN) $(DESTDIR)$(BINDIR)/tsarun
+	$(Q)install -m 0644 doc/tsarun.1 $(DESTDIR)$(MANDIR)/man1/tsarun.1
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/launcher/*.d $(OUTPUT)/analyze/*.d)

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JSON artifact ("schema": "tsarun/1", documented by
+ * doc/tsarun.schema.json). The only module that includes cJSON.
+ *
+ * artifact_render() builds the document text (malloc'd, caller frees);
+ * artifact_write() renders and writes it atomically: a temporary file in
+ * the same directory, fsync, rename. A path that names something other than
+ * a regular file (/dev/null, a FIFO) is written in place.
+ */
+#ifndef TSARUN_ARTIFACT_H
+#define TSARUN_ARTIFACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct session;
+
+#define ARTIFACT_SCHEMA "tsarun/1"
+
+struct artifact_opts {
+	bool pretty;
+	uid_t owner_uid; /* chown the file to this user (-1: leave as is) */
+	gid_t owner_gid;
+};
+
+char *artifact_render(const struct session *s, bool pretty);
+
+/* Returns 0 or -errno; err names the file and says what failed. */
+int artifact_write(const struct session *s, const char *path, const struct artifact_opts *o,
+		   char *err, size_t errlen);
+
+struct host_info;
+
+/* One line of `tsarun doctor`. */
+struct doctor_check {
+	char name[24];
+	bool available;
+	char status[24]; /* "available", "unavailable", "off", ... */
+	char detail[256];
+};
+
+/* The --json form of `tsarun doctor`. Caller frees. */
+char *artifact_render_doctor(const struct doctor_check *c, int n, const struct host_info *h);
+
+#endif /* TSARUN_ARTIFACT_H */

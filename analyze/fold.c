@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+/* The accounting fold. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fold.h"
+
+double fold_frac(uint64_t a, uint64_t b, uint64_t base)
+{
+	uint64_t d = a > b ? a - b : b - a;
+
+	return base ? (double)d / (double)base : 0.0;
+}
+
+static int cmp_identity(const void *pa, const void *pb)
+{
+	const struct tsa_thread *a = *(const struct tsa_thread *const *)pa;
+	const struct tsa_thread *b = *(const struct tsa_thread *const *)pb;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->task_start_ns != b->task_start_ns)
+		return a->task_start_ns < b->task_start_ns ? -1 : 1;
+	/* Exit records before survivor snapshots of the same thread. */
+	return (int)(a->flags & TSA_F_SURVIVOR) - (int)(b->flags & TSA_F_SURVIVOR);
+}
+
+static int cmp_start(const void *pa, const void *pb)
+{
+	const struct thread_acct *a = pa, *b = pb;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static void convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t origin)
+{
+	uint64_t sum = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->tid = s->tid;
+	t->pid = s->pid;
+	t->ppid = s->ppid;
+	t->flags = s->flags;
+	memcpy(t->comm, s->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	t->start_ns = (int64_t)(s->start_ns - origin);
+	t->end_ns = (int64_t)(s->end_ns - origin);
+	t->task_start_ns = s->task_start_ns;
+	t->boot_start_ns = s->boot_start_ns;
+	t->lifetime_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+	for (int i = 0; i < TSA_ST_NR; i++) {
+		t->state_ns[i] = s->state_ns[i];
+		sum += s->state_ns[i];
+	}
+	t->residual_ns = t->lifetime_ns > sum ? t->lifetime_ns - sum : 0;
+	t->slices = s->slices;
+	t->voluntary = s->voluntary;
+	t->involuntary = s->involuntary;
+	t->wakeups = s->wakeups;
+	t->migrations = s->migrations;
+	t->wakeup_lat_sum = s->wakeup_lat_sum;
+	t->wakeup_lat_max = s->wakeup_lat_max;
+	t->wakeup_lat_count = s->wakeup_lat_count;
+	t->steal_ns = s->steal_ns < s->state_ns[TSA_ST_ONCPU] ? s->steal_ns : s->state_ns[TSA_ST_ONCPU];
+	t->exit_status = s->exit_status;
+	t->execs = s->execs;
+	t->first_state_known = !(s->flags & TSA_F_PREEXISTING);
+	memcpy(t->hist, s->hist, sizeof(t->hist));
+	/* Kernel counters were sampled when tracking began and at the end. */
+	t->have_kernel = s->kend[TSA_K_PCOUNT] >= s->kstart[TSA_K_PCOUNT] &&
+			 s->kend[TSA_K_SUM_EXEC] >= s->kstart[TSA_K_SUM_EXEC] &&
+			 (s->kend[TSA_K_SUM_EXEC] || s->kend[TSA_K_PCOUNT]);
+	if (t->have_kernel) {
+		t->k_sum_exec_ns = s->kend[TSA_K_SUM_EXEC] - s->kstart[TSA_K_SUM_EXEC];
+		t->k_run_delay_ns = s->kend[TSA_K_RUN_DELAY] - s->kstart[TSA_K_RUN_DELAY];
+		t->k_pcount = s->kend[TSA_K_PCOUNT] - s->kstart[TSA_K_PCOUNT];
+		t->k_nvcsw = s->kend[TSA_K_NVCSW] - s->kstart[TSA_K_NVCSW];
+		t->k_nivcsw = s->kend[TSA_K_NIVCSW] - s->kstart[TSA_K_NIVCSW];
+	}
+}
+
+/* Group threads into processes; pid reuse within a run is kept apart by time. */
+static int build_procs(struct run *r)
+{
+	struct proc_acct *procs;
+	bool *has_leader;
+	size_t np = 0;
+
+	procs = calloc(r->nthreads ? r->nthreads : 1, sizeof(*procs));
+	has_leader = calloc(r->nthreads ? r->nthreads : 1, sizeof(*has_leader));
+	if (!procs || !has_leader) {
+		free(procs);
+		free(has_leader);
+		return -ENOMEM;
+	}
+	/* threads[] is sorted by start: a process's leader comes before its threads. */
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct thread_acct *t = &r->threads[i];
+		bool leader = t->tid == t->pid;
+		size_t j = np;
+
+		/* The latest process with this pid. */
+		while (j-- > 0)
+			if (procs[j].pid == t->pid)
+				break;
+		/* A second leader that starts after the first process ended: pid reuse. */
+		if (j == (size_t)-1 || (leader && has_leader[j] && t->start_ns >= procs[j].end_ns)) {
+			j = np++;
+			procs[j].pid = t->pid;
+			procs[j].ppid = t->ppid;
+			procs[j].start_ns = t->start_ns;
+			procs[j].end_ns = t->end_ns;
+			memcpy(procs[j].comm, t->comm, sizeof(procs[j].comm));
+		}
+		struct proc_acct *p = &procs[j];
+
+		if (leader) {
+			has_leader[j] = true;
+			memcpy(p->comm, t->comm, sizeof(p->comm));
+			p->ppid = t->ppid;
+		}
+		p->threads++;
+		p->execs += t->execs;
+		if (t->end_ns > p->end_ns)
+			p->end_ns = t->end_ns;
+		if (t->start_ns < p->start_ns)
+			p->start_ns = t->start_ns;
+		if (t->flags & TSA_F_GROUP_DEAD) {
+			p->exited = true;
+			p->exit_status = t->exit_status;
+		}
+		if (t->flags & TSA_F_SURVIVOR)
+			p->alive = true;
+		p->thread_lifetime_ns += t->lifetime_ns;
+		p->residual_ns += t->residual_ns;
+		for (int s = 0; s < TSA_ST_NR; s++)
+			p->state_ns[s] += t->state_ns[s];
+	}
+	free(has_leader);
+	r->procs = procs;
+	r->nprocs = np;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Peak number of threads alive at once: a sweep over starts and ends. */
+static uint64_t peak_alive(const struct run *r)
+{
+	int64_t *ev;
+	uint64_t cur = 0, peak = 0;
+	size_t n = r->nthreads;
+
+	if (!n)
+		return 0;
+	ev = malloc(2 * n * sizeof(*ev));
+	if (!ev)
+		return 0;
+	/* Encode: starts as 2*t+1, ends as 2*t, so an end sorts before a start at the same t. */
+	for (size_t i = 0; i < n; i++) {
+		ev[2 * i] = r->threads[i].start_ns * 2 + 1;
+		ev[2 * i + 1] = r->threads[i].end_ns * 2;
+	}
+	qsort(ev, 2 * n, sizeof(*ev), cmp_i64);
+	for (size_t i = 0; i < 2 * n; i++) {
+		if (ev[i] & 1) {
+			if (++cur > peak)
+				peak = cur;
+		} else if (cur) {
+			cur--;
+		}
+	}
+	free(ev);
+	return peak;
+}
+
+static void check_thread(struct cross_check *c, uint64_t ebpf, uint64_t kernel, uint64_t base,
+			 uint32_t tid, uint64_t *sum_e, uint64_t *sum_k)
+{
+	double f = fold_frac(ebpf, kernel, base);
+
+	c->available = true;
+	c->compared++;
+	*sum_e += ebpf;
+	*sum_k += kernel;
+	if (c->compared == 1 || f > c->worst) {
+		c->worst = f;
+		c->worst_abs = ebpf > kernel ? ebpf - kernel : kernel - ebpf;
+		c->worst_tid = tid;
+	}
+}
+
+static void no_records(struct cross_check *c)
+{
+	snprintf(c->reason, sizeof(c->reason), "no thread records");
+}
+
+static void cross_checks(struct run *r)
+{
+	struct run_quality *q = &r->quality;
+	uint64_t e[5] = {0}, k[5] = {0}, tree_ebpf = 0, tree_delay = 0, tree_kernel;
+	bool any_alive = false;
+
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct thread_acct *t = &r->threads[i];
+		/* The kernel's sum_exec_runtime leaves out steal time: compare like with like. */
+		uint64_t on = t->state_ns[TSA_ST_ONCPU] - t->steal_ns, rq = t->state_ns[TSA_ST_RUNQ];
+
+		if (t->flags & TSA_F_SURVIVOR) {
+			any_alive = true;
+		} else {
+			tree_ebpf += on + rq;
+			tree_delay += t->k_run_delay_ns;
+		}
+		if (!t->have_kernel)
+			continue;
+		check_thread(&q->runnable, on + rq, t->k_sum_exec_ns + t->k_run_delay_ns,
+			     t->lifetime_ns, t->tid, &e[4], &k[4]);
+		check_thread(&q->on_cpu, on, t->k_sum_exec_ns, t->lifetime_ns, t->tid, &e[0], &k[0]);
+		check_thread(&q->runqueue, rq, t->k_run_delay_ns, t->lifetime_ns, t->tid, &e[1],
+			     &k[1]);
+		/* Counts: the fraction is of the kernel's count (at least 1). */
+		check_thread(&q->slices, t->slices, t->k_pcount, t->k_pcount ? t->k_pcount : 1,
+			     t->tid, &e[2], &k[2]);
+		check_thread(&q->switches, t->voluntary + t->involuntary, t->k_nvcsw + t->k_nivcsw,
+			     t->k_nvcsw + t->k_nivcsw ? t->k_nvcsw + t->k_nivcsw : 1, t->tid, &e[3],
+			     &k[3]);
+		q->kernel_shift_ns += (int64_t)t->k_sum_exec_ns - (int64_t)on;
+	}
+	q->on_cpu.total = fold_frac(e[0], k[0], k[0]);
+	q->runqueue.total = fold_frac(e[1], k[1], k[1]);
+	q->slices.total = fold_frac(e[2], k[2], k[2]);
+	q->switches.total = fold_frac(e[3], k[3], k[3]);
+	q->runnable.total = fold_frac(e[4], k[4], k[4]);
+	if (!r->nthreads) {
+		no_records(&q->runnable);
+		no_records(&q->on_cpu);
+		no_records(&q->runqueue);
+		no_records(&q->slices);
+		no_records(&q->switches);
+	}
+
+	/* rusage has user+sys (the kernel's sum_exec_runtime) of every reaped process. */
+	tree_ebpf += q->lost.state_ns[TSA_ST_ONCPU] + q->lost.state_ns[TSA_ST_RUNQ];
+	tree_kernel = r->ru.user_ns + r->ru.sys_ns + tree_delay;
+	if (any_alive) {
+		snprintf(q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
+			 "processes still running are not in rusage");
+	} else if (!r->nthreads) {
+		no_records(&q->tree_cpu);
+	} else if (q->lost.records) {
+		snprintf(q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
+			 "run delays of lost thread records are unknown");
+	} else {
+		q->tree_cpu.available = true;
+		q->tree_cpu.compared = 1;
+		q->tree_cpu.worst = fold_frac(tree_ebpf, tree_kernel, tree_kernel);
+		q->tree_cpu.total = q->tree_cpu.worst;
+		q->tree_cpu.worst_abs = tree_ebpf > tree_kernel ? tree_ebpf - tree_kernel
+							       : tree_kernel - tree_ebpf;
+	}
+}
+
+int fold_run(struct run *r, const struct tsa_thread *recs, size_t n)
+{
+	const struct tsa_thread **order;
+	struct run_totals *tot = &r->totals;
+	size_t nt = 0;
+	int err = 0;
+
+	order = malloc((n ? n : 1) * sizeof(*order));
+	r->threads = calloc(n ? n : 1, sizeof(*r->threads));
+	if (!order || !r->threads) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = &recs[i];
+	qsort(order, n, sizeof(*order), cmp_identity);
+	for (size_t i = 0; i < n; i++) {
+		if (i && order[i]->tid == order[i - 1]->tid &&
+		    order[i]->task_start_ns == order[i - 1]->task_start_ns)
+			continue; /* same thread seen twice: keep the first (the exit record) */
+		convert(&r->threads[nt++], order[i], r->start_mono_ns);
+	}
+	r->nthreads = nt;
+	qsort(r->threads, nt, sizeof(*r->threads), cmp_start);
+
+	err = build_procs(r);
+	if (err)
+		goto out;
+	r->detailed = true;
+
+	memset(tot, 0, sizeof(*tot));
+	tot->processes = (uint32_t)r->nprocs;
+	tot->threads = (uint32_t)nt;
+	for (size_t i = 0; i < nt; i++) {
+		const struct thread_acct *t = &r->threads[i];
+
+		tot->lifetime_ns += t->lifetime_ns;
+		tot->residual_ns += t->residual_ns;
+		for (int s = 0; s < TSA_ST_NR; s++)
+			tot->state_ns[s] += t->state_ns[s];
+		tot->slices += t->slices;
+		tot->voluntary += t->voluntary;
+		tot->involuntary += t->involuntary;
+		tot->wakeups += t->wakeups;
+		tot->migrations += t->migrations;
+		tot->wakeup_lat_sum += t->wakeup_lat_sum;
+		tot->wakeup_lat_count += t->wakeup_lat_count;
+		tot->steal_ns += t->steal_ns;
+		if (t->wakeup_lat_max > tot->wakeup_lat_max)
+			tot->wakeup_lat_max = t->wakeup_lat_max;
+	}
+	/* Threads whose records were lost still count in the totals. */
+	tot->threads += (uint32_t)r->quality.lost.records;
+	tot->lifetime_ns += r->quality.lost.lifetime_ns;
+	for (int s = 0; s < TSA_ST_NR; s++)
+		tot->state_ns[s] += r->quality.lost.state_ns[s];
+	{
+		uint64_t attributed = 0;
+
+		for (int s = 0; s < TSA_ST_NR; s++)
+			attributed += r->quality.lost.state_ns[s];
+		if (r->quality.lost.lifetime_ns > attributed)
+			tot->residual_ns += r->quality.lost.lifetime_ns - attributed;
+	}
+	tot->max_threads_alive = peak_alive(r);
+	r->quality.residual_percent =
+		tot->lifetime_ns ? 100.0 * (double)tot->residual_ns / (double)tot->lifetime_ns : 0;
+	cross_checks(r);
+out:
+	free(order);
+	if (err) {
+		free(r->threads);
+		r->threads = NULL;
+		r->nthreads = 0;
+	}
+	return err;
+}

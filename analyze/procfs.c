@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procfs.h"
+
+/* Next space-separated unsigned field from *p (bounded by end). */
+static int next_u64(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+	int digits = 0;
+
+	while (s < end && *s == ' ')
+		s++;
+	while (s < end && *s >= '0' && *s <= '9') {
+		uint64_t d = (uint64_t)(*s - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		x = x * 10 + d;
+		s++;
+		digits++;
+	}
+	if (!digits || (s < end && *s != ' ' && *s != '\n'))
+		return -EINVAL;
+	*p = s;
+	*v = x;
+	return 0;
+}
+
+static int next_i64(const char **p, const char *end, int64_t *v)
+{
+	const char *s = *p;
+	uint64_t u;
+	int neg = 0, err;
+
+	while (s < end && *s == ' ')
+		s++;
+	if (s < end && *s == '-') {
+		neg = 1;
+		s++;
+	}
+	err = next_u64(&s, end, &u);
+	if (err)
+		return err;
+	if (u > (uint64_t)INT64_MAX)
+		return -ERANGE;
+	*v = neg ? -(int64_t)u : (int64_t)u;
+	*p = s;
+	return 0;
+}
+
+int procfs_parse_stat(const char *buf, size_t len, struct procfs_stat *st)
+{
+	const char *end = buf + len, *open, *close = NULL, *p;
+	int64_t v;
+	uint64_t u;
+	size_t n;
+
+	memset(st, 0, sizeof(*st));
+	open = memchr(buf, '(', len);
+	if (!open)
+		return -EINVAL;
+	/* The comm may contain ')': the last one closes it. */
+	for (p = end; p > open;) {
+		p--;
+		if (*p == ')') {
+			close = p;
+			break;
+		}
+	}
+	if (!close)
+		return -EINVAL;
+	p = buf;
+	if (next_i64(&p, open, &v) || v <= 0 || v > INT32_MAX)
+		return -EINVAL;
+	st->pid = (int32_t)v;
+	n = (size_t)(close - open - 1);
+	if (n >= sizeof(st->comm))
+		n = sizeof(st->comm) - 1;
+	memcpy(st->comm, open + 1, n);
+	st->comm[n] = '\0';
+	p = close + 1;
+	if (end - p < 3 || p[0] != ' ')
+		return -EINVAL;
+	st->state = p[1];
+	p += 2;
+	/* Fields 4.. : ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+	 * utime stime cutime cstime priority nice num_threads itrealvalue starttime ... */
+	for (int field = 4; field <= 39; field++) {
+		if (next_i64(&p, end, &v))
+			return field > 22 ? 0 : -EINVAL; /* old kernels end early; 22 is required */
+		u = (uint64_t)v;
+		switch (field) {
+		case 4:
+			st->ppid = (int32_t)v;
+			break;
+		case 5:
+			st->pgrp = (int32_t)v;
+			break;
+		case 14:
+			st->utime_ticks = u;
+			break;
+		case 15:
+			st->stime_ticks = u;
+			break;
+		case 20:
+			st->num_threads = v;
+			break;
+		case 22:
+			st->starttime_ticks = u;
+			break;
+		case 39:
+			st->processor = (int32_t)v;
+			break;
+		}
+	}
+	return 0;
+}
+
+int procfs_parse_schedstat(const char *buf, size_t len, struct procfs_schedstat *ss)
+{
+	const char *p = buf, *end = buf + len;
+
+	memset(ss, 0, sizeof(*ss));
+	if (next_u64(&p, end, &ss->on_cpu_ns) || next_u64(&p, end, &ss->run_delay_ns) ||
+	    next_u64(&p, end, &ss->slices))
+		return -EINVAL;
+	return 0;
+}

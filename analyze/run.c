@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/* Small helpers of the data model. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+void run__free_detail(struct run *r)
+{
+	free(r->threads);
+	free(r->procs);
+	r->threads = NULL;
+	r->procs = NULL;
+	r->nthreads = r->nprocs = 0;
+	r->detailed = false;
+}
+
+void session__free(struct session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nruns; i++)
+		run__free_detail(&s->runs[i]);
+	free(s->runs);
+	s->runs = NULL;
+	s->nruns = 0;
+}
+
+void run__source(struct run *r, const char *name, bool active, const char *reason)
+{
+	struct run_quality *q = &r->quality;
+	struct source_status *s = NULL;
+
+	for (int i = 0; i < q->nsources; i++)
+		if (!strcmp(q->sources[i].name, name))
+			s = &q->sources[i];
+	if (!s) {
+		if (q->nsources == RUN_MAX_SOURCES)
+			return;
+		s = &q->sources[q->nsources++];
+	}
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->active = active;
+	snprintf(s->reason, sizeof(s->reason), "%s", active || !reason ? "" : reason);
+}
+
+void run__note(struct run *r, const char *fmt, ...)
+{
+	struct run_quality *q = &r->quality;
+	va_list ap;
+
+	if (q->nnotes >= (int)(sizeof(q->notes) / sizeof(q->notes[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(q->notes[q->nnotes++], sizeof(q->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+const char *run_status_name(enum run_status s)
+{
+	switch (s) {
+	case RUN_EXITED:
+		return "exited";
+	case RUN_SIGNALED:
+		return "signaled";
+	case RUN_INTERRUPTED:
+		return "interrupted";
+	case RUN_NOT_STARTED:
+		return "not_started";
+	}
+	return "unknown";
+}
+
+const char *state_name(int st)
+{
+	static const char *const names[TSA_ST_NR] = {
+		[TSA_ST_ONCPU] = "on_cpu",	   [TSA_ST_RUNQ] = "runqueue",
+		[TSA_ST_SLEEP] = "sleeping",	   [TSA_ST_DISK] = "uninterruptible",
+		[TSA_ST_STOPPED] = "stopped",
+	};
+
+	return st >= 0 && st < TSA_ST_NR ? names[st] : "unknown";
+}
+
+const char *delay_name(int d)
+{
+	static const char *const names[DELAY_NR] = {
+		[DELAY_CPU] = "cpu",		 [DELAY_BLOCK_IO] = "block_io",
+		[DELAY_SWAP_IN] = "swap_in",	 [DELAY_RECLAIM] = "reclaim",
+		[DELAY_THRASHING] = "thrashing", [DELAY_COMPACTION] = "compaction",
+		[DELAY_WPCOPY] = "write_protect_copy", [DELAY_IRQ] = "irq",
+	};
+
+	return d >= 0 && d < DELAY_NR ? names[d] : "unknown";
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data model every other module reads and writes: one struct run per
+ * execution of the command, and one struct session for the whole tsarun
+ * invocation. Plain structs, no I/O, so the fold, the table, the artifact
+ * writer and the tests share them without a kernel in sight.
+ *
+ * Ownership: a run owns its threads[] and procs[] arrays (run__free_detail),
+ * a session owns its runs[] (session__free). Times are nanoseconds; times
+ * called *_ns that are points in time are relative to the run's start.
+ */
+#ifndef TSARUN_RUN_H
+#define TSARUN_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tsarun.h"
+
+#define RUN_MAX_SOURCES 8
+#define RUN_REASON_LEN	192
+
+/* A source of figures (ebpf, taskstats, proc, rusage) and whether it worked. */
+struct source_status {
+	char name[16];
+	bool active;
+	char reason[RUN_REASON_LEN]; /* why it is unavailable; empty when active */
+};
+
+enum delay_kind {
+	DELAY_CPU = 0,
+	DELAY_BLOCK_IO,
+	DELAY_SWAP_IN,
+	DELAY_RECLAIM,
+	DELAY_THRASHING,
+	DELAY_COMPACTION,
+	DELAY_WPCOPY,
+	DELAY_IRQ,
+	DELAY_NR,
+};
+
+struct delay_counter {
+	bool available; /* false: this kernel or record version does not have it */
+	uint64_t count;
+	uint64_t total_ns;
+};
+
+struct thread_acct {
+	uint32_t tid;
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t flags; /* TSA_F_* */
+	char comm[TSA_COMM_LEN];
+	int64_t start_ns; /* relative to the run's start */
+	int64_t end_ns;
+	uint64_t task_start_ns; /* identity: (tid, task_start_ns) */
+	uint64_t boot_start_ns;
+	uint64_t lifetime_ns;
+	uint64_t state_ns[TSA_ST_NR];
+	uint64_t residual_ns; /* lifetime not attributed to a state */
+	uint64_t slices;
+	uint64_t voluntary;
+	uint64_t involuntary;
+	uint64_t wakeups;
+	uint64_t migrations;
+	uint64_t wakeup_lat_sum;
+	uint64_t wakeup_lat_max;
+	uint64_t wakeup_lat_count;
+	uint64_t steal_ns; /* part of on-CPU time the CPU gave to the hypervisor (or IRQs) */
+	int exit_status; /* wait(2) status when TSA_F_EXITED */
+	uint32_t execs;
+	bool first_state_known;
+
+	/* The kernel's own counters over the same life (the cross-check). */
+	bool have_kernel;
+	uint64_t k_sum_exec_ns;
+	uint64_t k_run_delay_ns;
+	uint64_t k_pcount;
+	uint64_t k_nvcsw;
+	uint64_t k_nivcsw;
+
+	uint32_t hist[TSA_HIST_STATES][TSA_HIST_SLOTS];
+
+	/* taskstats delay counters; present only on a proven identity match. */
+	bool have_delays;
+	uint32_t delays_version;
+	struct delay_counter delays[DELAY_NR];
+
+	/* Off-CPU intervals shorter than --offcpu-min (not charged to a stack). */
+	bool have_below;
+	uint64_t below_count;
+	uint64_t below_ns;
+};
+
+struct proc_acct {
+	uint32_t pid;
+	uint32_t ppid;
+	char comm[TSA_COMM_LEN];
+	int64_t start_ns;
+	int64_t end_ns;
+	bool exited;     /* the whole process ended while we watched */
+	int exit_status; /* wait(2) status, when exited */
+	bool alive;      /* still running when the run was closed */
+	uint32_t threads;
+	uint32_t execs;
+	uint64_t thread_lifetime_ns; /* sum over its threads */
+	uint64_t state_ns[TSA_ST_NR];
+	uint64_t residual_ns;
+};
+
+struct run_totals {
+	uint32_t processes;
+	uint32_t threads;
+	uint64_t lifetime_ns; /* sum of thread lifetimes */
+	uint64_t state_ns[TSA_ST_NR];
+	uint64_t residual_ns;
+	uint64_t slices;
+	uint64_t voluntary;
+	uint64_t involuntary;
+	uint64_t wakeups;
+	uint64_t migrations;
+	uint64_t wakeup_lat_sum;
+	uint64_t wakeup_lat_max;
+	uint64_t wakeup_lat_count;
+	uint64_t steal_ns;
+	uint64_t max_threads_alive; /* peak concurrency of live threads */
+};
+
+/* One comparison of an eBPF figure with the kernel's counter. */
+struct cross_check {
+	bool available;
+	char reason[RUN_REASON_LEN];
+	uint32_t compared;   /* threads (or 1 for the tree) compared */
+	double worst;        /* largest |ebpf - kernel| as a fraction of the thread's lifetime */
+	uint64_t worst_abs;  /* that difference in ns (or counts) */
+	uint32_t worst_tid;
+	double total;        /* |sum ebpf - sum kernel| / sum kernel over all compared */
+};
+
+struct run_quality {
+	struct source_status sources[RUN_MAX_SOURCES];
+	int nsources;
+	uint64_t lost_events;    /* records or events lost in transit (ring buffer full) */
+	uint64_t map_full_drops; /* tasks that could not be tracked: storage allocation failed */
+	uint64_t stack_drops;
+	uint64_t taskstats_drops;
+	uint64_t unexpected_transitions; /* the state machine saw an impossible order */
+	uint64_t unsettled; /* tracked threads whose final record never arrived */
+	double residual_percent;
+	struct tsa_lost lost; /* times of threads whose records were lost */
+	/*
+	 * The kernel's scheduler clock is not read again at a switch that
+	 * follows a wakeup preemption (rq_clock_skip_update), so its counters
+	 * put the time from such a wakeup to the switch into the woken task's
+	 * sum_exec_runtime rather than its run_delay. tsarun timestamps the
+	 * switch itself. The split between on-CPU and runqueue therefore
+	 * differs by that time, while their sum agrees: `runnable` is the
+	 * check that must hold, and kernel_shift_ns is how much time the
+	 * kernel's own counters moved from runqueue to on-CPU.
+	 */
+	struct cross_check runnable; /* on-CPU + runqueue vs sum_exec_runtime + run_delay */
+	struct cross_check on_cpu;   /* on-CPU vs se.sum_exec_runtime */
+	struct cross_check runqueue; /* runqueue vs sched_info.run_delay */
+	int64_t kernel_shift_ns;     /* sum of (sum_exec_runtime - on-CPU) over compared threads */
+	struct cross_check slices;   /* switch-ins vs sched_info.pcount */
+	struct cross_check switches; /* voluntary+involuntary vs nvcsw+nivcsw */
+	struct cross_check tree_cpu; /* tree on-CPU + runqueue vs rusage user+sys + run_delay */
+	char notes[4][RUN_REASON_LEN];
+	int nnotes;
+};
+
+enum run_status {
+	RUN_EXITED = 0,
+	RUN_SIGNALED,
+	RUN_INTERRUPTED,
+	RUN_NOT_STARTED, /* exec failed */
+};
+
+struct run_rusage {
+	uint64_t user_ns;
+	uint64_t sys_ns;
+	long max_rss_kb;
+	long minflt;
+	long majflt;
+	long nvcsw;
+	long nivcsw;
+	long inblock;
+	long oublock;
+};
+
+/* What happened to descendants still running when the command exited. */
+struct run_descendants {
+	uint32_t running_at_exit; /* processes of the tree alive when the command exited */
+	uint32_t reaped_orphans;  /* orphans reparented to tsarun and reaped by it */
+	uint32_t killed;
+	uint32_t left_running;
+	uint64_t waited_ns; /* time spent waiting for them after the command exited */
+	int policy;         /* enum descendants_policy */
+};
+
+struct run {
+	int index;
+	bool warmup;
+	bool detailed; /* threads[] and procs[] kept */
+	enum run_status status;
+	int wait_status;
+	int exit_code;   /* valid when RUN_EXITED (or interrupted and exited) */
+	int term_signal; /* valid when the command was killed by a signal */
+	bool core_dumped;
+	int interrupt_signal; /* the signal that interrupted tsarun, 0 if none */
+	uint32_t root_pid;
+	uint64_t start_mono_ns; /* CLOCK_MONOTONIC at the barrier's release */
+	uint64_t wall_ns;
+	struct run_rusage ru;
+	struct run_descendants desc;
+
+	struct thread_acct *threads;
+	size_t nthreads;
+	struct proc_acct *procs;
+	size_t nprocs;
+	struct run_totals totals;
+	struct run_quality quality;
+};
+
+struct host_info {
+	char kernel[128];
+	char arch[65];
+	int cpus;
+	char cpu_model[128];
+	char virtualized[64]; /* "none", "kvm", ... */
+	char container[32];   /* "none", "docker", ... */
+	bool btf;
+	int task_delayacct; /* -1: unknown */
+	bool pmu;
+	char pmu_reason[RUN_REASON_LEN];
+	char ci[32]; /* "github-actions", "gitlab", ..., "none" */
+};
+
+struct session {
+	const char *tool_version;
+	struct host_info host;
+	char *const *argv;
+	int argc;
+	const char *mode; /* "run" */
+	struct run *runs;
+	size_t nruns;
+};
+
+void run__free_detail(struct run *r);
+void session__free(struct session *s);
+
+/* Add a source's status to the run's quality. */
+void run__source(struct run *r, const char *name, bool active, const char *reason);
+
+/* Append a note (truncated, silently ignored beyond capacity). */
+void run__note(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Names used in the artifact and the table. */
+const char *run_status_name(enum run_status s);
+const char *state_name(int st); /* "on_cpu", "runqueue", ... */
+const char *delay_name(int d);  /* "cpu", "block_io", ... */
+
+#endif /* TSARUN_RUN_H */

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/* The stderr report. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "status.h"
+#include "table.h"
+
+#define C_BOLD	 "\033[1m"
+#define C_DIM	 "\033[2m"
+#define C_YELLOW "\033[33m"
+#define C_RED	 "\033[31m"
+#define C_RESET	 "\033[0m"
+
+const char *fmt_dur(uint64_t ns, char *buf, unsigned long len)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+	else if (ns >= 1000ull)
+		snprintf(buf, len, "%.0f us", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+const char *fmt_ms(uint64_t ns, char *buf, unsigned long len)
+{
+	double ms = (double)ns / 1e6;
+
+	if (ns == 0)
+		snprintf(buf, len, "0");
+	else if (ms >= 100)
+		snprintf(buf, len, "%.1f", ms);
+	else if (ms >= 1)
+		snprintf(buf, len, "%.2f", ms);
+	else
+		snprintf(buf, len, "%.3f", ms);
+	return buf;
+}
+
+static const char *fmt_kb(long kb, char *buf, unsigned long len)
+{
+	if (kb >= 1024 * 1024)
+		snprintf(buf, len, "%.2f GiB", (double)kb / (1024.0 * 1024));
+	else if (kb >= 1024)
+		snprintf(buf, len, "%.1f MiB", (double)kb / 1024.0);
+	else
+		snprintf(buf, len, "%ld KiB", kb);
+	return buf;
+}
+
+static uint64_t other_ns(const uint64_t *st, uint64_t residual)
+{
+	return st[TSA_ST_STOPPED] + residual;
+}
+
+/* The value a sort key orders by, for a thread. Larger first, except tid. */
+static double key_thread(const struct thread_acct *t, enum sort_key k)
+{
+	switch (k) {
+	case SORT_CPU:
+		return (double)t->state_ns[TSA_ST_ONCPU];
+	case SORT_RUNQ:
+		return (double)t->state_ns[TSA_ST_RUNQ];
+	case SORT_SLEEP:
+		return (double)t->state_ns[TSA_ST_SLEEP];
+	case SORT_DISK:
+		return (double)t->state_ns[TSA_ST_DISK];
+	case SORT_OFFCPU:
+		return (double)(t->state_ns[TSA_ST_SLEEP] + t->state_ns[TSA_ST_DISK] +
+				t->state_ns[TSA_ST_STOPPED]);
+	case SORT_SWITCHES:
+		return (double)(t->voluntary + t->involuntary);
+	case SORT_WAKEUP_LAT:
+		return (double)t->wakeup_lat_max;
+	case SORT_TID:
+		return -(double)t->tid;
+	case SORT_WALL:
+	default:
+		return (double)t->lifetime_ns + (double)t->state_ns[TSA_ST_ONCPU] * 1e-9;
+	}
+}
+
+static double key_proc(const struct proc_acct *p, enum sort_key k)
+{
+	switch (k) {
+	case SORT_CPU:
+		return (double)p->state_ns[TSA_ST_ONCPU];
+	case SORT_RUNQ:
+		return (double)p->state_ns[TSA_ST_RUNQ];
+	case SORT_SLEEP:
+		return (double)p->state_ns[TSA_ST_SLEEP];
+	case SORT_DISK:
+		return (double)p->state_ns[TSA_ST_DISK];
+	case SORT_OFFCPU:
+		return (double)(p->state_ns[TSA_ST_SLEEP] + p->state_ns[TSA_ST_DISK] +
+				p->state_ns[TSA_ST_STOPPED]);
+	case SORT_TID:
+		return -(double)p->pid;
+	case SORT_SWITCHES:
+	case SORT_WAKEUP_LAT:
+	case SORT_WALL:
+	default:
+		return (double)(p->end_ns - p->start_ns) +
+		       (double)p->state_ns[TSA_ST_ONCPU] * 1e-9;
+	}
+}
+
+struct sort_ctx {
+	const struct run *r;
+	enum sort_key key;
+};
+
+static struct sort_ctx g_sort; /* qsort has no context argument in C11 */
+
+static int cmp_thread_idx(const void *a, const void *b)
+{
+	const struct thread_acct *x = &g_sort.r->threads[*(const size_t *)a];
+	const struct thread_acct *y = &g_sort.r->threads[*(const size_t *)b];
+	double kx = key_thread(x, g_sort.key), ky = key_thread(y, g_sort.key);
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_proc_idx(const void *a, const void *b)
+{
+	const struct proc_acct *x = &g_sort.r->procs[*(const size_t *)a];
+	const struct proc_acct *y = &g_sort.r->procs[*(const size_t *)b];
+	double kx = key_proc(x, g_sort.key), ky = key_proc(y, g_sort.key);
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Does thread t belong to process p? (pid reuse is told apart by time) */
+static bool in_proc(const struct thread_acct *t, const struct proc_acct *p)
+{
+	return t->pid == p->pid && t->start_ns >= p->start_ns && t->end_ns <= p->end_ns;
+}
+
+struct cols {
+	char life[16], cpu[16], rq[16], s[16], d[16], other[16], wake[24], sw[24];
+};
+
+static void fill_cols(struct cols *c, uint64_t life, const uint64_t *st, uint64_t residual,
+		      uint64_t lat_sum, uint64_t lat_n, uint64_t lat_max, uint64_t vol,
+		      uint64_t invol)
+{
+	fmt_ms(life, c->life, sizeof(c->life));
+	fmt_ms(st[TSA_ST_ONCPU], c->cpu, sizeof(c->cpu));
+	fmt_ms(st[TSA_ST_RUNQ], c->rq, sizeof(c->rq));
+	fmt_ms(st[TSA_ST_SLEEP], c->s, sizeof(c->s));
+	fmt_ms(st[TSA_ST_DISK], c->d, sizeof(c->d));
+	fmt_ms(other_ns(st, residual), c->other, sizeof(c->other));
+	if (lat_n)
+		snprintf(c->wake, sizeof(c->wake), "%.0f/%.0f", (double)lat_sum / (double)lat_n / 1e3,
+			 (double)lat_max / 1e3);
+	else
+		snprintf(c->wake, sizeof(c->wake), "-");
+	snprintf(c->sw, sizeof(c->sw), "%llu/%llu", (unsigned long long)vol,
+		 (unsigned long long)invol);
+}
+
+static void print_row(FILE *f, const struct table_opts *o, bool bold, const char *pid,
+		      const char *tid, const char *comm, const struct cols *c)
+{
+	fprintf(f, "%s%7s %7s  %-16.16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n",
+		bold && o->color ? C_BOLD : "", pid, tid, comm, c->life, c->cpu, c->rq, c->s, c->d,
+		c->other, c->wake, c->sw, bold && o->color ? C_RESET : "");
+}
+
+static void thread_row(FILE *f, const struct table_opts *o, const struct thread_acct *t)
+{
+	struct cols c;
+	char tid[16];
+
+	fill_cols(&c, t->lifetime_ns, t->state_ns, t->residual_ns, t->wakeup_lat_sum,
+		  t->wakeup_lat_count, t->wakeup_lat_max, t->voluntary, t->involuntary);
+	snprintf(tid, sizeof(tid), "%u", t->tid);
+	print_row(f, o, false, "", tid, t->comm, &c);
+}
+
+static void print_summary(FILE *f, const struct run *r, const struct table_opts *o)
+{
+	char st[96], wall[32], cpu[32], user[32], sys[32], rss[32];
+
+	status_describe(r, st, sizeof(st));
+	fprintf(f, "%stsarun: %s: %s%s\n", o->color ? C_BOLD : "", o->command ? o->command : "",
+		st, o->color ? C_RESET : "");
+	fprintf(f, "  wall %s   cpu %s (user %s + sys %s)   max RSS %s\n",
+		fmt_dur(r->wall_ns, wall, sizeof(wall)),
+		fmt_dur(r->ru.user_ns + r->ru.sys_ns, cpu, sizeof(cpu)),
+		fmt_dur(r->ru.user_ns, user, sizeof(user)), fmt_dur(r->ru.sys_ns, sys, sizeof(sys)),
+		fmt_kb(r->ru.max_rss_kb, rss, sizeof(rss)));
+	fprintf(f, "  page faults %ld minor, %ld major   context switches %ld voluntary, %ld involuntary\n",
+		r->ru.minflt, r->ru.majflt, r->ru.nvcsw, r->ru.nivcsw);
+	if (r->desc.running_at_exit) {
+		char waited[32];
+		const char *what = r->desc.policy == 1 ? "left running"
+				   : r->desc.policy == 2 ? "killed"
+							 : "waited for";
+
+		fprintf(f, "  %u process%s of the tree still ran when the command exited: %s",
+			r->desc.running_at_exit, r->desc.running_at_exit == 1 ? "" : "es", what);
+		if (r->desc.policy == 0 || r->desc.policy == 2)
+			fprintf(f, " (%s)", fmt_dur(r->desc.waited_ns, waited, sizeof(waited)));
+		if (r->desc.left_running && r->desc.policy != 1)
+			fprintf(f, "; %u still running", r->desc.left_running);
+		fputc('\n', f);
+	}
+	if (r->desc.reaped_orphans)
+		fprintf(f, "  %u orphaned process%s reaped by tsarun\n", r->desc.reaped_orphans,
+			r->desc.reaped_orphans == 1 ? "" : "es");
+}
+
+static void print_quality(FILE *f, const struct run *r, const struct table_opts *o)
+{
+	const struct run_quality *q = &r->quality;
+	const char *warn = o->color ? C_YELLOW : "", *reset = o->color ? C_RESET : "";
+
+	fprintf(f, "  sources:");
+	for (int i = 0; i < q->nsources; i++)
+		if (q->sources[i].active)
+			fprintf(f, " %s", q->sources[i].name);
+	for (int i = 0; i < q->nsources; i++)
+		if (!q->sources[i].active)
+			fprintf(f, "   %s unavailable: %s", q->sources[i].name, q->sources[i].reason);
+	fprintf(f, "\n  quality: residual %.3f%%   lost records %llu", q->residual_percent,
+		(unsigned long long)q->lost_events);
+	if (q->runnable.available)
+		fprintf(f, "   kernel cross-check %.3f%% (worst thread %.3f%%)",
+			100 * q->runnable.total, 100 * q->runnable.worst);
+	if (q->tree_cpu.available)
+		fprintf(f, "   vs rusage %.3f%%", 100 * q->tree_cpu.total);
+	if (r->totals.steal_ns) {
+		char d[32];
+
+		fprintf(f, "   steal %s (in on-CPU)", fmt_dur(r->totals.steal_ns, d, sizeof(d)));
+	}
+	fputc('\n', f);
+	if (q->runnable.available && q->kernel_shift_ns > 1000000) {
+		char d[32];
+
+		fprintf(f, "  note: the kernel's own counters charge %s of wakeup latency as CPU time "
+			   "(its clock is not re-read at a wakeup preemption); tsarun counts it as runqueue\n",
+			fmt_dur((uint64_t)q->kernel_shift_ns, d, sizeof(d)));
+	}
+	if (q->lost_events)
+		fprintf(f, "%s  warning: %llu thread records were lost (ring buffer full; raise --ringbuf);"
+			   " their times are in the totals, not in the thread rows%s\n",
+			warn, (unsigned long long)q->lost_events, reset);
+	if (q->map_full_drops)
+		fprintf(f, "%s  warning: %llu tasks could not be tracked (task storage allocation failed)%s\n",
+			warn, (unsigned long long)q->map_full_drops, reset);
+	if (q->unsettled)
+		fprintf(f, "%s  warning: %llu threads never delivered their final record%s\n", warn,
+			(unsigned long long)q->unsettled, reset);
+	if (q->residual_percent > 1.0)
+		fprintf(f, "%s  warning: %.2f%% of thread time is unattributed: the other figures may not add up%s\n",
+			warn, q->residual_percent, reset);
+	for (int i = 0; i < q->nnotes; i++)
+		fprintf(f, "  note: %s\n", q->notes[i]);
+}
+
+void table_print(FILE *f, const struct run *r, const struct table_opts *o)
+{
+	const struct run_totals *tot = &r->totals;
+	size_t *pidx = NULL, *tidx = NULL, shown = 0, tcount = 0;
+	uint64_t rest_st[TSA_ST_NR] = {0}, rest_life = 0, rest_res = 0;
+	int64_t span_lo = 0, span_hi = 0;
+	struct cols c;
+
+	print_summary(f, r, o);
+	if (!r->detailed || !r->nthreads) {
+		if (r->quality.nsources)
+			print_quality(f, r, o);
+		return;
+	}
+	pidx = malloc(r->nprocs * sizeof(*pidx));
+	tidx = malloc(r->nthreads * sizeof(*tidx));
+	if (!pidx || !tidx)
+		goto out;
+	for (size_t i = 0; i < r->nprocs; i++)
+		pidx[i] = i;
+	g_sort.r = r;
+	g_sort.key = o->sort;
+	qsort(pidx, r->nprocs, sizeof(*pidx), cmp_proc_idx);
+
+	fprintf(f, "\n%s%7s %7s  %-16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n",
+		o->color ? C_BOLD : "", "PID", "TID", "COMM", "WALL ms", "ON-CPU", "RUNQ",
+		"SLEEP", "D", "OTHER", "WAKE us", "SWITCHES", o->color ? C_RESET : "");
+	fprintf(f, "%s%7s %7s  %-16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n",
+		o->color ? C_DIM : "", "", "", "", "", "", "", "(S)", "(D)", "", "avg/max",
+		"vol/invol", o->color ? C_RESET : "");
+	for (size_t pi = 0; pi < r->nprocs; pi++) {
+		const struct proc_acct *p = &r->procs[pidx[pi]];
+		uint64_t lat_sum = 0, lat_n = 0, lat_max = 0, vol = 0, invol = 0;
+		char pid[16];
+		size_t n = 0;
+
+		for (size_t i = 0; i < r->nthreads; i++) {
+			const struct thread_acct *t = &r->threads[i];
+
+			if (!in_proc(t, p))
+				continue;
+			tidx[n++] = i;
+			lat_sum += t->wakeup_lat_sum;
+			lat_n += t->wakeup_lat_count;
+			if (t->wakeup_lat_max > lat_max)
+				lat_max = t->wakeup_lat_max;
+			vol += t->voluntary;
+			invol += t->involuntary;
+		}
+		if (shown >= (size_t)o->top) {
+			for (size_t k = 0; k < n; k++) {
+				const struct thread_acct *t = &r->threads[tidx[k]];
+
+				rest_life += t->lifetime_ns;
+				rest_res += t->residual_ns;
+				for (int s = 0; s < TSA_ST_NR; s++)
+					rest_st[s] += t->state_ns[s];
+				tcount++;
+			}
+			continue;
+		}
+		qsort(tidx, n, sizeof(*tidx), cmp_thread_idx);
+		/* Process row: the process's own span, its threads' sums. */
+		fill_cols(&c, (uint64_t)(p->end_ns - p->start_ns), p->state_ns, p->residual_ns,
+			  lat_sum, lat_n, lat_max, vol, invol);
+		snprintf(pid, sizeof(pid), "%u", p->pid);
+		print_row(f, o, true, pid, n > 1 ? "" : "", p->comm, &c);
+		for (size_t k = 0; k < n; k++) {
+			const struct thread_acct *t = &r->threads[tidx[k]];
+
+			if (shown < (size_t)o->top) {
+				thread_row(f, o, t);
+				shown++;
+				continue;
+			}
+			rest_life += t->lifetime_ns;
+			rest_res += t->residual_ns;
+			for (int s = 0; s < TSA_ST_NR; s++)
+				rest_st[s] += t->state_ns[s];
+			tcount++;
+		}
+	}
+	if (tcount) {
+		fill_cols(&c, rest_life, rest_st, rest_res, 0, 0, 0, 0, 0);
+		fprintf(f, "%s  ... %zu more thread%s (sums; every thread is in %s)%s\n",
+			o->color ? C_DIM : "", tcount, tcount == 1 ? "" : "s",
+			o->artifact ? o->artifact : "the artifact", o->color ? C_RESET : "");
+		print_row(f, o, false, "", "", "(the rest)", &c);
+	}
+	fill_cols(&c, tot->lifetime_ns, tot->state_ns, tot->residual_ns, tot->wakeup_lat_sum,
+		  tot->wakeup_lat_count, tot->wakeup_lat_max, tot->voluntary, tot->involuntary);
+	{
+		char procs[16], threads[16];
+
+		snprintf(procs, sizeof(procs), "%u proc", tot->processes);
+		snprintf(threads, sizeof(threads), "%u thr", tot->threads);
+		print_row(f, o, true, "TOTAL", "", "", &c);
+		fprintf(f, "%7s %7s  %u process%s, %u thread%s (sum of thread lifetimes)\n", "", "",
+			tot->processes, tot->processes == 1 ? "" : "es", tot->threads,
+			tot->threads == 1 ? "" : "s");
+		(void)procs;
+		(void)threads;
+	}
+
+	/* Concurrency: how many threads were, on average, in each state over the span. */
+	span_lo = r->threads[0].start_ns;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		if (r->threads[i].start_ns < span_lo)
+			span_lo = r->threads[i].start_ns;
+		if (r->threads[i].end_ns > span_hi)
+			span_hi = r->threads[i].end_ns;
+	}
+	if (span_hi > span_lo) {
+		double span = (double)(span_hi - span_lo);
+
+		fprintf(f,
+			"\n  concurrency over %.1f ms: on average %.2f threads on-CPU, %.2f runnable, "
+			"%.2f sleeping, %.2f in D; at most %llu alive\n",
+			span / 1e6, (double)tot->state_ns[TSA_ST_ONCPU] / span,
+			(double)tot->state_ns[TSA_ST_RUNQ] / span,
+			(double)tot->state_ns[TSA_ST_SLEEP] / span,
+			(double)tot->state_ns[TSA_ST_DISK] / span,
+			(unsigned long long)tot->max_threads_alive);
+	}
+	print_quality(f, r, o);
+	if (o->artifact)
+		fprintf(f, "  artifact: %s\n", o->artifact);
+out:
+	free(pidx);
+	free(tidx);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report on stderr: a summary of the run, then per-process and
+ * per-thread accounting, the concurrency view and a quality line. Thousands
+ * of threads still make a readable table: the top rows are shown and the
+ * rest folded into one line that points to the artifact.
+ */
+#ifndef TSARUN_TABLE_H
+#define TSARUN_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct run;
+
+enum sort_key {
+	SORT_WALL = 0, /* lifetime (share of the run's wall time), ties by on-CPU */
+	SORT_CPU,
+	SORT_RUNQ,
+	SORT_SLEEP,
+	SORT_DISK,
+	SORT_OFFCPU, /* S + D + stopped */
+	SORT_SWITCHES,
+	SORT_WAKEUP_LAT,
+	SORT_TID,
+};
+
+struct table_opts {
+	enum sort_key sort;
+	int top;   /* thread rows before folding */
+	bool color;
+	const char *command;  /* argv[0], for the summary line */
+	const char *artifact; /* where the full detail went, or NULL */
+};
+
+void table_print(FILE *f, const struct run *r, const struct table_opts *o);
+
+/* Durations for people: "1.234 s", "12.3 ms", "456 us", "789 ns". */
+const char *fmt_dur(uint64_t ns, char *buf, unsigned long len);
+
+/* Milliseconds for a table column, precision by magnitude: "1234.5", "12.34", "0.123". */
+const char *fmt_ms(uint64_t ns, char *buf, unsigned long len);
+
+#endif /* TSARUN_TABLE_H */

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Per-thread scheduler accounting for one process tree.
+ *
+ * A tracked task carries a struct tsa_thread in task storage. Every
+ * scheduler event on a tracked task closes the interval of the state it was
+ * in and opens the next, so at any moment each nanosecond of a thread's
+ * tracked life lies in exactly one state. Untracked tasks cost two task
+ * storage lookups that find nothing and return.
+ *
+ * Tracking starts when the supervisor marks the command through its pidfd
+ * (before exec) and spreads at fork to every thread and process the tree
+ * creates. A thread's record goes to user space once, at its final
+ * switch-out; survivors are read at the end by the task iterator.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "tsarun.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Task states (include/linux/sched.h); stable values, not in BTF. */
+#define TASK_RUNNING	     0x0000
+#define TASK_INTERRUPTIBLE   0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define __TASK_STOPPED	     0x0004
+#define __TASK_TRACED	     0x0008
+#define TASK_PARKED	     0x0040
+#define TASK_DEAD	     0x0080
+#define TASK_NOLOAD	     0x0400
+#define TASK_RTLOCK_WAIT     0x1000
+#define TASK_FROZEN	     0x8000
+
+#define SIGNAL_GROUP_EXIT 0x00000004
+
+/* Set by user space before load. */
+const volatile bool targ_switch_has_state = true; /* 4-argument sched_switch (5.18+) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tsa_thread);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20); /* resized by user space (--ringbuf) */
+} records SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TSA_C_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tsa_lost);
+} lost SEC(".maps");
+
+/* Scratch for the iterator's snapshots (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tsa_thread);
+} scratch SEC(".maps");
+
+/* Tracked tasks whose record has not been sent yet. */
+__s64 live_tasks = 0;
+
+struct task_struct___pre_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline __u32 log2_slot(__u64 ns)
+{
+	__u64 v = ns / 1000;
+	__u32 r = 0;
+
+	/* Branch-light log2 of microseconds; slot 0 also holds sub-microsecond waits. */
+	if (v >= 1ull << 16) {
+		v >>= 16;
+		r += 16;
+	}
+	if (v >= 1ull << 8) {
+		v >>= 8;
+		r += 8;
+	}
+	if (v >= 1ull << 4) {
+		v >>= 4;
+		r += 4;
+	}
+	if (v >= 1ull << 2) {
+		v >>= 2;
+		r += 2;
+	}
+	if (v >= 1ull << 1)
+		r += 1;
+	if (v >> 32) /* more than 2^48 us cannot happen; keep the verifier sure */
+		r = TSA_HIST_SLOTS - 1;
+	return r < TSA_HIST_SLOTS ? r : TSA_HIST_SLOTS - 1;
+}
+
+/*
+ * Clock time the runqueue of p's CPU did not give to tasks: steal (and IRQ)
+ * time so far. The rq is reached through the task (runqueues is a per-CPU
+ * data symbol, absent from kallsyms without CONFIG_KALLSYMS_ALL).
+ */
+static __always_inline __u64 rq_taken(struct task_struct *p)
+{
+	struct cfs_rq *cfs = BPF_CORE_READ(p, se.cfs_rq);
+	struct rq *rq;
+
+	if (bpf_core_field_exists(cfs->rq))
+		rq = BPF_CORE_READ(cfs, rq);
+	else /* without group scheduling the only cfs_rq is embedded in the rq */
+		rq = (void *)cfs - bpf_core_field_offset(struct rq, cfs);
+	if (!rq)
+		return 0;
+	return BPF_CORE_READ(rq, clock) - BPF_CORE_READ(rq, clock_task);
+}
+
+static __always_inline void read_kcounters(struct task_struct *p, __u64 *k)
+{
+	k[TSA_K_SUM_EXEC] = BPF_CORE_READ(p, se.sum_exec_runtime);
+	if (bpf_core_field_exists(p->sched_info)) {
+		k[TSA_K_RUN_DELAY] = BPF_CORE_READ(p, sched_info.run_delay);
+		k[TSA_K_PCOUNT] = BPF_CORE_READ(p, sched_info.pcount);
+	}
+	k[TSA_K_NVCSW] = BPF_CORE_READ(p, nvcsw);
+	k[TSA_K_NIVCSW] = BPF_CORE_READ(p, nivcsw);
+}
+
+/* First event for a task marked by user space (state unknown until now). */
+static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, __u64 now)
+{
+	if (!t->start_ns)
+		t->start_ns = now; /* the command: its life starts when the barrier opens */
+	t->since_ns = now;
+	read_kcounters(p, t->kstart);
+	__sync_fetch_and_add(&live_tasks, 1);
+	count(TSA_C_TRACKED);
+}
+
+/* Close the interval of the current state at now. */
+static __always_inline void close_interval(struct tsa_thread *t, __u64 now)
+{
+	__u32 st = t->state;
+	__u64 d;
+
+	if (st >= TSA_ST_NR || now < t->since_ns)
+		return;
+	d = now - t->since_ns;
+	t->state_ns[st] += d;
+	if (st != TSA_ST_ONCPU) {
+		__u32 h = st - 1, slot = log2_slot(d);
+
+		if (h < TSA_HIST_STATES && slot < TSA_HIST_SLOTS)
+			t->hist[h][slot]++;
+	}
+}
+
+static __always_inline __u32 classify(unsigned int st)
+{
+	if (st == TASK_RUNNING)
+		return TSA_ST_RUNQ;
+	if (st & (__TASK_STOPPED | __TASK_TRACED | TASK_FROZEN))
+		return TSA_ST_STOPPED;
+	if (st & TASK_UNINTERRUPTIBLE)
+		/* TASK_IDLE is D without load: ps shows it as I, we count it as sleeping. */
+		return (st & TASK_NOLOAD) ? TSA_ST_SLEEP : TSA_ST_DISK;
+	if (st & TASK_RTLOCK_WAIT)
+		return TSA_ST_DISK;
+	return TSA_ST_SLEEP; /* interruptible, parked */
+}
+
+static __always_inline void send_record(struct tsa_thread *t, struct task_struct *p, __u64 now)
+{
+	__u32 zero = 0;
+
+	t->end_ns = now;
+	t->tid = BPF_CORE_READ(p, pid);
+	t->pid = BPF_CORE_READ(p, tgid);
+	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), &p->comm);
+	read_kcounters(p, t->kend);
+	t->state = TSA_ST_DEAD;
+	__sync_fetch_and_add(&live_tasks, -1);
+	if (bpf_ringbuf_output(&records, t, sizeof(*t), 0)) {
+		struct tsa_lost *l = bpf_map_lookup_elem(&lost, &zero);
+
+		count(TSA_C_RB_DROPS);
+		if (l) {
+			l->records++;
+			l->lifetime_ns += t->end_ns - t->start_ns;
+			for (int i = 0; i < TSA_ST_NR; i++)
+				l->state_ns[i] += t->state_ns[i];
+		}
+	} else {
+		count(TSA_C_EMITTED);
+	}
+}
+
+static __always_inline void switch_out(struct tsa_thread *t, struct task_struct *p, bool preempt,
+				       unsigned int prev_state, __u64 now)
+{
+	__u32 st;
+
+	if (t->state == TSA_ST_DEAD)
+		return;
+	if (t->state == TSA_ST_UNKNOWN) {
+		/* Unknown until now; a task that switches out was on a CPU. */
+		if (t->start_ns)
+			t->state_ns[TSA_ST_ONCPU] += now - t->since_ns;
+		begin(t, p, now);
+	} else {
+		if (t->state != TSA_ST_ONCPU)
+			count(TSA_C_UNKNOWN_SWITCH);
+		close_interval(t, now);
+	}
+	if (t->steal_mark) {
+		__u64 taken = rq_taken(p);
+
+		if (taken > t->steal_mark)
+			t->steal_ns += taken - t->steal_mark;
+		t->steal_mark = 0;
+	}
+	t->since_ns = now;
+	/* The kernel counts a switch as voluntary when not preempted with a non-running state. */
+	if (!preempt && prev_state != TASK_RUNNING)
+		t->voluntary++;
+	else
+		t->involuntary++;
+	if (!preempt && (prev_state & TASK_DEAD)) {
+		t->state = TSA_ST_ONCPU;
+		send_record(t, p, now);
+		bpf_task_storage_delete(&tasks, p);
+		return;
+	}
+	st = preempt ? TSA_ST_RUNQ : classify(prev_state);
+	t->state = st;
+	t->flags &= ~TSA_F_WOKEN; /* a preemption wait is not wakeup latency */
+}
+
+static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *p, __u64 now)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (t->state == TSA_ST_DEAD)
+		return;
+	if (t->state == TSA_ST_UNKNOWN) {
+		/* A sleeping task is woken before it runs: it was runnable. */
+		if (t->start_ns)
+			t->state_ns[TSA_ST_RUNQ] += now - t->since_ns;
+		begin(t, p, now);
+	} else {
+		if (t->state != TSA_ST_RUNQ)
+			count(TSA_C_UNKNOWN_SWITCH);
+		close_interval(t, now);
+	}
+	if (t->flags & TSA_F_WOKEN) {
+		__u64 lat = now - t->woken_ns;
+
+		t->wakeup_lat_sum += lat;
+		t->wakeup_lat_count++;
+		if (lat > t->wakeup_lat_max)
+			t->wakeup_lat_max = lat;
+		t->flags &= ~TSA_F_WOKEN;
+	}
+	if (t->slices && cpu != t->last_cpu)
+		t->migrations++;
+	t->last_cpu = cpu;
+	t->steal_mark = rq_taken(p) | 1; /* never 0: 0 means no slice open */
+	t->slices++;
+	t->state = TSA_ST_ONCPU;
+	t->since_ns = now;
+}
+
+static __always_inline void on_switch(bool preempt, struct task_struct *prev,
+				      struct task_struct *next, unsigned int prev_state)
+{
+	struct tsa_thread *t;
+	__u64 now = 0;
+
+	t = bpf_task_storage_get(&tasks, prev, NULL, 0);
+	if (t) {
+		now = bpf_ktime_get_ns();
+		if (!targ_switch_has_state) {
+			if (bpf_core_field_exists(prev->__state))
+				prev_state = BPF_CORE_READ(prev, __state);
+			else
+				prev_state = BPF_CORE_READ((struct task_struct___pre_5_14 *)prev,
+							   state);
+		}
+		switch_out(t, prev, preempt, prev_state, now);
+	}
+	t = bpf_task_storage_get(&tasks, next, NULL, 0);
+	if (t) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		switch_in(t, next, now);
+	}
+}
+
+static __always_inline void on_wakeup(struct task_struct *p)
+{
+	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
+	__u64 now;
+
+	if (!t)
+		return;
+	/* Wakeups of a running or already runnable task change nothing. */
+	if (t->state != TSA_ST_SLEEP && t->state != TSA_ST_DISK && t->state != TSA_ST_STOPPED &&
+	    t->state != TSA_ST_UNKNOWN)
+		return;
+	now = bpf_ktime_get_ns();
+	if (t->state == TSA_ST_UNKNOWN) {
+		/* Blocked since before tracking, S or D we cannot tell: left as residual. */
+		begin(t, p, now);
+	} else {
+		close_interval(t, now);
+	}
+	t->state = TSA_ST_RUNQ;
+	t->since_ns = now;
+	t->woken_ns = now;
+	t->flags |= TSA_F_WOKEN;
+	t->wakeups++;
+}
+
+static __always_inline void on_wakeup_new(struct task_struct *p)
+{
+	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
+	__u64 now;
+
+	if (!t || t->state != TSA_ST_NEW)
+		return;
+	now = bpf_ktime_get_ns();
+	t->start_ns = now;
+	t->since_ns = now;
+	t->state = TSA_ST_RUNQ;
+	read_kcounters(p, t->kstart);
+}
+
+static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	struct tsa_thread *pt, *t;
+
+	pt = bpf_task_storage_get(&tasks, parent, NULL, 0);
+	if (!pt)
+		return;
+	t = bpf_task_storage_get(&tasks, child, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		count(TSA_C_STORAGE_FAIL);
+		return;
+	}
+	t->tid = BPF_CORE_READ(child, pid);
+	t->pid = BPF_CORE_READ(child, tgid);
+	t->ppid = BPF_CORE_READ(child, real_parent, tgid);
+	t->gen = pt->gen;
+	t->flags = TSA_F_TRACKED | (t->tid == t->pid ? TSA_F_LEADER : 0);
+	t->task_start_ns = BPF_CORE_READ(child, start_time);
+	t->boot_start_ns = BPF_CORE_READ(child, start_boottime);
+	t->state = TSA_ST_NEW;
+	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), &child->comm);
+	__sync_fetch_and_add(&live_tasks, 1);
+	count(TSA_C_TRACKED);
+}
+
+static __always_inline void on_exec(struct task_struct *p)
+{
+	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
+
+	if (!t)
+		return;
+	t->execs++;
+	t->flags |= TSA_F_EXECED;
+	/* An exec from a non-leader thread takes over the leader's pid. */
+	t->tid = BPF_CORE_READ(p, pid);
+	if (t->tid == t->pid)
+		t->flags |= TSA_F_LEADER;
+	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), &p->comm);
+}
+
+static __always_inline void on_exit(struct task_struct *p)
+{
+	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
+	struct signal_struct *sig;
+
+	if (!t)
+		return;
+	t->flags |= TSA_F_EXITED;
+	t->exit_status = BPF_CORE_READ(p, exit_code);
+	sig = BPF_CORE_READ(p, signal);
+	/* signal->live has already been decremented: zero means the process is done. */
+	if (BPF_CORE_READ(sig, live.counter) == 0) {
+		t->flags |= TSA_F_GROUP_DEAD;
+		/* What wait(2) will report for the process (see wait_task_zombie). */
+		if (BPF_CORE_READ(sig, flags) & SIGNAL_GROUP_EXIT)
+			t->exit_status = BPF_CORE_READ(sig, group_exit_code);
+		else
+			t->exit_status = BPF_CORE_READ(p, group_leader, exit_code);
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tsa_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	on_switch(preempt, prev, next, prev_state);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(tsa_wakeup, struct task_struct *p)
+{
+	on_wakeup(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(tsa_wakeup_new, struct task_struct *p)
+{
+	on_wakeup_new(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(tsa_fork, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(tsa_exec, struct task_struct *p)
+{
+	on_exec(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(tsa_exit, struct task_struct *p)
+{
+	on_exit(p);
+	return 0;
+}
+
+/*
+ * Survivors: for every tracked task still alive, a snapshot of its record
+ * with the current interval closed at now. The live record is not changed.
+ */
+SEC("iter/task")
+int tsa_survivors(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *p = ctx->task;
+	struct tsa_thread *t, *s;
+	__u32 zero = 0;
+	__u64 now;
+
+	if (!p)
+		return 0;
+	t = bpf_task_storage_get(&tasks, p, NULL, 0);
+	if (!t || t->state == TSA_ST_DEAD || t->state == TSA_ST_NEW)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	__builtin_memcpy(s, t, sizeof(*s));
+	now = bpf_ktime_get_ns();
+	if (s->state == TSA_ST_UNKNOWN) {
+		if (!s->start_ns)
+			s->start_ns = now;
+	} else {
+		close_interval(s, now);
+	}
+	if (s->state == TSA_ST_ONCPU && s->steal_mark) {
+		__u64 taken = rq_taken(p);
+
+		if (taken > s->steal_mark)
+			s->steal_ns += taken - s->steal_mark;
+	}
+	s->end_ns = now;
+	s->since_ns = now;
+	s->flags |= TSA_F_SURVIVOR;
+	s->tid = p->pid;
+	s->pid = p->tgid;
+	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), &p->comm);
+	read_kcounters(p, s->kend);
+	bpf_seq_write(seq, s, sizeof(*s));
+	return 0;
+}

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/* Each check tries the real thing where it can (loads and attaches the probe). */
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "artifact.h"
+#include "doctor.h"
+#include "host.h"
+#include "procfs.h"
+#include "run.h"
+#include "sched.h"
+#include "taskstats.h"
+
+#define NCHECKS 10
+
+static struct doctor_check *add(struct doctor_check *c, int *n, const char *name, bool ok,
+				const char *status)
+{
+	struct doctor_check *d = &c[(*n)++];
+
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->available = ok;
+	snprintf(d->status, sizeof(d->status), "%s", status ? status : ok ? "available" : "unavailable");
+	d->detail[0] = '\0';
+	return d;
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+static void check_privileges(struct doctor_check *c, int *n)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2] = {0};
+	struct doctor_check *d;
+	bool bpf, perfmon, netadmin, sysadmin;
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		d = add(c, n, "privileges", false, "unknown");
+		snprintf(d->detail, sizeof(d->detail), "capget: %s", strerror(errno));
+		return;
+	}
+	sysadmin = has_cap(data, 21);
+	bpf = has_cap(data, 39) || sysadmin;
+	perfmon = has_cap(data, 38) || sysadmin;
+	netadmin = has_cap(data, 12);
+	d = add(c, n, "privileges", bpf && perfmon && netadmin,
+		geteuid() == 0 ? "root" : (bpf && perfmon ? "capable" : "unprivileged"));
+	snprintf(d->detail, sizeof(d->detail), "euid %d; CAP_BPF %s, CAP_PERFMON %s, CAP_NET_ADMIN %s",
+		 (int)geteuid(), bpf ? "yes" : "no", perfmon ? "yes" : "no",
+		 netadmin ? "yes" : "no");
+}
+
+static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h)
+{
+	struct sched_probe_opts o = {.ringbuf_bytes = 1 << 16};
+	struct sched_probe *sp;
+	struct doctor_check *d;
+	char err[192];
+
+	d = add(c, n, "btf", h->btf, h->btf ? "present" : "missing");
+	snprintf(d->detail, sizeof(d->detail), "%s",
+		 h->btf ? "/sys/kernel/btf/vmlinux (CO-RE and tp_btf work)"
+			: "no /sys/kernel/btf/vmlinux: kernel built without CONFIG_DEBUG_INFO_BTF");
+	sp = sched_probe__new(&o, err, sizeof(err));
+	d = add(c, n, "ebpf", sp != NULL, NULL);
+	if (sp)
+		snprintf(d->detail, sizeof(d->detail),
+			 "tp_btf sched_switch, sched_wakeup, sched_wakeup_new, sched_process_fork/exec/exit "
+			 "attached; task storage and ring buffer work");
+	else
+		snprintf(d->detail, sizeof(d->detail), "%s", err);
+	sched_probe__free(sp);
+}
+
+static void check_taskstats(struct doctor_check *c, int *n, const struct host_info *h)
+{
+	struct doctor_check *d;
+	char detail[256];
+	bool ok = taskstats_check(detail, sizeof(detail));
+
+	d = add(c, n, "taskstats", ok, NULL);
+	snprintf(d->detail, sizeof(d->detail), "%s", detail);
+	if (h->task_delayacct < 0) {
+		d = add(c, n, "delayacct", false, "unknown");
+		snprintf(d->detail, sizeof(d->detail),
+			 "no kernel.task_delayacct (kernel without CONFIG_TASK_DELAY_ACCT?)");
+	} else {
+		d = add(c, n, "delayacct", h->task_delayacct > 0, h->task_delayacct ? "on" : "off");
+		snprintf(d->detail, sizeof(d->detail),
+			 h->task_delayacct ? "kernel.task_delayacct=1: block I/O, swap, reclaim and "
+					     "other delays are counted"
+					   : "kernel.task_delayacct=0: only the CPU delay is counted "
+					     "unless it is switched on");
+	}
+}
+
+static void check_procfs(struct doctor_check *c, int *n)
+{
+	struct procfs_schedstat ss;
+	struct doctor_check *d;
+	char buf[128];
+	bool ok = !host_read_file("/proc/self/schedstat", buf, sizeof(buf)) &&
+		  !procfs_parse_schedstat(buf, strlen(buf), &ss);
+
+	d = add(c, n, "procfs", ok, NULL);
+	snprintf(d->detail, sizeof(d->detail), "%s",
+		 ok ? "/proc/<pid>/task/<tid>/stat and schedstat readable"
+		    : "/proc/self/schedstat missing (kernel without CONFIG_SCHED_INFO)");
+}
+
+static void check_perf(struct doctor_check *c, int *n, const struct host_info *h)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = 99,
+		.freq = 1,
+		.disabled = 1,
+	};
+	struct doctor_check *d;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	char paranoid[16] = "?";
+
+	host_read_file("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid));
+	d = add(c, n, "perf-events", fd >= 0, NULL);
+	if (fd >= 0)
+		snprintf(d->detail, sizeof(d->detail),
+			 "software cpu-clock sampling works (perf_event_paranoid=%s)", paranoid);
+	else
+		snprintf(d->detail, sizeof(d->detail), "cpu-clock on CPU 0: %s (perf_event_paranoid=%s)",
+			 strerror(errno), paranoid);
+	if (fd >= 0)
+		close(fd);
+	d = add(c, n, "pmu", h->pmu, NULL);
+	snprintf(d->detail, sizeof(d->detail), "%s",
+		 h->pmu ? "hardware instructions counter works" : h->pmu_reason);
+}
+
+static void check_bash(struct doctor_check *c, int *n)
+{
+	struct doctor_check *d = add(c, n, "bash", false, "not built");
+
+	snprintf(d->detail, sizeof(d->detail),
+		 "per-command bash profiling (--bash) is not part of this version");
+}
+
+int doctor_run(bool json)
+{
+	struct doctor_check checks[NCHECKS];
+	struct host_info h;
+	int n = 0;
+
+	host_probe(&h);
+	check_privileges(checks, &n);
+	check_ebpf(checks, &n, &h);
+	check_taskstats(checks, &n, &h);
+	check_procfs(checks, &n);
+	check_perf(checks, &n, &h);
+	check_bash(checks, &n);
+
+	if (json) {
+		char *text = artifact_render_doctor(checks, n, &h);
+
+		if (!text) {
+			fprintf(stderr, "tsarun: doctor: out of memory\n");
+			return 125;
+		}
+		puts(text);
+		free(text);
+		return 0;
+	}
+	printf("tsarun %s on Linux %s (%s, %d CPUs, %s%s%s)\n\n", TSARUN_VERSION, h.kernel, h.arch,
+	       h.cpus, strcmp(h.virtualized, "none") ? h.virtualized : "bare metal",
+	       strcmp(h.container, "none") ? ", container " : "",
+	       strcmp(h.container, "none") ? h.container : "");
+	for (int i = 0; i < n; i++)
+		printf("  %-12s %-12s %s\n", checks[i].name, checks[i].status, checks[i].detail);
+	return 0;
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tsarun: run a command and account for where every thread's time went.
+ *
+ * main() parses, dispatches, and maps every outcome to the documented exit
+ * codes: the command's own status, 128+N for a signal, 125 for tsarun's own
+ * errors, 126/127 when the command cannot be executed or found. Nothing
+ * below main() exits.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "artifact.h"
+#include "doctor.h"
+#include "host.h"
+#include "options.h"
+#include "probe.h"
+#include "run.h"
+#include "sched.h"
+#include "status.h"
+#include "supervise.h"
+#include "table.h"
+#include "user.h"
+
+#define EXIT_TSARUN 125
+
+static int mkdir_p(const char *dir)
+{
+	char buf[4096];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* The artifact's path; NULL with a message when its directory cannot be used. */
+static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen)
+{
+	const char *name = o->json_path ? o->json_path : "tsarun.json";
+	char *path = NULL, *slash;
+	int ret;
+
+	if (o->out_dir) {
+		ret = mkdir_p(o->out_dir);
+		if (ret) {
+			snprintf(err, errlen, "cannot create --out-dir '%s': %s", o->out_dir,
+				 strerror(-ret));
+			return NULL;
+		}
+		if (name[0] != '/' && asprintf(&path, "%s/%s", o->out_dir, name) < 0)
+			path = NULL;
+		else if (name[0] == '/')
+			path = strdup(name);
+	} else {
+		path = strdup(name);
+	}
+	if (!path) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* Fail before running the command, not after. */
+	slash = strrchr(path, '/');
+	if (slash) {
+		*slash = '\0';
+		ret = access(slash == path ? "/" : path, W_OK);
+		*slash = '/';
+	} else {
+		ret = access(".", W_OK);
+	}
+	if (ret && access(path, W_OK)) {
+		snprintf(err, errlen,
+			 "cannot write the artifact '%s': %s (use --json FILE or --out-dir DIR)", path,
+			 strerror(errno));
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+static bool use_color(const struct tsarun_opts *o, FILE *f)
+{
+	const char *no = getenv("NO_COLOR");
+
+	if (o->color == COLOR_NEVER)
+		return false;
+	if (o->color == COLOR_ALWAYS)
+		return true;
+	if (no && *no)
+		return false;
+	return isatty(fileno(f));
+}
+
+static int run_main(struct tsarun_opts *o)
+{
+	struct session s = {0};
+	struct target_user user;
+	struct supervisor sv = {0};
+	struct probe probes[4];
+	struct sched_probe *sp = NULL;
+	struct sched_probe_opts spo = {.ringbuf_bytes = o->ringbuf_bytes};
+	sigset_t mask, orig;
+	char err[512], ebpf_err[192] = "";
+	char *path = NULL;
+	int nprobes = 0, sigfd = -1, ret, code = EXIT_TSARUN;
+	struct run *r;
+
+	if (target_user__resolve(&user, o->user, err, sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		return EXIT_TSARUN;
+	}
+	path = artifact_path(o, err, sizeof(err));
+	if (!path) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		goto out_user;
+	}
+
+	sigemptyset(&mask);
+	for (int i = 0; i < 4; i++)
+		sigaddset(&mask, supervise_forwarded[i]);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, &orig)) {
+		fprintf(stderr, "tsarun: cannot block signals: %s\n", strerror(errno));
+		goto out_path;
+	}
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0) {
+		fprintf(stderr, "tsarun: cannot create a signalfd: %s\n", strerror(errno));
+		goto out_mask;
+	}
+	/* Orphaned descendants come to us, so they are reaped and counted. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
+		fprintf(stderr, "tsarun: cannot become a child subreaper: %s\n", strerror(errno));
+		goto out_sigfd;
+	}
+
+	s.tool_version = TSARUN_VERSION;
+	s.argv = o->argv;
+	s.argc = o->argc;
+	s.mode = "run";
+	host_probe(&s.host);
+
+	sp = sched_probe__new(&spo, ebpf_err, sizeof(ebpf_err));
+	if (sp)
+		sched_probe__as_probe(sp, &probes[nprobes++]);
+	else if (o->verbose)
+		fprintf(stderr, "tsarun: ebpf unavailable: %s\n", ebpf_err);
+
+	s.runs = calloc(1, sizeof(*s.runs));
+	if (!s.runs) {
+		fprintf(stderr, "tsarun: out of memory\n");
+		goto out_probes;
+	}
+	s.nruns = 1;
+	r = &s.runs[0];
+	if (!sp)
+		run__source(r, "ebpf", false, ebpf_err);
+	run__source(r, "rusage", true, NULL);
+
+	sv.o = o;
+	sv.user = &user;
+	sv.probes = probes;
+	sv.nprobes = nprobes;
+	sv.sigfd = sigfd;
+	sv.child_mask = &orig;
+	ret = supervise_run(&sv, r, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		goto out_session;
+	}
+	code = status_exit_code(r);
+
+	if (!o->no_table) {
+		FILE *f = stderr;
+		struct table_opts to = {
+			.sort = o->sort,
+			.top = o->top,
+			.command = o->argv[0],
+			.artifact = path,
+		};
+
+		if (o->report_path) {
+			f = fopen(o->report_path, "we");
+			if (!f) {
+				fprintf(stderr, "tsarun: cannot write the report '%s': %s\n",
+					o->report_path, strerror(errno));
+				f = stderr;
+			}
+		}
+		to.color = use_color(o, f);
+		table_print(f, r, &to);
+		if (f != stderr)
+			fclose(f);
+	}
+	{
+		struct artifact_opts ao = {
+			.pretty = true,
+			.owner_uid = user.change ? user.uid : (uid_t)-1,
+			.owner_gid = user.change ? user.gid : (gid_t)-1,
+		};
+
+		if (artifact_write(&s, path, &ao, err, sizeof(err))) {
+			fprintf(stderr, "tsarun: %s\n", err);
+			if (code == 0)
+				code = EXIT_TSARUN;
+		}
+	}
+
+out_session:
+	session__free(&s);
+out_probes:
+	sched_probe__free(sp);
+out_sigfd:
+	close(sigfd);
+out_mask:
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+out_path:
+	free(path);
+out_user:
+	target_user__free(&user);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	options_defaults(&o);
+	if (options_parse(&o, argc, argv, err, sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		return EXIT_TSARUN;
+	}
+	switch (o.mode) {
+	case MODE_HELP:
+		fputs(options_usage(), stdout);
+		return 0;
+	case MODE_VERSION:
+		printf("tsarun %s (%s)\n", TSARUN_VERSION, TSARUN_REV);
+		return 0;
+	case MODE_DOCTOR:
+		return doctor_run(o.doctor_json);
+	case MODE_RUN:
+		break;
+	}
+	return run_main(&o);
+}

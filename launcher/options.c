@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/* Command-line parsing: pure, no output, no exit. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+static const char usage[] =
+	"Usage: tsarun [OPTIONS] [--] COMMAND [ARG...]\n"
+	"       tsarun doctor [--json]\n"
+	"\n"
+	"Run COMMAND and account for where every thread of it, and of every process\n"
+	"it forks, spent its time: on a CPU, waiting in the runqueue, asleep (S), in\n"
+	"uninterruptible sleep (D), stopped, and what could not be attributed.\n"
+	"The report goes to stderr; the artifact (JSON) to tsarun.json.\n"
+	"The command owns stdin, stdout and the terminal; tsarun exits with its status.\n"
+	"\n"
+	"Output:\n"
+	"      --json FILE          write the artifact to FILE (default: tsarun.json)\n"
+	"      --out-dir DIR        write every artifact into DIR (created if needed)\n"
+	"      --report FILE        write the table to FILE instead of stderr\n"
+	"      --no-table           do not print the table\n"
+	"  -q, --quiet              print nothing but errors (implies --no-table)\n"
+	"      --sort KEY           order threads by wall (default), cpu, runq, sleep,\n"
+	"                           disk, offcpu, switches, wakeup, tid\n"
+	"      --top N              thread rows before the rest are folded (default 20)\n"
+	"      --color WHEN         auto (default), always, never; NO_COLOR is honoured\n"
+	"  -v, --verbose            say more about what tsarun does (repeatable)\n"
+	"\n"
+	"Running:\n"
+	"      --user USER          run the command as USER (name or uid; root allowed).\n"
+	"                           Default under sudo: the invoking user.\n"
+	"      --descendants WHAT   when the command exits while processes it started\n"
+	"                           still run: wait (default) for them, leave them\n"
+	"                           running, or kill them (SIGTERM, then SIGKILL)\n"
+	"      --kill-grace DUR     time between SIGTERM and SIGKILL (default 2s)\n"
+	"      --ringbuf SIZE       BPF ring buffer for thread records (default 4M)\n"
+	"\n"
+	"Other:\n"
+	"  -h, --help               show this help\n"
+	"  -V, --version            show the version\n"
+	"\n"
+	"Subcommands:\n"
+	"  doctor [--json]          what this machine and user allow, and why\n"
+	"\n"
+	"Exit status: the command's own; 128+N when it was killed by signal N;\n"
+	"125 when tsarun itself failed; 126 when COMMAND could not be executed;\n"
+	"127 when it was not found. A command named like a subcommand runs after --.\n"
+	"\n"
+	"Examples:\n"
+	"  sudo tsarun -- ./bench                  account for every thread of ./bench\n"
+	"  sudo tsarun --sort runq -- make -j8     who waited for a CPU the longest\n"
+	"  sudo tsarun --json run.json -q -- ./t   artifact only, no table\n"
+	"  tsarun doctor                           which sources work here\n";
+
+const char *options_usage(void)
+{
+	return usage;
+}
+
+void options_defaults(struct tsarun_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = MODE_RUN;
+	o->color = COLOR_AUTO;
+	o->descendants = DESC_WAIT;
+	o->kill_grace_ns = 2000000000ull;
+	o->sort = SORT_WALL;
+	o->top = 20;
+	o->ringbuf_bytes = 4ull << 20;
+}
+
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* A non-negative decimal with an optional fraction; the rest is returned in *end. */
+static int parse_decimal(const char *s, double *v, const char **end)
+{
+	char *e;
+
+	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	*v = strtod(s, &e);
+	if (errno || e == s || !isfinite(*v) || *v < 0)
+		return -EINVAL;
+	/* strtod accepts hex and exponents; durations do not. */
+	for (const char *p = s; p < e; p++)
+		if (!((*p >= '0' && *p <= '9') || *p == '.'))
+			return -EINVAL;
+	*end = e;
+	return 0;
+}
+
+int parse_duration_ns(const char *s, bool allow_bare_seconds, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {
+		{"ns", 1},     {"us", 1e3},     {"ms", 1e6},      {"s", 1e9},
+		{"sec", 1e9},  {"m", 60e9},     {"min", 60e9},    {"h", 3600e9},
+	};
+	const char *unit;
+	double v, ns;
+	size_t i;
+
+	if (parse_decimal(s, &v, &unit))
+		return -EINVAL;
+	if (!*unit) {
+		if (!allow_bare_seconds)
+			return -EINVAL;
+		unit = "s";
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(unit, units[i].unit))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -EINVAL;
+	ns = v * units[i].ns;
+	if (ns >= 1.8e19)
+		return -EINVAL;
+	*out = (uint64_t)(ns + 0.5);
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	const char *unit;
+	double v, mul = 1;
+
+	if (parse_decimal(s, &v, &unit))
+		return -EINVAL;
+	if (!strcmp(unit, "") || !strcmp(unit, "B"))
+		mul = 1;
+	else if (!strcmp(unit, "K") || !strcmp(unit, "k") || !strcmp(unit, "KiB"))
+		mul = 1024;
+	else if (!strcmp(unit, "M") || !strcmp(unit, "MiB"))
+		mul = 1024.0 * 1024;
+	else if (!strcmp(unit, "G") || !strcmp(unit, "GiB"))
+		mul = 1024.0 * 1024 * 1024;
+	else
+		return -EINVAL;
+	if (v * mul >= 1.8e19 || v * mul != (double)(uint64_t)(v * mul))
+		return -EINVAL;
+	*out = (uint64_t)(v * mul);
+	return 0;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_enum(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && !strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+static const char *const sort_names[] = {
+	[SORT_WALL] = "wall",         [SORT_CPU] = "cpu",           [SORT_RUNQ] = "runq",
+	[SORT_SLEEP] = "sleep",       [SORT_DISK] = "disk",         [SORT_OFFCPU] = "offcpu",
+	[SORT_SWITCHES] = "switches", [SORT_WAKEUP_LAT] = "wakeup", [SORT_TID] = "tid",
+};
+
+enum {
+	OPT_JSON = 256,
+	OPT_OUT_DIR,
+	OPT_REPORT,
+	OPT_NO_TABLE,
+	OPT_SORT,
+	OPT_TOP,
+	OPT_COLOR,
+	OPT_USER,
+	OPT_DESCENDANTS,
+	OPT_KILL_GRACE,
+	OPT_RINGBUF,
+};
+
+static const struct option long_opts[] = {
+	{"json", required_argument, NULL, OPT_JSON},
+	{"out-dir", required_argument, NULL, OPT_OUT_DIR},
+	{"report", required_argument, NULL, OPT_REPORT},
+	{"no-table", no_argument, NULL, OPT_NO_TABLE},
+	{"quiet", no_argument, NULL, 'q'},
+	{"sort", required_argument, NULL, OPT_SORT},
+	{"top", required_argument, NULL, OPT_TOP},
+	{"color", required_argument, NULL, OPT_COLOR},
+	{"colour", required_argument, NULL, OPT_COLOR},
+	{"verbose", no_argument, NULL, 'v'},
+	{"user", required_argument, NULL, OPT_USER},
+	{"descendants", required_argument, NULL, OPT_DESCENDANTS},
+	{"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
+	{"ringbuf", required_argument, NULL, OPT_RINGBUF},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	o->mode = MODE_DOCTOR;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			o->doctor_json = true;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			o->mode = MODE_HELP;
+		else
+			return fail(err, errlen, "doctor: unknown argument '%s' (try 'tsarun doctor --json')",
+				    argv[i]);
+	}
+	return 0;
+}
+
+int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	uint64_t v;
+	int c, i;
+
+	err[0] = '\0';
+	if (argc >= 2 && !strcmp(argv[1], "doctor"))
+		return parse_doctor(o, argc, argv, err, errlen);
+
+	optind = 0; /* GNU: full reinitialisation, so repeated calls (tests) work */
+	opterr = 0;
+	/* '+': stop at the first non-option, which belongs to the command. */
+	while ((c = getopt_long(argc, argv, "+:hVqv", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			if (!*optarg)
+				return fail(err, errlen, "--json: empty file name");
+			o->json_path = optarg;
+			break;
+		case OPT_OUT_DIR:
+			if (!*optarg)
+				return fail(err, errlen, "--out-dir: empty directory name");
+			o->out_dir = optarg;
+			break;
+		case OPT_REPORT:
+			if (!*optarg)
+				return fail(err, errlen, "--report: empty file name");
+			o->report_path = optarg;
+			break;
+		case OPT_NO_TABLE:
+			o->no_table = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			o->no_table = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case OPT_SORT:
+			i = parse_enum(optarg, sort_names, sizeof(sort_names) / sizeof(sort_names[0]));
+			if (i < 0)
+				return fail(err, errlen,
+					    "--sort: unknown key '%s' (wall, cpu, runq, sleep, disk, "
+					    "offcpu, switches, wakeup, tid)",
+					    optarg);
+			o->sort = i;
+			break;
+		case OPT_TOP:
+			if (parse_uint(optarg, 1, 100000, &v))
+				return fail(err, errlen, "--top: '%s' is not a number from 1 to 100000",
+					    optarg);
+			o->top = (int)v;
+			break;
+		case OPT_COLOR: {
+			static const char *const names[] = {"auto", "always", "never"};
+
+			i = parse_enum(optarg, names, 3);
+			if (i < 0)
+				return fail(err, errlen, "--color: '%s' is not auto, always or never",
+					    optarg);
+			o->color = i;
+			break;
+		}
+		case OPT_USER:
+			if (!*optarg)
+				return fail(err, errlen, "--user: empty user name");
+			o->user = optarg;
+			break;
+		case OPT_DESCENDANTS: {
+			static const char *const names[] = {"wait", "leave", "kill"};
+
+			i = parse_enum(optarg, names, 3);
+			if (i < 0)
+				return fail(err, errlen, "--descendants: '%s' is not wait, leave or kill",
+					    optarg);
+			o->descendants = i;
+			break;
+		}
+		case OPT_KILL_GRACE:
+			if (parse_duration_ns(optarg, false, &o->kill_grace_ns))
+				return fail(err, errlen,
+					    "--kill-grace: '%s' is not a duration (e.g. 500ms, 2s)",
+					    optarg);
+			break;
+		case OPT_RINGBUF:
+			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 30))
+				return fail(err, errlen,
+					    "--ringbuf: '%s' is not a size from 4K to 1G (e.g. 4M)",
+					    optarg);
+			o->ringbuf_bytes = v;
+			break;
+		case 'h':
+			o->mode = MODE_HELP;
+			return 0;
+		case 'V':
+			o->mode = MODE_VERSION;
+			return 0;
+		case ':':
+			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				return fail(err, errlen, "unknown option '-%c' (see tsarun --help)",
+					    optopt);
+			return fail(err, errlen, "unknown option '%s' (see tsarun --help)",
+				    argv[optind - 1]);
+		}
+	}
+
+	if (optind >= argc)
+		return fail(err, errlen, "no command given (usage: tsarun [OPTIONS] -- COMMAND [ARG...])");
+	o->argv = &argv[optind];
+	o->argc = argc - optind;
+	return 0;
+}

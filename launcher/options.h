@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command-line parsing. options_parse() is pure: it reads argv, fills a
+ * struct tsarun_opts and never prints or exits, so unit tests can feed it
+ * anything. The struct borrows pointers into argv; it owns nothing.
+ */
+#ifndef TSARUN_OPTIONS_H
+#define TSARUN_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table.h" /* enum sort_key */
+
+enum tsarun_mode {
+	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...] */
+	MODE_DOCTOR,  /* tsarun doctor [--json] */
+	MODE_HELP,
+	MODE_VERSION,
+};
+
+enum color_mode {
+	COLOR_AUTO = 0,
+	COLOR_ALWAYS,
+	COLOR_NEVER,
+};
+
+/* What happens to descendants still running when the command itself exits. */
+enum descendants_policy {
+	DESC_WAIT = 0, /* wait until the whole tree has exited (default) */
+	DESC_LEAVE,    /* report them as survivors and leave them running */
+	DESC_KILL,     /* SIGTERM, then SIGKILL after a grace period */
+};
+
+
+struct tsarun_opts {
+	enum tsarun_mode mode;
+	char *const *argv; /* the command, NULL-terminated, points into the caller's argv */
+	int argc;
+
+	const char *json_path; /* NULL: default name, in out_dir when given */
+	const char *out_dir;
+	const char *report_path; /* the table goes here instead of stderr */
+	bool no_table;
+	bool quiet;
+	int verbose;
+	enum color_mode color;
+
+	const char *user; /* --user: run the command as this user (name or uid) */
+	enum descendants_policy descendants;
+	uint64_t kill_grace_ns;
+
+	enum sort_key sort;
+	int top; /* thread rows in the table before the rest are folded */
+	uint64_t ringbuf_bytes;
+
+	bool doctor_json;
+};
+
+/* Fill *o with the defaults. */
+void options_defaults(struct tsarun_opts *o);
+
+/*
+ * Parse argv. Returns 0, or -EINVAL with a one-line message in err that
+ * names the offending option or value (no "tsarun: " prefix).
+ */
+int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen);
+
+/* The --help text. */
+const char *options_usage(void);
+
+/*
+ * Value parsers shared with other modules; each returns 0 or -EINVAL and
+ * accepts only the whole string.
+ * Durations: "250us", "10ms", "1.5s", "2m", "1h"; a bare number is an error
+ * unless allow_bare_seconds.
+ * Sizes: "4096", "64K", "4M", "1G" (powers of 1024).
+ */
+int parse_duration_ns(const char *s, bool allow_bare_seconds, uint64_t *out);
+int parse_size(const char *s, uint64_t *out);
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+#endif /* TSARUN_OPTIONS_H */

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seam between the supervisor and the sources of figures.
+ *
+ * For each run the supervisor calls, for every probe, in the order given:
+ *   arm()       while the child waits at the exec barrier: mark it, start
+ *               listening. An error makes the source unavailable for the
+ *               run, with the reason recorded; the run goes on.
+ *   on_ready()  whenever fd() is readable during the run.
+ *   on_tick()   every tick_ns, when set (sampling sources).
+ *   collect()   after the tree has ended (or been left running), in order:
+ *               each adds what it measured to the run. The eBPF probe folds
+ *               the threads; later probes attach to them by identity.
+ * Every callback is optional and returns 0 or -errno.
+ */
+#ifndef TSARUN_PROBE_H
+#define TSARUN_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct run;
+struct spawn;
+
+struct probe {
+	const char *name;
+	void *ctx;
+	bool armed; /* set by the supervisor when arm() succeeded */
+	char reason[192];
+	int (*arm)(struct probe *p, const struct spawn *child, struct run *r);
+	int (*fd)(struct probe *p);
+	int (*on_ready)(struct probe *p);
+	uint64_t tick_ns;
+	int (*on_tick)(struct probe *p, uint64_t now_ns);
+	int (*collect)(struct probe *p, struct run *r);
+};
+
+#endif /* TSARUN_PROBE_H */

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: MIT
+/* User-space side of the scheduler probe: open -> size -> load -> attach. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "fold.h"
+#include "probe.h"
+#include "run.h"
+#include "sched.h"
+#include "sched.skel.h"
+#include "spawn.h"
+
+_Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread changed size");
+
+struct sched_probe {
+	struct sched_bpf *skel;
+	struct ring_buffer *rb;
+	struct tsa_thread *recs;
+	size_t nrecs, cap;
+	int ncpus;
+	uint32_t gen;
+	uint64_t stale;
+	uint64_t prev[TSA_C_NR];
+	struct tsa_lost prev_lost;
+	int err; /* first error seen by the ring buffer callback */
+};
+
+static int append(struct sched_probe *p, const struct tsa_thread *t)
+{
+	if (p->nrecs == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct tsa_thread *r = realloc(p->recs, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		p->recs = r;
+		p->cap = cap;
+	}
+	p->recs[p->nrecs++] = *t;
+	return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sched_probe *p = ctx;
+	int err;
+
+	if (size < sizeof(struct tsa_thread))
+		return 0;
+	if (((const struct tsa_thread *)data)->gen != p->gen) {
+		p->stale++;
+		return 0;
+	}
+	err = append(p, data);
+	if (err && !p->err)
+		p->err = err;
+	return err;
+}
+
+/* Does this kernel's sched_switch tracepoint pass prev_state (5.18+)? */
+static bool switch_has_state(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	bool ret = true;
+	int id;
+
+	if (!btf)
+		return true;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
+		t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
+		if (t && btf_is_func_proto(t))
+			ret = btf_vlen(t) >= 5; /* void *, preempt, prev, next, prev_state */
+	}
+	btf__free(btf);
+	return ret;
+}
+
+static uint64_t round_pow2(uint64_t v)
+{
+	uint64_t r = 4096;
+
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("TSARUN_DEBUG_BPF"))
+		return vfprintf(stderr, fmt, ap);
+	if (level == LIBBPF_DEBUG && getenv("TSARUN_DEBUG_BPF") &&
+	    !strcmp(getenv("TSARUN_DEBUG_BPF"), "2"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err, size_t errlen)
+{
+	struct sched_probe *p;
+	int ret;
+
+	libbpf_set_print(silent_print);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->ncpus = libbpf_num_possible_cpus();
+	if (p->ncpus <= 0) {
+		ret = p->ncpus ? p->ncpus : -EINVAL;
+		snprintf(err, errlen, "cannot count possible CPUs");
+		goto out_free;
+	}
+	p->skel = sched_bpf__open();
+	if (!p->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
+		goto out_free;
+	}
+	p->skel->rodata->targ_switch_has_state = switch_has_state();
+	ret = bpf_map__set_max_entries(p->skel->maps.records, round_pow2(o->ringbuf_bytes));
+	if (ret) {
+		snprintf(err, errlen, "cannot size the ring buffer: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	bpf_program__set_autoattach(p->skel->progs.tsa_survivors, false);
+	ret = sched_bpf__load(p->skel);
+	if (ret) {
+		if (ret == -EPERM || ret == -EACCES)
+			snprintf(err, errlen, "not permitted (need CAP_BPF and CAP_PERFMON, or root)");
+		else
+			snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	ret = sched_bpf__attach(p->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot attach to the scheduler tracepoints: %s",
+			 strerror(-ret));
+		goto out_destroy;
+	}
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.records), on_record, p, NULL);
+	if (!p->rb) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot map the ring buffer: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	return p;
+
+out_destroy:
+	sched_bpf__destroy(p->skel);
+out_free:
+	free(p);
+	errno = -ret;
+	return NULL;
+}
+
+void sched_probe__free(struct sched_probe *p)
+{
+	if (!p)
+		return;
+	ring_buffer__free(p->rb);
+	sched_bpf__destroy(p->skel);
+	free(p->recs);
+	free(p);
+}
+
+int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pid_t ppid,
+		      uint32_t flags, uint64_t start_ns)
+{
+	struct tsa_thread t;
+
+	memset(&t, 0, sizeof(t));
+	t.tid = (uint32_t)tid;
+	t.pid = (uint32_t)pid;
+	t.ppid = (uint32_t)ppid;
+	t.flags = TSA_F_TRACKED | flags | (tid == pid ? TSA_F_LEADER : 0);
+	t.state = TSA_ST_UNKNOWN;
+	t.gen = p->gen;
+	t.start_ns = start_ns;
+	t.since_ns = start_ns;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.tasks), &pidfd, &t, BPF_NOEXIST))
+		return -errno;
+	return 0;
+}
+
+void sched_probe__new_generation(struct sched_probe *p)
+{
+	sched_probe__drain(p);
+	p->gen++;
+	p->nrecs = 0;
+}
+
+int sched_probe__fd(const struct sched_probe *p)
+{
+	return ring_buffer__epoll_fd(p->rb);
+}
+
+int sched_probe__drain(struct sched_probe *p)
+{
+	int n = ring_buffer__consume(p->rb);
+
+	if (p->err) {
+		n = p->err;
+		p->err = 0;
+	}
+	return n;
+}
+
+int64_t sched_probe__live(const struct sched_probe *p)
+{
+	return __atomic_load_n(&p->skel->bss->live_tasks, __ATOMIC_ACQUIRE);
+}
+
+int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms)
+{
+	struct timespec start, now;
+	int64_t live;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		sched_probe__drain(p);
+		live = sched_probe__live(p);
+		if (live <= 0)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
+		    timeout_ms)
+			break;
+		ring_buffer__poll(p->rb, 5);
+	}
+	sched_probe__drain(p);
+	return live > 0 ? live : 0;
+}
+
+int sched_probe__survivors(struct sched_probe *p)
+{
+	struct bpf_link *link;
+	struct tsa_thread t;
+	size_t have = 0;
+	int fd, n = 0, ret = 0;
+	ssize_t r;
+
+	link = bpf_program__attach_iter(p->skel->progs.tsa_survivors, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		ret = -errno;
+		goto out_link;
+	}
+	for (;;) {
+		r = read(fd, (char *)&t + have, sizeof(t) - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ret = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		have += (size_t)r;
+		if (have == sizeof(t)) {
+			have = 0;
+			if (t.gen != p->gen)
+				continue;
+			ret = append(p, &t);
+			if (ret)
+				break;
+			n++;
+		}
+	}
+	close(fd);
+out_link:
+	bpf_link__destroy(link);
+	return ret ? ret : n;
+}
+
+struct tsa_thread *sched_probe__take(struct sched_probe *p, size_t *n)
+{
+	struct tsa_thread *r = p->recs;
+
+	*n = p->nrecs;
+	p->recs = NULL;
+	p->nrecs = p->cap = 0;
+	return r;
+}
+
+int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st)
+{
+	uint64_t *vals, sum[TSA_C_NR] = {0};
+	struct tsa_lost *lv, lsum = {0};
+	uint32_t key;
+	int ret = 0;
+
+	memset(st, 0, sizeof(*st));
+	vals = calloc((size_t)p->ncpus, sizeof(*vals));
+	lv = calloc((size_t)p->ncpus, sizeof(*lv));
+	if (!vals || !lv) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (key = 0; key < TSA_C_NR; key++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.counters), &key, vals)) {
+			ret = -errno;
+			goto out;
+		}
+		for (int c = 0; c < p->ncpus; c++)
+			sum[key] += vals[c];
+	}
+	key = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.lost), &key, lv)) {
+		ret = -errno;
+		goto out;
+	}
+	for (int c = 0; c < p->ncpus; c++) {
+		lsum.records += lv[c].records;
+		lsum.lifetime_ns += lv[c].lifetime_ns;
+		for (int s = 0; s < TSA_ST_NR; s++)
+			lsum.state_ns[s] += lv[c].state_ns[s];
+	}
+	st->rb_drops = sum[TSA_C_RB_DROPS] - p->prev[TSA_C_RB_DROPS];
+	st->storage_fail = sum[TSA_C_STORAGE_FAIL] - p->prev[TSA_C_STORAGE_FAIL];
+	st->unknown_switch = sum[TSA_C_UNKNOWN_SWITCH] - p->prev[TSA_C_UNKNOWN_SWITCH];
+	st->tracked = sum[TSA_C_TRACKED] - p->prev[TSA_C_TRACKED];
+	st->emitted = sum[TSA_C_EMITTED] - p->prev[TSA_C_EMITTED];
+	st->stale = p->stale;
+	p->stale = 0;
+	st->lost.records = lsum.records - p->prev_lost.records;
+	st->lost.lifetime_ns = lsum.lifetime_ns - p->prev_lost.lifetime_ns;
+	for (int s = 0; s < TSA_ST_NR; s++)
+		st->lost.state_ns[s] = lsum.state_ns[s] - p->prev_lost.state_ns[s];
+	memcpy(p->prev, sum, sizeof(sum));
+	p->prev_lost = lsum;
+out:
+	free(vals);
+	free(lv);
+	return ret;
+}
+
+/* The probe seam (probe.h). */
+
+static int sp_arm(struct probe *pr, const struct spawn *child, struct run *r)
+{
+	struct sched_probe *sp = pr->ctx;
+	int ret;
+
+	sched_probe__new_generation(sp);
+	sched_probe__stats(sp, &(struct sched_probe_stats){0}); /* reset the deltas */
+	ret = sched_probe__mark(sp, child->pidfd, child->pid, child->pid, getpid(), TSA_F_ROOT, 0);
+	if (ret) {
+		snprintf(pr->reason, sizeof(pr->reason), "cannot mark the command: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	run__source(r, "ebpf", true, NULL);
+	return 0;
+}
+
+static int sp_fd(struct probe *pr)
+{
+	return sched_probe__fd(pr->ctx);
+}
+
+static int sp_ready(struct probe *pr)
+{
+	int n = sched_probe__drain(pr->ctx);
+
+	return n < 0 ? n : 0;
+}
+
+static int sp_collect(struct probe *pr, struct run *r)
+{
+	struct sched_probe *sp = pr->ctx;
+	struct sched_probe_stats st;
+	struct tsa_thread *recs;
+	size_t n;
+	int64_t live;
+	int ret;
+
+	/* A reaped thread may still be on its way to its final switch-out. */
+	live = sched_probe__settle(sp, r->desc.left_running ? 50 : 1000);
+	if (live > 0) {
+		ret = sched_probe__survivors(sp);
+		if (ret < 0)
+			run__note(r, "ebpf: cannot read the threads still running: %s",
+				  strerror(-ret));
+		else if (!r->desc.left_running && r->status != RUN_INTERRUPTED)
+			r->quality.unsettled = (uint64_t)(live - ret > 0 ? live - ret : 0);
+	}
+	ret = sched_probe__stats(sp, &st);
+	if (ret)
+		return ret;
+	r->quality.lost_events += st.rb_drops;
+	r->quality.map_full_drops += st.storage_fail;
+	r->quality.unexpected_transitions += st.unknown_switch;
+	r->quality.lost = st.lost;
+	recs = sched_probe__take(sp, &n);
+	ret = fold_run(r, recs, n);
+	free(recs);
+	return ret;
+}
+
+void sched_probe__as_probe(struct sched_probe *sp, struct probe *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->name = "ebpf";
+	out->ctx = sp;
+	out->arm = sp_arm;
+	out->fd = sp_fd;
+	out->on_ready = sp_ready;
+	out->collect = sp_collect;
+}

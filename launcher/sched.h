@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The eBPF scheduler probe (bpf/sched.bpf.c): load, attach, mark the
+ * command, collect one record per thread.
+ *
+ * Records arrive through a ring buffer as threads exit; sched_probe__drain()
+ * appends them to the probe's record array, which the caller takes with
+ * sched_probe__take(). Threads still alive at the end are read with
+ * sched_probe__survivors().
+ */
+#ifndef TSARUN_SCHED_H
+#define TSARUN_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tsarun.h"
+
+struct sched_probe;
+
+struct sched_probe_opts {
+	uint64_t ringbuf_bytes;
+};
+
+/* Totals of the probe's own counters, as deltas since the last reset. */
+struct sched_probe_stats {
+	uint64_t rb_drops;
+	uint64_t storage_fail;
+	uint64_t unknown_switch;
+	uint64_t tracked;
+	uint64_t emitted;
+	uint64_t stale; /* records of earlier generations, dropped */
+	struct tsa_lost lost;
+};
+
+/* Open, size, load and attach. Returns NULL with errno set and a reason in err. */
+struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err, size_t errlen);
+void sched_probe__free(struct sched_probe *p);
+
+/*
+ * Track the process behind pidfd (and everything it forks) from its next
+ * scheduler event on. flags adds TSA_F_ROOT or TSA_F_PREEXISTING. For a
+ * pre-existing task, start_ns is the attach time; 0 lets the first event
+ * start the clock. Returns 0 or -errno.
+ */
+int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pid_t ppid,
+		      uint32_t flags, uint64_t start_ns);
+
+/*
+ * Start a new generation (a new run): records of tasks tracked in an earlier
+ * generation (survivors left running) are dropped and counted from now on.
+ */
+void sched_probe__new_generation(struct sched_probe *p);
+
+/* The ring buffer's epoll descriptor, for the event loop. */
+int sched_probe__fd(const struct sched_probe *p);
+
+/* Move every record waiting in the ring buffer to the array. Returns count or -errno. */
+int sched_probe__drain(struct sched_probe *p);
+
+/* Tracked threads whose final record has not been sent yet. */
+int64_t sched_probe__live(const struct sched_probe *p);
+
+/*
+ * Wait (draining) up to timeout_ms for every tracked thread's record;
+ * a thread reaped by its parent is still on its way to its final switch.
+ * Returns the number still outstanding.
+ */
+int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms);
+
+/* Append snapshots of tracked threads still alive. Returns count or -errno. */
+int sched_probe__survivors(struct sched_probe *p);
+
+/* Hand the collected records to the caller (who frees them) and start a new array. */
+struct tsa_thread *sched_probe__take(struct sched_probe *p, size_t *n);
+
+/* Counter deltas since the previous call. */
+int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st);
+
+struct probe;
+
+/*
+ * Present the probe to the supervisor: arm marks the command, on_ready
+ * drains the ring buffer, collect settles, reads survivors and folds the
+ * records into the run (threads, processes, totals, quality).
+ */
+void sched_probe__as_probe(struct sched_probe *sp, struct probe *out);
+
+#endif /* TSARUN_SCHED_H */

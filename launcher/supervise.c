@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/* One run: spawn, arm, release, watch, collect. */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "evloop.h"
+#include "options.h"
+#include "probe.h"
+#include "run.h"
+#include "spawn.h"
+#include "status.h"
+#include "supervise.h"
+#include "tree.h"
+
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+const int supervise_forwarded[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+struct watch {
+	struct supervisor *sv;
+	struct run *r;
+	struct spawn *child;
+	bool main_exited;
+	bool tree_empty;
+	bool stop_waiting; /* interrupted after the command exited: do not wait for the rest */
+	bool exit_counted; /* descendants counted when the command exited */
+	uint64_t main_exit_ns;
+	int kill_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
+	uint64_t kill_deadline_ns;
+	int err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000ull;
+}
+
+static void add_rusage(struct run_rusage *sum, const struct rusage *ru)
+{
+	sum->user_ns += tv_ns(&ru->ru_utime);
+	sum->sys_ns += tv_ns(&ru->ru_stime);
+	if (ru->ru_maxrss > sum->max_rss_kb)
+		sum->max_rss_kb = ru->ru_maxrss;
+	sum->minflt += ru->ru_minflt;
+	sum->majflt += ru->ru_majflt;
+	sum->nvcsw += ru->ru_nvcsw;
+	sum->nivcsw += ru->ru_nivcsw;
+	sum->inblock += ru->ru_inblock;
+	sum->oublock += ru->ru_oublock;
+}
+
+/* waitid(2) with the rusage argument the raw system call has and glibc hides. */
+static int waitid_rusage(siginfo_t *si, struct rusage *ru)
+{
+	memset(si, 0, sizeof(*si));
+	return (int)syscall(SYS_waitid, P_ALL, 0, si, WEXITED | WNOHANG | __WALL, ru);
+}
+
+/* Reap every child that has exited: the command and orphans reparented to us. */
+static void reap(struct watch *w)
+{
+	struct rusage ru;
+	siginfo_t si;
+
+	for (;;) {
+		if (waitid_rusage(&si, &ru) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				w->tree_empty = true;
+			return;
+		}
+		if (si.si_pid == 0)
+			return; /* children remain, none has exited */
+		add_rusage(&w->r->ru, &ru);
+		if (si.si_pid == w->child->pid) {
+			int ws = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8
+							  : (si.si_status & 0x7f) |
+								    (si.si_code == CLD_DUMPED ? 0x80 : 0);
+
+			w->main_exited = true;
+			w->main_exit_ns = now_ns();
+			status_from_wait(w->r, ws);
+		} else {
+			w->r->desc.reaped_orphans++;
+		}
+	}
+}
+
+static void signal_descendants(int sig)
+{
+	pid_t *pids;
+	size_t n;
+
+	if (tree_descendants(getpid(), &pids, &n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], sig);
+	free(pids);
+}
+
+static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+	/* A signal from the terminal already reached a command in our process group. */
+	bool from_tty = si->ssi_code == SI_KERNEL;
+
+	if (!w->r->interrupt_signal)
+		w->r->interrupt_signal = sig;
+	if (!w->sv->interrupted)
+		w->sv->interrupted = sig;
+	w->r->status = RUN_INTERRUPTED;
+	if (!w->main_exited) {
+		if (!from_tty || getpgid(w->child->pid) != getpgrp())
+			syscall(SYS_pidfd_send_signal, w->child->pidfd, sig, NULL, 0);
+		return;
+	}
+	/* The command has exited; we were waiting for its descendants. Stop waiting. */
+	if (!from_tty)
+		signal_descendants(sig);
+	w->stop_waiting = true;
+}
+
+static int on_signal(void *ctx, uint32_t events)
+{
+	struct watch *w = ctx;
+	struct signalfd_siginfo si;
+	ssize_t n;
+
+	for (;;) {
+		n = read(w->sv->sigfd, &si, sizeof(si));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != sizeof(si))
+			break;
+		if (si.ssi_signo == SIGCHLD)
+			reap(w);
+		else
+			on_interrupt(w, &si);
+	}
+	/* SIGCHLD can be coalesced with one already consumed: reap anyway. */
+	reap(w);
+	return 0;
+}
+
+static int on_probe(void *ctx, uint32_t events)
+{
+	struct probe *p = ctx;
+
+	return p->on_ready ? p->on_ready(p) : 0;
+}
+
+static uint32_t count_descendants(void)
+{
+	pid_t *pids;
+	size_t n;
+
+	if (tree_descendants(getpid(), &pids, &n))
+		return 0;
+	free(pids);
+	return (uint32_t)n;
+}
+
+static int watch_loop(struct watch *w, struct evloop *l)
+{
+	struct supervisor *sv = w->sv;
+	uint64_t next_tick[8] = {0};
+	int ret;
+
+	for (int i = 0; i < sv->nprobes && i < 8; i++)
+		if (sv->probes[i].armed && sv->probes[i].tick_ns)
+			next_tick[i] = now_ns() + sv->probes[i].tick_ns;
+	reap(w);
+	for (;;) {
+		uint64_t now = now_ns(), deadline = UINT64_MAX;
+		int timeout;
+
+		for (int i = 0; i < sv->nprobes && i < 8; i++) {
+			if (!next_tick[i])
+				continue;
+			if (now >= next_tick[i]) {
+				sv->probes[i].on_tick(&sv->probes[i], now);
+				next_tick[i] += sv->probes[i].tick_ns;
+				if (next_tick[i] <= now)
+					next_tick[i] = now + sv->probes[i].tick_ns;
+			}
+			if (next_tick[i] < deadline)
+				deadline = next_tick[i];
+		}
+		if (w->main_exited) {
+			if (w->tree_empty || w->stop_waiting)
+				return 0;
+			if (sv->o->descendants == DESC_LEAVE)
+				return 0;
+			if (sv->o->descendants == DESC_KILL) {
+				if (w->kill_stage == 0) {
+					signal_descendants(SIGTERM);
+					w->kill_stage = 1;
+					w->kill_deadline_ns = now + sv->o->kill_grace_ns;
+				} else if (w->kill_stage == 1 && now >= w->kill_deadline_ns) {
+					signal_descendants(SIGKILL);
+					w->kill_stage = 2;
+				}
+				if (w->kill_stage == 1 && w->kill_deadline_ns < deadline)
+					deadline = w->kill_deadline_ns;
+			}
+		}
+		timeout = -1;
+		if (deadline != UINT64_MAX)
+			timeout = deadline > now ? (int)((deadline - now + 999999) / 1000000) : 0;
+		ret = evloop__run_once(l, timeout);
+		if (ret < 0)
+			return ret;
+		if (w->main_exited && !w->exit_counted) {
+			w->exit_counted = true;
+			if (!w->tree_empty)
+				w->r->desc.running_at_exit = count_descendants();
+		}
+	}
+}
+
+int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen)
+{
+	struct spawn child;
+	struct spawn_result sres;
+	struct watch w = {.sv = sv, .r = r, .child = &child};
+	struct evloop *l;
+	int ret;
+
+	r->desc.policy = sv->o->descendants;
+	l = evloop__new();
+	if (!l) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create the event loop: %s", strerror(-ret));
+		return ret;
+	}
+	ret = spawn__new(&child, sv->o->argv, sv->user, sv->child_mask);
+	if (ret) {
+		snprintf(err, errlen, "cannot create the child process: %s", strerror(-ret));
+		goto out_loop;
+	}
+	r->root_pid = (uint32_t)child.pid;
+
+	/* The exec barrier: every probe goes in place while the child waits. */
+	for (int i = 0; i < sv->nprobes; i++) {
+		struct probe *p = &sv->probes[i];
+
+		p->armed = false;
+		if (!p->arm) {
+			p->armed = true;
+		} else {
+			ret = p->arm(p, &child, r);
+			if (ret) {
+				if (!p->reason[0])
+					snprintf(p->reason, sizeof(p->reason), "%s", strerror(-ret));
+				run__source(r, p->name, false, p->reason);
+				continue;
+			}
+			p->armed = true;
+		}
+		if (p->fd && p->fd(p) >= 0) {
+			ret = evloop__add(l, p->fd(p), on_probe, p);
+			if (ret) {
+				snprintf(err, errlen, "cannot watch the %s source: %s", p->name,
+					 strerror(-ret));
+				goto out_child;
+			}
+		}
+	}
+	ret = evloop__add(l, sv->sigfd, on_signal, &w);
+	if (ret) {
+		snprintf(err, errlen, "cannot watch signals: %s", strerror(-ret));
+		goto out_child;
+	}
+
+	r->start_mono_ns = now_ns();
+	ret = spawn__release(&child, &sres);
+	if (ret) {
+		snprintf(err, errlen, "cannot release the child: %s", strerror(-ret));
+		goto out_child;
+	}
+	if (sres.stage != SPAWN_OK) {
+		r->status = RUN_NOT_STARTED;
+		if (sres.stage == SPAWN_EXEC) {
+			r->exit_code = spawn_exec_exit_code(sres.err);
+			fprintf(stderr, "tsarun: cannot execute '%s': %s\n", sv->o->argv[0],
+				strerror(sres.err));
+		} else {
+			r->exit_code = 125;
+			fprintf(stderr, "tsarun: cannot %s for '%s': %s\n",
+				sres.stage == SPAWN_CREDS ? "switch user" : "set up the command",
+				sv->o->argv[0], strerror(sres.err));
+		}
+	}
+
+	ret = watch_loop(&w, l);
+	if (ret < 0) {
+		snprintf(err, errlen, "event loop failed: %s", strerror(-ret));
+		goto out_child;
+	}
+	r->wall_ns = w.main_exit_ns - r->start_mono_ns;
+	r->desc.waited_ns = now_ns() - w.main_exit_ns;
+	if (w.kill_stage)
+		r->desc.killed = r->desc.running_at_exit;
+	if (!w.tree_empty)
+		r->desc.left_running = count_descendants();
+
+	for (int i = 0; i < sv->nprobes; i++) {
+		struct probe *p = &sv->probes[i];
+
+		if (!p->armed || !p->collect)
+			continue;
+		ret = p->collect(p, r);
+		if (ret) {
+			run__source(r, p->name, false, p->reason[0] ? p->reason : strerror(-ret));
+			run__note(r, "%s: collecting failed: %s", p->name, strerror(-ret));
+		}
+	}
+	ret = 0;
+out_child:
+	spawn__free(&child);
+out_loop:
+	evloop__free(l);
+	return ret;
+}

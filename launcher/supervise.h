@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One run of the command: spawn at the barrier, arm the probes, release,
+ * watch (signals, reaping, probe descriptors, ticks) until the tree has
+ * ended, then let each probe collect into the run.
+ */
+#ifndef TSARUN_SUPERVISE_H
+#define TSARUN_SUPERVISE_H
+
+#include <signal.h>
+#include <stddef.h>
+
+struct probe;
+struct run;
+struct target_user;
+struct tsarun_opts;
+
+struct supervisor {
+	const struct tsarun_opts *o;
+	const struct target_user *user;
+	struct probe *probes;
+	int nprobes;
+	int sigfd;               /* signalfd for SIGCHLD and the forwarded signals */
+	const sigset_t *child_mask; /* the mask the command starts with */
+	int interrupted;         /* first interrupting signal over all runs */
+};
+
+/* The signals tsarun forwards to the command. */
+extern const int supervise_forwarded[4];
+
+/*
+ * Run the command once into r (index and warmup set by the caller).
+ * Returns 0 when the run happened, even if the command failed or could not
+ * be executed (r says so); -errno with a message in err when tsarun itself
+ * failed.
+ */
+int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen);
+
+#endif /* TSARUN_SUPERVISE_H */

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* The live processes below a given one, read from /proc. */
+#ifndef TSARUN_TREE_H
+#define TSARUN_TREE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Pids of every live process descending from ancestor (not ancestor itself),
+ * zombies excluded. *out is malloc'd; the caller frees it. Returns 0 or -errno.
+ */
+int tree_descendants(pid_t ancestor, pid_t **out, size_t *n);
+
+#endif /* TSARUN_TREE_H */
