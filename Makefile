@@ -52,7 +52,7 @@ CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 # the binary does not depend on the exact libbpf soname at run time.
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	-D_GNU_SOURCE -MMD -MP -I$(OUTPUT) -I. -Ibpf -Ianalyze -Ilauncher \
+	-D_GNU_SOURCE -MMD -MP -iquote $(OUTPUT) -iquote . -iquote bpf -iquote analyze -iquote launcher \
 	-DTSARUN_VERSION='"$(VERSION)"' -DTSARUN_REV='"$(GIT_REV)"' \
 	-DTSARUN_LIBDIR='"$(LIBDIR)"' \
 	$(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
@@ -90,7 +90,7 @@ TSARUN := $(OUTPUT)/tsarun
 all: $(TSARUN)
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/launcher $(OUTPUT)/analyze $(OUTPUT)/tests/unit \
-$(OUTPUT)/tests/workloads:
+$(OUTPUT)/tests/workloads $(OUTPUT)/examples:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
@@ -135,12 +135,13 @@ $(TSARUN): $(MAIN_OBJ) $(LIBLAUNCHER) $(LIBANALYZE)
 # Unit tests: one cmocka binary per module.
 $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIBLAUNCHER) $(LIBANALYZE) | $(OUTPUT)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) $< $(LIBLAUNCHER) $(LIBANALYZE) \
+	$(Q)$(CC) $(ALL_CFLAGS) -iquote tests/unit -DSRCDIR='"$(CURDIR)"' $(ALL_LDFLAGS) $< \
+		$(LIBLAUNCHER) $(LIBANALYZE) \
 		$(LIBS) $(CMOCKA_LIBS) -o $@
 
 # Workloads with known behaviour, built with frame pointers and -g so that
 # stacks and symbols are checkable.
-$(OUTPUT)/tests/workloads/%: tests/workloads/%.c | $(OUTPUT)/tests/workloads
+$(OUTPUT)/tests/workloads/%: tests/workloads/%.c tests/workloads/common.h | $(OUTPUT)/tests/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -D_GNU_SOURCE \
 		$< -o $@ -lpthread -lm
@@ -166,7 +167,11 @@ check: $(TSARUN) tests asan
 bench: $(TSARUN) $(WORKLOAD_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/bench/run
 
-demo: deps $(TSARUN)
+$(OUTPUT)/examples/%: examples/%.c | $(OUTPUT)/examples
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -D_GNU_SOURCE $< -o $@ -lpthread
+
+demo: deps $(TSARUN) $(OUTPUT)/examples/bench
 	$(Q)examples/demo.sh $(TSARUN)
 
 deps:

@@ -156,9 +156,11 @@ static cJSON *thread_json(const struct thread_acct *t)
 	add_u64(o, "involuntary_switches", t->involuntary);
 	add_u64(o, "wakeups", t->wakeups);
 	add_u64(o, "migrations", t->migrations);
+	add_u64(o, "untraced_switch_ins", t->untraced);
 	add_u64(o, "steal_ns", t->steal_ns);
-	cJSON_AddItemToObject(o, "wakeup_latency_ns",
-			      latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
+	cJSON_AddItemToObject(
+	    o, "wakeup_latency_ns",
+	    latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
 	cJSON_AddItemToObject(o, "offcpu_hist_log2_us", hist_json(t->hist));
 	if (t->have_delays) {
 		cJSON *d = cJSON_CreateObject();
@@ -241,8 +243,9 @@ static cJSON *totals_json(const struct run_totals *t)
 	add_u64(o, "wakeups", t->wakeups);
 	add_u64(o, "migrations", t->migrations);
 	add_u64(o, "steal_ns", t->steal_ns);
-	cJSON_AddItemToObject(o, "wakeup_latency_ns",
-			      latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
+	cJSON_AddItemToObject(
+	    o, "wakeup_latency_ns",
+	    latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
 	add_u64(o, "max_threads_alive", t->max_threads_alive);
 	return o;
 }
@@ -257,7 +260,10 @@ static cJSON *check_json(const struct cross_check *c, const char *unit)
 		return o;
 	}
 	cJSON_AddNumberToObject(o, "compared", c->compared);
+	cJSON_AddNumberToObject(o, "short_lived", c->short_lived);
 	add_frac(o, "total_fraction", c->total);
+	add_u64(o, "sum_ebpf", c->sum_ebpf);
+	add_u64(o, "sum_kernel", c->sum_kernel);
 	add_frac(o, "worst_fraction", c->worst);
 	add_u64(o, unit, c->worst_abs);
 	if (c->worst_tid)
@@ -288,6 +294,7 @@ static cJSON *quality_json(const struct run_quality *q)
 	add_u64(o, "stack_drops", q->stack_drops);
 	add_u64(o, "taskstats_drops", q->taskstats_drops);
 	add_u64(o, "unexpected_transitions", q->unexpected_transitions);
+	add_u64(o, "untraced_switch_ins", q->untraced_switch_ins);
 	add_u64(o, "unsettled_threads", q->unsettled);
 	add_frac(o, "residual_percent", q->residual_percent);
 	lost = cJSON_CreateObject();
@@ -334,8 +341,7 @@ static cJSON *run_json(const struct run *r)
 	cJSON_AddBoolToObject(ex, "core_dumped", r->core_dumped);
 	cJSON_AddItemToObject(o, "exit", ex);
 	if (r->interrupt_signal)
-		add_str(o, "interrupted_by",
-			status_signame(r->interrupt_signal, sig, sizeof(sig)));
+		add_str(o, "interrupted_by", status_signame(r->interrupt_signal, sig, sizeof(sig)));
 	else
 		cJSON_AddNullToObject(o, "interrupted_by");
 	cJSON_AddNumberToObject(o, "root_pid", r->root_pid);
@@ -352,7 +358,8 @@ static cJSON *run_json(const struct run *r)
 	cJSON_AddNumberToObject(ru, "oublock", (double)r->ru.oublock);
 	cJSON_AddItemToObject(o, "rusage", ru);
 	d = cJSON_CreateObject();
-	add_str(d, "policy", policy[r->desc.policy >= 0 && r->desc.policy < 3 ? r->desc.policy : 0]);
+	add_str(d, "policy",
+		policy[r->desc.policy >= 0 && r->desc.policy < 3 ? r->desc.policy : 0]);
 	cJSON_AddNumberToObject(d, "running_at_exit", r->desc.running_at_exit);
 	cJSON_AddNumberToObject(d, "reaped_orphans", r->desc.reaped_orphans);
 	cJSON_AddNumberToObject(d, "killed", r->desc.killed);

@@ -62,10 +62,12 @@ static void convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t 
 	t->involuntary = s->involuntary;
 	t->wakeups = s->wakeups;
 	t->migrations = s->migrations;
+	t->untraced = s->untraced;
 	t->wakeup_lat_sum = s->wakeup_lat_sum;
 	t->wakeup_lat_max = s->wakeup_lat_max;
 	t->wakeup_lat_count = s->wakeup_lat_count;
-	t->steal_ns = s->steal_ns < s->state_ns[TSA_ST_ONCPU] ? s->steal_ns : s->state_ns[TSA_ST_ONCPU];
+	t->steal_ns =
+	    s->steal_ns < s->state_ns[TSA_ST_ONCPU] ? s->steal_ns : s->state_ns[TSA_ST_ONCPU];
 	t->exit_status = s->exit_status;
 	t->execs = s->execs;
 	t->first_state_known = !(s->flags & TSA_F_PREEXISTING);
@@ -75,6 +77,7 @@ static void convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t 
 			 s->kend[TSA_K_SUM_EXEC] >= s->kstart[TSA_K_SUM_EXEC] &&
 			 (s->kend[TSA_K_SUM_EXEC] || s->kend[TSA_K_PCOUNT]);
 	if (t->have_kernel) {
+		t->k_before_ns = s->kstart[TSA_K_SUM_EXEC];
 		t->k_sum_exec_ns = s->kend[TSA_K_SUM_EXEC] - s->kstart[TSA_K_SUM_EXEC];
 		t->k_run_delay_ns = s->kend[TSA_K_RUN_DELAY] - s->kstart[TSA_K_RUN_DELAY];
 		t->k_pcount = s->kend[TSA_K_PCOUNT] - s->kstart[TSA_K_PCOUNT];
@@ -108,7 +111,8 @@ static int build_procs(struct run *r)
 			if (procs[j].pid == t->pid)
 				break;
 		/* A second leader that starts after the first process ended: pid reuse. */
-		if (j == (size_t)-1 || (leader && has_leader[j] && t->start_ns >= procs[j].end_ns)) {
+		if (j == (size_t)-1 ||
+		    (leader && has_leader[j] && t->start_ns >= procs[j].end_ns)) {
 			j = np++;
 			procs[j].pid = t->pid;
 			procs[j].ppid = t->ppid;
@@ -183,15 +187,28 @@ static uint64_t peak_alive(const struct run *r)
 	return peak;
 }
 
+/*
+ * The kernel reads its scheduler clock when __schedule() starts, the probe
+ * at the tracepoint a few microseconds later (after picking the next task,
+ * and any idle balancing); the wakeup path differs the same way. Over a
+ * 100 us thread that jitter is a large fraction of the life, so threads
+ * shorter than this count in the totals but are not compared one by one.
+ */
+#define CHECK_MIN_LIFETIME_NS 10000000ull
+
 static void check_thread(struct cross_check *c, uint64_t ebpf, uint64_t kernel, uint64_t base,
-			 uint32_t tid, uint64_t *sum_e, uint64_t *sum_k)
+			 uint64_t lifetime, uint32_t tid, uint64_t *sum_e, uint64_t *sum_k)
 {
 	double f = fold_frac(ebpf, kernel, base);
 
 	c->available = true;
-	c->compared++;
 	*sum_e += ebpf;
 	*sum_k += kernel;
+	if (lifetime < CHECK_MIN_LIFETIME_NS) {
+		c->short_lived++;
+		return;
+	}
+	c->compared++;
 	if (c->compared == 1 || f > c->worst) {
 		c->worst = f;
 		c->worst_abs = ebpf > kernel ? ebpf - kernel : kernel - ebpf;
@@ -207,40 +224,49 @@ static void no_records(struct cross_check *c)
 static void cross_checks(struct run *r)
 {
 	struct run_quality *q = &r->quality;
-	uint64_t e[5] = {0}, k[5] = {0}, tree_ebpf = 0, tree_delay = 0, tree_kernel;
+	uint64_t e[5] = {0}, k[5] = {0}, tree_ebpf = 0, tree_delay = 0, tree_before = 0,
+		 tree_kernel;
 	bool any_alive = false;
 
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct thread_acct *t = &r->threads[i];
 		/* The kernel's sum_exec_runtime leaves out steal time: compare like with like. */
-		uint64_t on = t->state_ns[TSA_ST_ONCPU] - t->steal_ns, rq = t->state_ns[TSA_ST_RUNQ];
+		uint64_t on = t->state_ns[TSA_ST_ONCPU] - t->steal_ns,
+			 rq = t->state_ns[TSA_ST_RUNQ];
 
 		if (t->flags & TSA_F_SURVIVOR) {
 			any_alive = true;
 		} else {
 			tree_ebpf += on + rq;
 			tree_delay += t->k_run_delay_ns;
+			tree_before += t->k_before_ns;
 		}
 		if (!t->have_kernel)
 			continue;
 		check_thread(&q->runnable, on + rq, t->k_sum_exec_ns + t->k_run_delay_ns,
-			     t->lifetime_ns, t->tid, &e[4], &k[4]);
-		check_thread(&q->on_cpu, on, t->k_sum_exec_ns, t->lifetime_ns, t->tid, &e[0], &k[0]);
-		check_thread(&q->runqueue, rq, t->k_run_delay_ns, t->lifetime_ns, t->tid, &e[1],
-			     &k[1]);
-		/* Counts: the fraction is of the kernel's count (at least 1). */
+			     t->lifetime_ns, t->lifetime_ns, t->tid, &e[4], &k[4]);
+		check_thread(&q->on_cpu, on, t->k_sum_exec_ns, t->lifetime_ns, t->lifetime_ns,
+			     t->tid, &e[0], &k[0]);
+		check_thread(&q->runqueue, rq, t->k_run_delay_ns, t->lifetime_ns, t->lifetime_ns,
+			     t->tid, &e[1], &k[1]);
+		/* Counts have no clock: every thread is compared, as a fraction of the kernel's count. */
 		check_thread(&q->slices, t->slices, t->k_pcount, t->k_pcount ? t->k_pcount : 1,
-			     t->tid, &e[2], &k[2]);
+			     UINT64_MAX, t->tid, &e[2], &k[2]);
 		check_thread(&q->switches, t->voluntary + t->involuntary, t->k_nvcsw + t->k_nivcsw,
-			     t->k_nvcsw + t->k_nivcsw ? t->k_nvcsw + t->k_nivcsw : 1, t->tid, &e[3],
-			     &k[3]);
+			     t->k_nvcsw + t->k_nivcsw ? t->k_nvcsw + t->k_nivcsw : 1, UINT64_MAX,
+			     t->tid, &e[3], &k[3]);
 		q->kernel_shift_ns += (int64_t)t->k_sum_exec_ns - (int64_t)on;
 	}
-	q->on_cpu.total = fold_frac(e[0], k[0], k[0]);
-	q->runqueue.total = fold_frac(e[1], k[1], k[1]);
-	q->slices.total = fold_frac(e[2], k[2], k[2]);
-	q->switches.total = fold_frac(e[3], k[3], k[3]);
-	q->runnable.total = fold_frac(e[4], k[4], k[4]);
+	{
+		struct cross_check *cs[5] = {&q->on_cpu, &q->runqueue, &q->slices, &q->switches,
+					     &q->runnable};
+
+		for (int i = 0; i < 5; i++) {
+			cs[i]->total = fold_frac(e[i], k[i], k[i]);
+			cs[i]->sum_ebpf = e[i];
+			cs[i]->sum_kernel = k[i];
+		}
+	}
 	if (!r->nthreads) {
 		no_records(&q->runnable);
 		no_records(&q->on_cpu);
@@ -249,9 +275,13 @@ static void cross_checks(struct run *r)
 		no_records(&q->switches);
 	}
 
-	/* rusage has user+sys (the kernel's sum_exec_runtime) of every reaped process. */
+	/*
+	 * rusage has user+sys (the kernel's sum_exec_runtime) of every reaped
+	 * process, including the command's CPU time before tracking began.
+	 */
 	tree_ebpf += q->lost.state_ns[TSA_ST_ONCPU] + q->lost.state_ns[TSA_ST_RUNQ];
 	tree_kernel = r->ru.user_ns + r->ru.sys_ns + tree_delay;
+	tree_kernel = tree_kernel > tree_before ? tree_kernel - tree_before : 0;
 	if (any_alive) {
 		snprintf(q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
 			 "processes still running are not in rusage");
@@ -260,13 +290,20 @@ static void cross_checks(struct run *r)
 	} else if (q->lost.records) {
 		snprintf(q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
 			 "run delays of lost thread records are unknown");
+	} else if (r->ru.user_ns + r->ru.sys_ns < CHECK_MIN_LIFETIME_NS) {
+		/* rusage misses each thread's last microseconds (after __exit_signal). */
+		snprintf(
+		    q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
+		    "under 10 ms of CPU: rusage leaves out microseconds of each thread's exit");
 	} else {
 		q->tree_cpu.available = true;
 		q->tree_cpu.compared = 1;
 		q->tree_cpu.worst = fold_frac(tree_ebpf, tree_kernel, tree_kernel);
 		q->tree_cpu.total = q->tree_cpu.worst;
-		q->tree_cpu.worst_abs = tree_ebpf > tree_kernel ? tree_ebpf - tree_kernel
-							       : tree_kernel - tree_ebpf;
+		q->tree_cpu.sum_ebpf = tree_ebpf;
+		q->tree_cpu.sum_kernel = tree_kernel;
+		q->tree_cpu.worst_abs =
+		    tree_ebpf > tree_kernel ? tree_ebpf - tree_kernel : tree_kernel - tree_ebpf;
 	}
 }
 
@@ -336,7 +373,7 @@ int fold_run(struct run *r, const struct tsa_thread *recs, size_t n)
 	}
 	tot->max_threads_alive = peak_alive(r);
 	r->quality.residual_percent =
-		tot->lifetime_ns ? 100.0 * (double)tot->residual_ns / (double)tot->lifetime_ns : 0;
+	    tot->lifetime_ns ? 100.0 * (double)tot->residual_ns / (double)tot->lifetime_ns : 0;
 	cross_checks(r);
 out:
 	free(order);

@@ -30,7 +30,8 @@ static int next_u64(const char **p, const char *end, uint64_t *v)
 	return 0;
 }
 
-static int next_i64(const char **p, const char *end, int64_t *v)
+/* Next field, signed or not: /proc prints u64 fields (rsslim) past INT64_MAX. */
+static int next_field(const char **p, const char *end, int64_t *v)
 {
 	const char *s = *p;
 	uint64_t u;
@@ -45,9 +46,10 @@ static int next_i64(const char **p, const char *end, int64_t *v)
 	err = next_u64(&s, end, &u);
 	if (err)
 		return err;
-	if (u > (uint64_t)INT64_MAX)
+	if (neg && u > (uint64_t)INT64_MAX)
 		return -ERANGE;
-	*v = neg ? -(int64_t)u : (int64_t)u;
+	*v = neg ? -(int64_t)u
+		 : (int64_t)u; /* large unsigned values wrap; callers read them as u64 */
 	*p = s;
 	return 0;
 }
@@ -74,7 +76,7 @@ int procfs_parse_stat(const char *buf, size_t len, struct procfs_stat *st)
 	if (!close)
 		return -EINVAL;
 	p = buf;
-	if (next_i64(&p, open, &v) || v <= 0 || v > INT32_MAX)
+	if (next_field(&p, open, &v) || v <= 0 || v > INT32_MAX)
 		return -EINVAL;
 	st->pid = (int32_t)v;
 	n = (size_t)(close - open - 1);
@@ -90,7 +92,7 @@ int procfs_parse_stat(const char *buf, size_t len, struct procfs_stat *st)
 	/* Fields 4.. : ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
 	 * utime stime cutime cstime priority nice num_threads itrealvalue starttime ... */
 	for (int field = 4; field <= 39; field++) {
-		if (next_i64(&p, end, &v))
+		if (next_field(&p, end, &v))
 			return field > 22 ? 0 : -EINVAL; /* old kernels end early; 22 is required */
 		u = (uint64_t)v;
 		switch (field) {

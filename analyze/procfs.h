@@ -20,7 +20,7 @@ struct procfs_stat {
 	uint64_t stime_ticks;
 	int64_t num_threads;
 	uint64_t starttime_ticks; /* field 22: since boot, in clock ticks */
-	int32_t processor;        /* field 39 */
+	int32_t processor;	  /* field 39 */
 };
 
 /* Parse the contents of /proc/<pid>/stat (len bytes, need not be NUL-terminated). */

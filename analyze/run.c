@@ -76,9 +76,9 @@ const char *run_status_name(enum run_status s)
 const char *state_name(int st)
 {
 	static const char *const names[TSA_ST_NR] = {
-		[TSA_ST_ONCPU] = "on_cpu",	   [TSA_ST_RUNQ] = "runqueue",
-		[TSA_ST_SLEEP] = "sleeping",	   [TSA_ST_DISK] = "uninterruptible",
-		[TSA_ST_STOPPED] = "stopped",
+	    [TSA_ST_ONCPU] = "on_cpu",	  [TSA_ST_RUNQ] = "runqueue",
+	    [TSA_ST_SLEEP] = "sleeping",  [TSA_ST_DISK] = "uninterruptible",
+	    [TSA_ST_STOPPED] = "stopped",
 	};
 
 	return st >= 0 && st < TSA_ST_NR ? names[st] : "unknown";
@@ -87,10 +87,14 @@ const char *state_name(int st)
 const char *delay_name(int d)
 {
 	static const char *const names[DELAY_NR] = {
-		[DELAY_CPU] = "cpu",		 [DELAY_BLOCK_IO] = "block_io",
-		[DELAY_SWAP_IN] = "swap_in",	 [DELAY_RECLAIM] = "reclaim",
-		[DELAY_THRASHING] = "thrashing", [DELAY_COMPACTION] = "compaction",
-		[DELAY_WPCOPY] = "write_protect_copy", [DELAY_IRQ] = "irq",
+	    [DELAY_CPU] = "cpu",
+	    [DELAY_BLOCK_IO] = "block_io",
+	    [DELAY_SWAP_IN] = "swap_in",
+	    [DELAY_RECLAIM] = "reclaim",
+	    [DELAY_THRASHING] = "thrashing",
+	    [DELAY_COMPACTION] = "compaction",
+	    [DELAY_WPCOPY] = "write_protect_copy",
+	    [DELAY_IRQ] = "irq",
 	};
 
 	return d >= 0 && d < DELAY_NR ? names[d] : "unknown";

@@ -64,16 +64,19 @@ struct thread_acct {
 	uint64_t involuntary;
 	uint64_t wakeups;
 	uint64_t migrations;
+	uint64_t untraced; /* of the slices, how many switch-ins were inferred */
 	uint64_t wakeup_lat_sum;
 	uint64_t wakeup_lat_max;
 	uint64_t wakeup_lat_count;
 	uint64_t steal_ns; /* part of on-CPU time the CPU gave to the hypervisor (or IRQs) */
-	int exit_status; /* wait(2) status when TSA_F_EXITED */
+	int exit_status;   /* wait(2) status when TSA_F_EXITED */
 	uint32_t execs;
 	bool first_state_known;
 
 	/* The kernel's own counters over the same life (the cross-check). */
 	bool have_kernel;
+	uint64_t
+	    k_before_ns; /* sum_exec_runtime spent before tracking began (the command's fork) */
 	uint64_t k_sum_exec_ns;
 	uint64_t k_run_delay_ns;
 	uint64_t k_pcount;
@@ -99,9 +102,9 @@ struct proc_acct {
 	char comm[TSA_COMM_LEN];
 	int64_t start_ns;
 	int64_t end_ns;
-	bool exited;     /* the whole process ended while we watched */
+	bool exited;	 /* the whole process ended while we watched */
 	int exit_status; /* wait(2) status, when exited */
-	bool alive;      /* still running when the run was closed */
+	bool alive;	 /* still running when the run was closed */
 	uint32_t threads;
 	uint32_t execs;
 	uint64_t thread_lifetime_ns; /* sum over its threads */
@@ -131,22 +134,26 @@ struct run_totals {
 struct cross_check {
 	bool available;
 	char reason[RUN_REASON_LEN];
-	uint32_t compared;   /* threads (or 1 for the tree) compared */
-	double worst;        /* largest |ebpf - kernel| as a fraction of the thread's lifetime */
-	uint64_t worst_abs;  /* that difference in ns (or counts) */
+	uint32_t compared;    /* threads (or 1 for the tree) compared */
+	uint32_t short_lived; /* threads in the total but too short to compare one by one */
+	double worst;	      /* largest |ebpf - kernel| as a fraction of the thread's lifetime */
+	uint64_t worst_abs;   /* that difference in ns (or counts) */
 	uint32_t worst_tid;
-	double total;        /* |sum ebpf - sum kernel| / sum kernel over all compared */
+	double total;	   /* |sum ebpf - sum kernel| / sum kernel over all threads */
+	uint64_t sum_ebpf; /* the sums behind total */
+	uint64_t sum_kernel;
 };
 
 struct run_quality {
 	struct source_status sources[RUN_MAX_SOURCES];
 	int nsources;
-	uint64_t lost_events;    /* records or events lost in transit (ring buffer full) */
+	uint64_t lost_events;	 /* records or events lost in transit (ring buffer full) */
 	uint64_t map_full_drops; /* tasks that could not be tracked: storage allocation failed */
 	uint64_t stack_drops;
 	uint64_t taskstats_drops;
 	uint64_t unexpected_transitions; /* the state machine saw an impossible order */
-	uint64_t unsettled; /* tracked threads whose final record never arrived */
+	uint64_t untraced_switch_ins;	 /* switch-ins with no event, timed from sum_exec_runtime */
+	uint64_t unsettled;		 /* tracked threads whose final record never arrived */
 	double residual_percent;
 	struct tsa_lost lost; /* times of threads whose records were lost */
 	/*
@@ -196,7 +203,7 @@ struct run_descendants {
 	uint32_t killed;
 	uint32_t left_running;
 	uint64_t waited_ns; /* time spent waiting for them after the command exited */
-	int policy;         /* enum descendants_policy */
+	int policy;	    /* enum descendants_policy */
 };
 
 struct run {
@@ -205,7 +212,7 @@ struct run {
 	bool detailed; /* threads[] and procs[] kept */
 	enum run_status status;
 	int wait_status;
-	int exit_code;   /* valid when RUN_EXITED (or interrupted and exited) */
+	int exit_code;	 /* valid when RUN_EXITED (or interrupted and exited) */
 	int term_signal; /* valid when the command was killed by a signal */
 	bool core_dumped;
 	int interrupt_signal; /* the signal that interrupted tsarun, 0 if none */
@@ -259,6 +266,6 @@ void run__note(struct run *r, const char *fmt, ...) __attribute__((format(printf
 /* Names used in the artifact and the table. */
 const char *run_status_name(enum run_status s);
 const char *state_name(int st); /* "on_cpu", "runqueue", ... */
-const char *delay_name(int d);  /* "cpu", "block_io", ... */
+const char *delay_name(int d);	/* "cpu", "block_io", ... */
 
 #endif /* TSARUN_RUN_H */

@@ -40,6 +40,8 @@ const char *status_signame(int sig, char *buf, unsigned long len)
 
 	if (abbrev)
 		snprintf(buf, len, "SIG%s", abbrev);
+	else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		snprintf(buf, len, "SIGRTMIN+%d", sig - SIGRTMIN);
 	else
 		snprintf(buf, len, "SIG%d", sig);
 	return buf;
@@ -52,7 +54,8 @@ void status_describe(const struct run *r, char *buf, unsigned long len)
 	if (r->status == RUN_NOT_STARTED)
 		snprintf(buf, len, "not started (exit %d)", r->exit_code);
 	else if (r->term_signal)
-		snprintf(buf, len, "killed by %s%s", status_signame(r->term_signal, sig, sizeof(sig)),
+		snprintf(buf, len, "killed by %s%s",
+			 status_signame(r->term_signal, sig, sizeof(sig)),
 			 r->core_dumped ? " (core dumped)" : "");
 	else
 		snprintf(buf, len, "exit %d", r->exit_code);

@@ -22,7 +22,7 @@ int status_exit_code(const struct run *r);
 /* "exit 3", "killed by SIGTERM", "killed by SIGSEGV (core dumped)". */
 void status_describe(const struct run *r, char *buf, unsigned long len);
 
-/* "SIGTERM" for 15; "SIG42" when unnamed. */
+/* "SIGTERM" for 15; "SIGRTMIN+6" for real-time signals; "SIG0" when unnamed. */
 const char *status_signame(int sig, char *buf, unsigned long len);
 
 #endif /* TSARUN_STATUS_H */

@@ -104,8 +104,7 @@ static double key_proc(const struct proc_acct *p, enum sort_key k)
 	case SORT_WAKEUP_LAT:
 	case SORT_WALL:
 	default:
-		return (double)(p->end_ns - p->start_ns) +
-		       (double)p->state_ns[TSA_ST_ONCPU] * 1e-9;
+		return (double)(p->end_ns - p->start_ns) + (double)p->state_ns[TSA_ST_ONCPU] * 1e-9;
 	}
 }
 
@@ -159,8 +158,8 @@ static void fill_cols(struct cols *c, uint64_t life, const uint64_t *st, uint64_
 	fmt_ms(st[TSA_ST_DISK], c->d, sizeof(c->d));
 	fmt_ms(other_ns(st, residual), c->other, sizeof(c->other));
 	if (lat_n)
-		snprintf(c->wake, sizeof(c->wake), "%.0f/%.0f", (double)lat_sum / (double)lat_n / 1e3,
-			 (double)lat_max / 1e3);
+		snprintf(c->wake, sizeof(c->wake), "%.0f/%.0f",
+			 (double)lat_sum / (double)lat_n / 1e3, (double)lat_max / 1e3);
 	else
 		snprintf(c->wake, sizeof(c->wake), "-");
 	snprintf(c->sw, sizeof(c->sw), "%llu/%llu", (unsigned long long)vol,
@@ -191,18 +190,20 @@ static void print_summary(FILE *f, const struct run *r, const struct table_opts 
 	char st[96], wall[32], cpu[32], user[32], sys[32], rss[32];
 
 	status_describe(r, st, sizeof(st));
-	fprintf(f, "%stsarun: %s: %s%s\n", o->color ? C_BOLD : "", o->command ? o->command : "",
-		st, o->color ? C_RESET : "");
+	fprintf(f, "%stsarun: %s: %s%s\n", o->color ? C_BOLD : "", o->command ? o->command : "", st,
+		o->color ? C_RESET : "");
 	fprintf(f, "  wall %s   cpu %s (user %s + sys %s)   max RSS %s\n",
 		fmt_dur(r->wall_ns, wall, sizeof(wall)),
 		fmt_dur(r->ru.user_ns + r->ru.sys_ns, cpu, sizeof(cpu)),
 		fmt_dur(r->ru.user_ns, user, sizeof(user)), fmt_dur(r->ru.sys_ns, sys, sizeof(sys)),
 		fmt_kb(r->ru.max_rss_kb, rss, sizeof(rss)));
-	fprintf(f, "  page faults %ld minor, %ld major   context switches %ld voluntary, %ld involuntary\n",
+	fprintf(f,
+		"  page faults %ld minor, %ld major   context switches %ld voluntary, %ld "
+		"involuntary\n",
 		r->ru.minflt, r->ru.majflt, r->ru.nvcsw, r->ru.nivcsw);
 	if (r->desc.running_at_exit) {
 		char waited[32];
-		const char *what = r->desc.policy == 1 ? "left running"
+		const char *what = r->desc.policy == 1	 ? "left running"
 				   : r->desc.policy == 2 ? "killed"
 							 : "waited for";
 
@@ -230,7 +231,8 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 			fprintf(f, " %s", q->sources[i].name);
 	for (int i = 0; i < q->nsources; i++)
 		if (!q->sources[i].active)
-			fprintf(f, "   %s unavailable: %s", q->sources[i].name, q->sources[i].reason);
+			fprintf(f, "   %s unavailable: %s", q->sources[i].name,
+				q->sources[i].reason);
 	fprintf(f, "\n  quality: residual %.3f%%   lost records %llu", q->residual_percent,
 		(unsigned long long)q->lost_events);
 	if (q->runnable.available)
@@ -247,22 +249,40 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 	if (q->runnable.available && q->kernel_shift_ns > 1000000) {
 		char d[32];
 
-		fprintf(f, "  note: the kernel's own counters charge %s of wakeup latency as CPU time "
-			   "(its clock is not re-read at a wakeup preemption); tsarun counts it as runqueue\n",
+		fprintf(f,
+			"  note: the kernel's own counters charge %s of wakeup latency as CPU time "
+			"(its clock is not re-read at a wakeup preemption); tsarun counts it as "
+			"runqueue\n",
 			fmt_dur((uint64_t)q->kernel_shift_ns, d, sizeof(d)));
 	}
 	if (q->lost_events)
-		fprintf(f, "%s  warning: %llu thread records were lost (ring buffer full; raise --ringbuf);"
-			   " their times are in the totals, not in the thread rows%s\n",
+		fprintf(f,
+			"%s  warning: %llu thread records were lost (ring buffer full; raise "
+			"--ringbuf);"
+			" their times are in the totals, not in the thread rows%s\n",
 			warn, (unsigned long long)q->lost_events, reset);
 	if (q->map_full_drops)
-		fprintf(f, "%s  warning: %llu tasks could not be tracked (task storage allocation failed)%s\n",
+		fprintf(f,
+			"%s  warning: %llu tasks could not be tracked (task storage allocation "
+			"failed)%s\n",
 			warn, (unsigned long long)q->map_full_drops, reset);
+	if (q->untraced_switch_ins)
+		fprintf(f,
+			"  note: %llu switch-ins had no scheduler event; each was timed from the "
+			"thread's sum_exec_runtime\n",
+			(unsigned long long)q->untraced_switch_ins);
+	if (q->unexpected_transitions)
+		fprintf(f,
+			"%s  warning: %llu scheduler events arrived in an impossible order; "
+			"some time may be in the wrong state%s\n",
+			warn, (unsigned long long)q->unexpected_transitions, reset);
 	if (q->unsettled)
 		fprintf(f, "%s  warning: %llu threads never delivered their final record%s\n", warn,
 			(unsigned long long)q->unsettled, reset);
 	if (q->residual_percent > 1.0)
-		fprintf(f, "%s  warning: %.2f%% of thread time is unattributed: the other figures may not add up%s\n",
+		fprintf(f,
+			"%s  warning: %.2f%% of thread time is unattributed: the other figures may "
+			"not add up%s\n",
 			warn, q->residual_percent, reset);
 	for (int i = 0; i < q->nnotes; i++)
 		fprintf(f, "  note: %s\n", q->notes[i]);
@@ -293,11 +313,11 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 	qsort(pidx, r->nprocs, sizeof(*pidx), cmp_proc_idx);
 
 	fprintf(f, "\n%s%7s %7s  %-16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n",
-		o->color ? C_BOLD : "", "PID", "TID", "COMM", "WALL ms", "ON-CPU", "RUNQ",
-		"SLEEP", "D", "OTHER", "WAKE us", "SWITCHES", o->color ? C_RESET : "");
-	fprintf(f, "%s%7s %7s  %-16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n",
-		o->color ? C_DIM : "", "", "", "", "", "", "", "(S)", "(D)", "", "avg/max",
-		"vol/invol", o->color ? C_RESET : "");
+		o->color ? C_BOLD : "", "PID", "TID", "COMM", "WALL ms", "ON-CPU", "RUNQ", "SLEEP",
+		"D", "OTHER", "WAKE us", "SWITCHES", o->color ? C_RESET : "");
+	fprintf(f, "%s%7s %7s  %-16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n", o->color ? C_DIM : "",
+		"", "", "", "", "", "", "(S)", "(D)", "", "avg/max", "vol/invol",
+		o->color ? C_RESET : "");
 	for (size_t pi = 0; pi < r->nprocs; pi++) {
 		const struct proc_acct *p = &r->procs[pidx[pi]];
 		uint64_t lat_sum = 0, lat_n = 0, lat_max = 0, vol = 0, invol = 0;
@@ -330,11 +350,24 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 			continue;
 		}
 		qsort(tidx, n, sizeof(*tidx), cmp_thread_idx);
+		snprintf(pid, sizeof(pid), "%u", p->pid);
+		if (n == 1) {
+			/* A single-threaded process is one row: its thread. */
+			const struct thread_acct *t = &r->threads[tidx[0]];
+			char tid[16];
+
+			fill_cols(&c, t->lifetime_ns, t->state_ns, t->residual_ns,
+				  t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max,
+				  t->voluntary, t->involuntary);
+			snprintf(tid, sizeof(tid), "%u", t->tid);
+			print_row(f, o, false, pid, tid, t->comm, &c);
+			shown++;
+			continue;
+		}
 		/* Process row: the process's own span, its threads' sums. */
 		fill_cols(&c, (uint64_t)(p->end_ns - p->start_ns), p->state_ns, p->residual_ns,
 			  lat_sum, lat_n, lat_max, vol, invol);
-		snprintf(pid, sizeof(pid), "%u", p->pid);
-		print_row(f, o, true, pid, n > 1 ? "" : "", p->comm, &c);
+		print_row(f, o, true, pid, "", p->comm, &c);
 		for (size_t k = 0; k < n; k++) {
 			const struct thread_acct *t = &r->threads[tidx[k]];
 
@@ -359,18 +392,10 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 	}
 	fill_cols(&c, tot->lifetime_ns, tot->state_ns, tot->residual_ns, tot->wakeup_lat_sum,
 		  tot->wakeup_lat_count, tot->wakeup_lat_max, tot->voluntary, tot->involuntary);
-	{
-		char procs[16], threads[16];
-
-		snprintf(procs, sizeof(procs), "%u proc", tot->processes);
-		snprintf(threads, sizeof(threads), "%u thr", tot->threads);
-		print_row(f, o, true, "TOTAL", "", "", &c);
-		fprintf(f, "%7s %7s  %u process%s, %u thread%s (sum of thread lifetimes)\n", "", "",
-			tot->processes, tot->processes == 1 ? "" : "es", tot->threads,
-			tot->threads == 1 ? "" : "s");
-		(void)procs;
-		(void)threads;
-	}
+	print_row(f, o, true, "TOTAL", "", "", &c);
+	fprintf(f, "%7s %7s  %u process%s, %u thread%s (WALL is the sum of thread lifetimes)\n", "",
+		"", tot->processes, tot->processes == 1 ? "" : "es", tot->threads,
+		tot->threads == 1 ? "" : "s");
 
 	/* Concurrency: how many threads were, on average, in each state over the span. */
 	span_lo = r->threads[0].start_ns;
@@ -383,14 +408,15 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 	if (span_hi > span_lo) {
 		double span = (double)(span_hi - span_lo);
 
-		fprintf(f,
-			"\n  concurrency over %.1f ms: on average %.2f threads on-CPU, %.2f runnable, "
-			"%.2f sleeping, %.2f in D; at most %llu alive\n",
-			span / 1e6, (double)tot->state_ns[TSA_ST_ONCPU] / span,
-			(double)tot->state_ns[TSA_ST_RUNQ] / span,
-			(double)tot->state_ns[TSA_ST_SLEEP] / span,
-			(double)tot->state_ns[TSA_ST_DISK] / span,
-			(unsigned long long)tot->max_threads_alive);
+		fprintf(
+		    f,
+		    "\n  concurrency over %.1f ms: on average %.2f threads on-CPU, %.2f runnable, "
+		    "%.2f sleeping, %.2f in D; at most %llu alive\n",
+		    span / 1e6, (double)tot->state_ns[TSA_ST_ONCPU] / span,
+		    (double)tot->state_ns[TSA_ST_RUNQ] / span,
+		    (double)tot->state_ns[TSA_ST_SLEEP] / span,
+		    (double)tot->state_ns[TSA_ST_DISK] / span,
+		    (unsigned long long)tot->max_threads_alive);
 	}
 	print_quality(f, r, o);
 	if (o->artifact)

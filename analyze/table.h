@@ -28,7 +28,7 @@ enum sort_key {
 
 struct table_opts {
 	enum sort_key sort;
-	int top;   /* thread rows before folding */
+	int top; /* thread rows before folding */
 	bool color;
 	const char *command;  /* argv[0], for the summary line */
 	const char *artifact; /* where the full detail went, or NULL */

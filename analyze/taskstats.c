@@ -57,12 +57,14 @@ bool taskstats_check(char *detail, size_t len)
 	}
 	family = genl_ctrl_resolve(sk, TASKSTATS_GENL_NAME);
 	if (family < 0) {
-		snprintf(detail, len, "no TASKSTATS netlink family (kernel built without CONFIG_TASKSTATS)");
+		snprintf(detail, len,
+			 "no TASKSTATS netlink family (kernel built without CONFIG_TASKSTATS)");
 		goto out;
 	}
 	msg = nlmsg_alloc();
-	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0, TASKSTATS_CMD_GET,
-				 TASKSTATS_VERSION) ||
+	if (!msg ||
+	    !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0, TASKSTATS_CMD_GET,
+			 TASKSTATS_VERSION) ||
 	    nla_put_u32(msg, TASKSTATS_CMD_ATTR_PID, (uint32_t)getpid()) < 0) {
 		snprintf(detail, len, "cannot build a taskstats request");
 		goto out;

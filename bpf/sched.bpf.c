@@ -9,9 +9,18 @@
  * storage lookups that find nothing and return.
  *
  * Tracking starts when the supervisor marks the command through its pidfd
- * (before exec) and spreads at fork to every thread and process the tree
- * creates. A thread's record goes to user space once, at its final
- * switch-out; survivors are read at the end by the task iterator.
+ * (before exec) and spreads to every thread and process the tree creates.
+ * A thread's record goes to user space once, at its final switch-out;
+ * survivors are read at the end by the task iterator.
+ *
+ * Task storage is only touched with interrupts off (switch, wakeup,
+ * wakeup_new). A tracing program's bpf_task_storage_get() fails when
+ * another task-storage operation is in progress on the same CPU, and one
+ * made from a preemptible context (fork, exec, exit tracepoints) can be
+ * preempted while it holds that per-CPU guard: the switch that follows
+ * would lose its events. So a new task is adopted at wakeup_new (in its
+ * creator's context, under the runqueue lock), and exec and exit are read
+ * from the task at its final switch (self_exec_id, exit_code, signal).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -34,7 +43,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define TASK_RTLOCK_WAIT     0x1000
 #define TASK_FROZEN	     0x8000
 
-#define SIGNAL_GROUP_EXIT 0x00000004
+#define SIGNAL_GROUP_EXIT 0x00000004 /* include/linux/sched/signal.h */
 
 /* Set by user space before load. */
 const volatile bool targ_switch_has_state = true; /* 4-argument sched_switch (5.18+) */
@@ -147,13 +156,28 @@ static __always_inline void read_kcounters(struct task_struct *p, __u64 *k)
 	k[TSA_K_NIVCSW] = BPF_CORE_READ(p, nivcsw);
 }
 
+/* task->self_exec_id grows by one at every exec (u32 before 5.9ish, u64 after). */
+static __always_inline __u32 exec_id(struct task_struct *p)
+{
+	if (bpf_core_field_size(p->self_exec_id) == 8)
+		return (__u32)BPF_CORE_READ(p, self_exec_id);
+	else {
+		__u32 v = 0;
+
+		bpf_core_read(&v, sizeof(v), &p->self_exec_id);
+		return v;
+	}
+}
+
 /* First event for a task marked by user space (state unknown until now). */
 static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, __u64 now)
 {
 	if (!t->start_ns)
 		t->start_ns = now; /* the command: its life starts when the barrier opens */
 	t->since_ns = now;
+	t->exec_id0 = exec_id(p);
 	read_kcounters(p, t->kstart);
+	t->exec_mark = t->kstart[TSA_K_SUM_EXEC];
 	__sync_fetch_and_add(&live_tasks, 1);
 	count(TSA_C_TRACKED);
 }
@@ -190,13 +214,37 @@ static __always_inline __u32 classify(unsigned int st)
 	return TSA_ST_SLEEP; /* interruptible, parked */
 }
 
+/* The task is dead: what it exited with, and whether its process is done. */
+static __always_inline void read_exit(struct tsa_thread *t, struct task_struct *p)
+{
+	struct signal_struct *sig = BPF_CORE_READ(p, signal);
+
+	t->flags |= TSA_F_EXITED;
+	t->exit_status = BPF_CORE_READ(p, exit_code);
+	/* signal->live counts threads that have not passed do_exit(); zero: the process is done. */
+	if (BPF_CORE_READ(sig, live.counter) == 0) {
+		t->flags |= TSA_F_GROUP_DEAD;
+		/* What wait(2) reports for the process (see wait_task_zombie). */
+		if (BPF_CORE_READ(sig, flags) & SIGNAL_GROUP_EXIT)
+			t->exit_status = BPF_CORE_READ(sig, group_exit_code);
+		else
+			t->exit_status = BPF_CORE_READ(p, group_leader, exit_code);
+	}
+}
+
 static __always_inline void send_record(struct tsa_thread *t, struct task_struct *p, __u64 now)
 {
 	__u32 zero = 0;
 
 	t->end_ns = now;
+	/* An exec from a non-leader thread gives it the leader's pid: read them now. */
 	t->tid = BPF_CORE_READ(p, pid);
 	t->pid = BPF_CORE_READ(p, tgid);
+	if (t->tid == t->pid)
+		t->flags |= TSA_F_LEADER;
+	t->execs = exec_id(p) - t->exec_id0;
+	if (t->execs)
+		t->flags |= TSA_F_EXECED;
 	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), &p->comm);
 	read_kcounters(p, t->kend);
 	t->state = TSA_ST_DEAD;
@@ -216,9 +264,45 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 	}
 }
 
+/*
+ * A runnable task is switching out, so it was switched in without a
+ * sched_switch event (some kernels switch away from certain tasks, e.g. a
+ * paravirtualised agent's, without tracing it). How long it ran comes
+ * from the kernel: the growth of se.sum_exec_runtime since it last left a
+ * CPU. The rest of the interval was runqueue wait.
+ */
+static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_struct *p,
+					     __u64 sum_exec, __u64 now)
+{
+	__u64 window = now - t->since_ns, ran = 0;
+
+	if (sum_exec > t->exec_mark)
+		ran = sum_exec - t->exec_mark;
+	if (ran > window)
+		ran = window;
+	close_interval(t, now - ran); /* the runqueue wait ends at the inferred switch-in */
+	t->state_ns[TSA_ST_ONCPU] += ran;
+	if (t->flags & TSA_F_WOKEN) {
+		__u64 lat = window - ran;
+
+		t->wakeup_lat_sum += lat;
+		t->wakeup_lat_count++;
+		if (lat > t->wakeup_lat_max)
+			t->wakeup_lat_max = lat;
+		t->flags &= ~TSA_F_WOKEN;
+	}
+	if (t->slices && bpf_get_smp_processor_id() != t->last_cpu)
+		t->migrations++;
+	t->last_cpu = bpf_get_smp_processor_id();
+	t->slices++;
+	t->untraced++;
+	count(TSA_C_UNTRACED_IN);
+}
+
 static __always_inline void switch_out(struct tsa_thread *t, struct task_struct *p, bool preempt,
 				       unsigned int prev_state, __u64 now)
 {
+	__u64 sum_exec = BPF_CORE_READ(p, se.sum_exec_runtime);
 	__u32 st;
 
 	if (t->state == TSA_ST_DEAD)
@@ -228,11 +312,14 @@ static __always_inline void switch_out(struct tsa_thread *t, struct task_struct 
 		if (t->start_ns)
 			t->state_ns[TSA_ST_ONCPU] += now - t->since_ns;
 		begin(t, p, now);
+	} else if (t->state == TSA_ST_RUNQ) {
+		repair_switch_in(t, p, sum_exec, now);
 	} else {
 		if (t->state != TSA_ST_ONCPU)
 			count(TSA_C_UNKNOWN_SWITCH);
 		close_interval(t, now);
 	}
+	t->exec_mark = sum_exec;
 	if (t->steal_mark) {
 		__u64 taken = rq_taken(p);
 
@@ -248,6 +335,7 @@ static __always_inline void switch_out(struct tsa_thread *t, struct task_struct 
 		t->involuntary++;
 	if (!preempt && (prev_state & TASK_DEAD)) {
 		t->state = TSA_ST_ONCPU;
+		read_exit(t, p);
 		send_record(t, p, now);
 		bpf_task_storage_delete(&tasks, p);
 		return;
@@ -304,8 +392,8 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 			if (bpf_core_field_exists(prev->__state))
 				prev_state = BPF_CORE_READ(prev, __state);
 			else
-				prev_state = BPF_CORE_READ((struct task_struct___pre_5_14 *)prev,
-							   state);
+				prev_state =
+				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 		}
 		switch_out(t, prev, preempt, prev_state, now);
 	}
@@ -342,79 +430,41 @@ static __always_inline void on_wakeup(struct task_struct *p)
 	t->wakeups++;
 }
 
+/*
+ * A new task is adopted when its creator wakes it for the first time:
+ * wake_up_new_task() runs in the creator's context with the runqueue lock
+ * held, so current is the parent (thread or process) and interrupts are off.
+ */
 static __always_inline void on_wakeup_new(struct task_struct *p)
 {
-	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
-	__u64 now;
-
-	if (!t || t->state != TSA_ST_NEW)
-		return;
-	now = bpf_ktime_get_ns();
-	t->start_ns = now;
-	t->since_ns = now;
-	t->state = TSA_ST_RUNQ;
-	read_kcounters(p, t->kstart);
-}
-
-static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
-{
+	struct task_struct *parent = bpf_get_current_task_btf();
 	struct tsa_thread *pt, *t;
+	__u64 now;
 
 	pt = bpf_task_storage_get(&tasks, parent, NULL, 0);
 	if (!pt)
 		return;
-	t = bpf_task_storage_get(&tasks, child, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = bpf_task_storage_get(&tasks, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
 		count(TSA_C_STORAGE_FAIL);
 		return;
 	}
-	t->tid = BPF_CORE_READ(child, pid);
-	t->pid = BPF_CORE_READ(child, tgid);
-	t->ppid = BPF_CORE_READ(child, real_parent, tgid);
+	now = bpf_ktime_get_ns();
+	t->tid = BPF_CORE_READ(p, pid);
+	t->pid = BPF_CORE_READ(p, tgid);
+	t->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	t->gen = pt->gen;
 	t->flags = TSA_F_TRACKED | (t->tid == t->pid ? TSA_F_LEADER : 0);
-	t->task_start_ns = BPF_CORE_READ(child, start_time);
-	t->boot_start_ns = BPF_CORE_READ(child, start_boottime);
-	t->state = TSA_ST_NEW;
-	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), &child->comm);
+	t->task_start_ns = BPF_CORE_READ(p, start_time);
+	t->boot_start_ns = BPF_CORE_READ(p, start_boottime);
+	t->start_ns = now;
+	t->since_ns = now;
+	t->state = TSA_ST_RUNQ;
+	t->exec_id0 = exec_id(p);
+	read_kcounters(p, t->kstart);
+	t->exec_mark = t->kstart[TSA_K_SUM_EXEC];
 	__sync_fetch_and_add(&live_tasks, 1);
 	count(TSA_C_TRACKED);
-}
-
-static __always_inline void on_exec(struct task_struct *p)
-{
-	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
-
-	if (!t)
-		return;
-	t->execs++;
-	t->flags |= TSA_F_EXECED;
-	/* An exec from a non-leader thread takes over the leader's pid. */
-	t->tid = BPF_CORE_READ(p, pid);
-	if (t->tid == t->pid)
-		t->flags |= TSA_F_LEADER;
-	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), &p->comm);
-}
-
-static __always_inline void on_exit(struct task_struct *p)
-{
-	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
-	struct signal_struct *sig;
-
-	if (!t)
-		return;
-	t->flags |= TSA_F_EXITED;
-	t->exit_status = BPF_CORE_READ(p, exit_code);
-	sig = BPF_CORE_READ(p, signal);
-	/* signal->live has already been decremented: zero means the process is done. */
-	if (BPF_CORE_READ(sig, live.counter) == 0) {
-		t->flags |= TSA_F_GROUP_DEAD;
-		/* What wait(2) will report for the process (see wait_task_zombie). */
-		if (BPF_CORE_READ(sig, flags) & SIGNAL_GROUP_EXIT)
-			t->exit_status = BPF_CORE_READ(sig, group_exit_code);
-		else
-			t->exit_status = BPF_CORE_READ(p, group_leader, exit_code);
-	}
 }
 
 SEC("tp_btf/sched_switch")
@@ -439,27 +489,6 @@ int BPF_PROG(tsa_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(tsa_fork, struct task_struct *parent, struct task_struct *child)
-{
-	on_fork(parent, child);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(tsa_exec, struct task_struct *p)
-{
-	on_exec(p);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(tsa_exit, struct task_struct *p)
-{
-	on_exit(p);
-	return 0;
-}
-
 /*
  * Survivors: for every tracked task still alive, a snapshot of its record
  * with the current interval closed at now. The live record is not changed.
@@ -476,7 +505,7 @@ int tsa_survivors(struct bpf_iter__task *ctx)
 	if (!p)
 		return 0;
 	t = bpf_task_storage_get(&tasks, p, NULL, 0);
-	if (!t || t->state == TSA_ST_DEAD || t->state == TSA_ST_NEW)
+	if (!t || t->state == TSA_ST_DEAD)
 		return 0;
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
@@ -500,6 +529,7 @@ int tsa_survivors(struct bpf_iter__task *ctx)
 	s->flags |= TSA_F_SURVIVOR;
 	s->tid = p->pid;
 	s->pid = p->tgid;
+	s->execs = exec_id(p) - s->exec_id0;
 	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), &p->comm);
 	read_kcounters(p, s->kend);
 	bpf_seq_write(seq, s, sizeof(*s));

@@ -26,7 +26,10 @@ static struct doctor_check *add(struct doctor_check *c, int *n, const char *name
 
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	d->available = ok;
-	snprintf(d->status, sizeof(d->status), "%s", status ? status : ok ? "available" : "unavailable");
+	snprintf(d->status, sizeof(d->status), "%s",
+		 status ? status
+		 : ok	? "available"
+			: "unavailable");
 	d->detail[0] = '\0';
 	return d;
 }
@@ -54,9 +57,9 @@ static void check_privileges(struct doctor_check *c, int *n)
 	netadmin = has_cap(data, 12);
 	d = add(c, n, "privileges", bpf && perfmon && netadmin,
 		geteuid() == 0 ? "root" : (bpf && perfmon ? "capable" : "unprivileged"));
-	snprintf(d->detail, sizeof(d->detail), "euid %d; CAP_BPF %s, CAP_PERFMON %s, CAP_NET_ADMIN %s",
-		 (int)geteuid(), bpf ? "yes" : "no", perfmon ? "yes" : "no",
-		 netadmin ? "yes" : "no");
+	snprintf(d->detail, sizeof(d->detail),
+		 "euid %d; CAP_BPF %s, CAP_PERFMON %s, CAP_NET_ADMIN %s", (int)geteuid(),
+		 bpf ? "yes" : "no", perfmon ? "yes" : "no", netadmin ? "yes" : "no");
 }
 
 static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h)
@@ -74,8 +77,8 @@ static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h
 	d = add(c, n, "ebpf", sp != NULL, NULL);
 	if (sp)
 		snprintf(d->detail, sizeof(d->detail),
-			 "tp_btf sched_switch, sched_wakeup, sched_wakeup_new, sched_process_fork/exec/exit "
-			 "attached; task storage and ring buffer work");
+			 "tp_btf sched_switch, sched_wakeup and sched_wakeup_new attached; "
+			 "task storage, ring buffer and task iterator work");
 	else
 		snprintf(d->detail, sizeof(d->detail), "%s", err);
 	sched_probe__free(sp);
@@ -96,10 +99,11 @@ static void check_taskstats(struct doctor_check *c, int *n, const struct host_in
 	} else {
 		d = add(c, n, "delayacct", h->task_delayacct > 0, h->task_delayacct ? "on" : "off");
 		snprintf(d->detail, sizeof(d->detail),
-			 h->task_delayacct ? "kernel.task_delayacct=1: block I/O, swap, reclaim and "
-					     "other delays are counted"
-					   : "kernel.task_delayacct=0: only the CPU delay is counted "
-					     "unless it is switched on");
+			 h->task_delayacct
+			     ? "kernel.task_delayacct=1: block I/O, swap, reclaim and "
+			       "other delays are counted"
+			     : "kernel.task_delayacct=0: only the CPU delay is counted "
+			       "unless it is switched on");
 	}
 }
 
@@ -120,12 +124,12 @@ static void check_procfs(struct doctor_check *c, int *n)
 static void check_perf(struct doctor_check *c, int *n, const struct host_info *h)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_freq = 99,
-		.freq = 1,
-		.disabled = 1,
+	    .type = PERF_TYPE_SOFTWARE,
+	    .size = sizeof(attr),
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .sample_freq = 99,
+	    .freq = 1,
+	    .disabled = 1,
 	};
 	struct doctor_check *d;
 	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
@@ -137,8 +141,9 @@ static void check_perf(struct doctor_check *c, int *n, const struct host_info *h
 		snprintf(d->detail, sizeof(d->detail),
 			 "software cpu-clock sampling works (perf_event_paranoid=%s)", paranoid);
 	else
-		snprintf(d->detail, sizeof(d->detail), "cpu-clock on CPU 0: %s (perf_event_paranoid=%s)",
-			 strerror(errno), paranoid);
+		snprintf(d->detail, sizeof(d->detail),
+			 "cpu-clock on CPU 0: %s (perf_event_paranoid=%s)", strerror(errno),
+			 paranoid);
 	if (fd >= 0)
 		close(fd);
 	d = add(c, n, "pmu", h->pmu, NULL);

@@ -122,10 +122,10 @@ static void ci_provider(char *out, size_t len)
 	static const struct {
 		const char *env, *name;
 	} known[] = {
-		{"GITHUB_ACTIONS", "github-actions"}, {"GITLAB_CI", "gitlab"},
-		{"BUILDKITE", "buildkite"},           {"CIRCLECI", "circleci"},
-		{"JENKINS_URL", "jenkins"},           {"TRAVIS", "travis"},
-		{"TF_BUILD", "azure-pipelines"},      {"CI", "generic"},
+	    {"GITHUB_ACTIONS", "github-actions"}, {"GITLAB_CI", "gitlab"},
+	    {"BUILDKITE", "buildkite"},		  {"CIRCLECI", "circleci"},
+	    {"JENKINS_URL", "jenkins"},		  {"TRAVIS", "travis"},
+	    {"TF_BUILD", "azure-pipelines"},	  {"CI", "generic"},
 	};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
@@ -142,12 +142,12 @@ static void ci_provider(char *out, size_t len)
 static void pmu(struct host_info *h)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_HW_INSTRUCTIONS,
-		.disabled = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
+	    .type = PERF_TYPE_HARDWARE,
+	    .size = sizeof(attr),
+	    .config = PERF_COUNT_HW_INSTRUCTIONS,
+	    .disabled = 1,
+	    .exclude_kernel = 1,
+	    .exclude_hv = 1,
 	};
 	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 

@@ -24,6 +24,7 @@
 #include "probe.h"
 #include "run.h"
 #include "sched.h"
+#include "spawn.h"
 #include "status.h"
 #include "supervise.h"
 #include "table.h"
@@ -88,8 +89,8 @@ static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen
 	}
 	if (ret && access(path, W_OK)) {
 		snprintf(err, errlen,
-			 "cannot write the artifact '%s': %s (use --json FILE or --out-dir DIR)", path,
-			 strerror(errno));
+			 "cannot write the artifact '%s': %s (use --json FILE or --out-dir DIR)",
+			 path, strerror(errno));
 		free(path);
 		return NULL;
 	}
@@ -116,6 +117,7 @@ static int run_main(struct tsarun_opts *o)
 	struct supervisor sv = {0};
 	struct probe probes[4];
 	struct sched_probe *sp = NULL;
+	struct spawner *spawner = NULL;
 	struct sched_probe_opts spo = {.ringbuf_bytes = o->ringbuf_bytes};
 	sigset_t mask, orig;
 	char err[512], ebpf_err[192] = "";
@@ -151,6 +153,12 @@ static int run_main(struct tsarun_opts *o)
 		fprintf(stderr, "tsarun: cannot become a child subreaper: %s\n", strerror(errno));
 		goto out_sigfd;
 	}
+	/* Before anything large is loaded: commands are forked from this small image. */
+	spawner = spawner__new(o->argv, &user, &orig);
+	if (!spawner) {
+		fprintf(stderr, "tsarun: cannot start the spawner process: %s\n", strerror(errno));
+		goto out_sigfd;
+	}
 
 	s.tool_version = TSARUN_VERSION;
 	s.argv = o->argv;
@@ -176,11 +184,10 @@ static int run_main(struct tsarun_opts *o)
 	run__source(r, "rusage", true, NULL);
 
 	sv.o = o;
-	sv.user = &user;
+	sv.spawner = spawner;
 	sv.probes = probes;
 	sv.nprobes = nprobes;
 	sv.sigfd = sigfd;
-	sv.child_mask = &orig;
 	ret = supervise_run(&sv, r, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "tsarun: %s\n", err);
@@ -191,10 +198,10 @@ static int run_main(struct tsarun_opts *o)
 	if (!o->no_table) {
 		FILE *f = stderr;
 		struct table_opts to = {
-			.sort = o->sort,
-			.top = o->top,
-			.command = o->argv[0],
-			.artifact = path,
+		    .sort = o->sort,
+		    .top = o->top,
+		    .command = o->argv[0],
+		    .artifact = path,
 		};
 
 		if (o->report_path) {
@@ -212,9 +219,9 @@ static int run_main(struct tsarun_opts *o)
 	}
 	{
 		struct artifact_opts ao = {
-			.pretty = true,
-			.owner_uid = user.change ? user.uid : (uid_t)-1,
-			.owner_gid = user.change ? user.gid : (gid_t)-1,
+		    .pretty = true,
+		    .owner_uid = user.change ? user.uid : (uid_t)-1,
+		    .owner_gid = user.change ? user.gid : (gid_t)-1,
 		};
 
 		if (artifact_write(&s, path, &ao, err, sizeof(err))) {
@@ -228,6 +235,7 @@ out_session:
 	session__free(&s);
 out_probes:
 	sched_probe__free(sp);
+	spawner__free(spawner);
 out_sigfd:
 	close(sigfd);
 out_mask:

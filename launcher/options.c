@@ -12,52 +12,52 @@
 #include "options.h"
 
 static const char usage[] =
-	"Usage: tsarun [OPTIONS] [--] COMMAND [ARG...]\n"
-	"       tsarun doctor [--json]\n"
-	"\n"
-	"Run COMMAND and account for where every thread of it, and of every process\n"
-	"it forks, spent its time: on a CPU, waiting in the runqueue, asleep (S), in\n"
-	"uninterruptible sleep (D), stopped, and what could not be attributed.\n"
-	"The report goes to stderr; the artifact (JSON) to tsarun.json.\n"
-	"The command owns stdin, stdout and the terminal; tsarun exits with its status.\n"
-	"\n"
-	"Output:\n"
-	"      --json FILE          write the artifact to FILE (default: tsarun.json)\n"
-	"      --out-dir DIR        write every artifact into DIR (created if needed)\n"
-	"      --report FILE        write the table to FILE instead of stderr\n"
-	"      --no-table           do not print the table\n"
-	"  -q, --quiet              print nothing but errors (implies --no-table)\n"
-	"      --sort KEY           order threads by wall (default), cpu, runq, sleep,\n"
-	"                           disk, offcpu, switches, wakeup, tid\n"
-	"      --top N              thread rows before the rest are folded (default 20)\n"
-	"      --color WHEN         auto (default), always, never; NO_COLOR is honoured\n"
-	"  -v, --verbose            say more about what tsarun does (repeatable)\n"
-	"\n"
-	"Running:\n"
-	"      --user USER          run the command as USER (name or uid; root allowed).\n"
-	"                           Default under sudo: the invoking user.\n"
-	"      --descendants WHAT   when the command exits while processes it started\n"
-	"                           still run: wait (default) for them, leave them\n"
-	"                           running, or kill them (SIGTERM, then SIGKILL)\n"
-	"      --kill-grace DUR     time between SIGTERM and SIGKILL (default 2s)\n"
-	"      --ringbuf SIZE       BPF ring buffer for thread records (default 4M)\n"
-	"\n"
-	"Other:\n"
-	"  -h, --help               show this help\n"
-	"  -V, --version            show the version\n"
-	"\n"
-	"Subcommands:\n"
-	"  doctor [--json]          what this machine and user allow, and why\n"
-	"\n"
-	"Exit status: the command's own; 128+N when it was killed by signal N;\n"
-	"125 when tsarun itself failed; 126 when COMMAND could not be executed;\n"
-	"127 when it was not found. A command named like a subcommand runs after --.\n"
-	"\n"
-	"Examples:\n"
-	"  sudo tsarun -- ./bench                  account for every thread of ./bench\n"
-	"  sudo tsarun --sort runq -- make -j8     who waited for a CPU the longest\n"
-	"  sudo tsarun --json run.json -q -- ./t   artifact only, no table\n"
-	"  tsarun doctor                           which sources work here\n";
+    "Usage: tsarun [OPTIONS] [--] COMMAND [ARG...]\n"
+    "       tsarun doctor [--json]\n"
+    "\n"
+    "Run COMMAND and account for where every thread of it, and of every process\n"
+    "it forks, spent its time: on a CPU, waiting in the runqueue, asleep (S), in\n"
+    "uninterruptible sleep (D), stopped, and what could not be attributed.\n"
+    "The report goes to stderr; the artifact (JSON) to tsarun.json.\n"
+    "The command owns stdin, stdout and the terminal; tsarun exits with its status.\n"
+    "\n"
+    "Output:\n"
+    "      --json FILE          write the artifact to FILE (default: tsarun.json)\n"
+    "      --out-dir DIR        write every artifact into DIR (created if needed)\n"
+    "      --report FILE        write the table to FILE instead of stderr\n"
+    "      --no-table           do not print the table\n"
+    "  -q, --quiet              print nothing but errors (implies --no-table)\n"
+    "      --sort KEY           order threads by wall (default), cpu, runq, sleep,\n"
+    "                           disk, offcpu, switches, wakeup, tid\n"
+    "      --top N              thread rows before the rest are folded (default 20)\n"
+    "      --color WHEN         auto (default), always, never; NO_COLOR is honoured\n"
+    "  -v, --verbose            say more about what tsarun does (repeatable)\n"
+    "\n"
+    "Running:\n"
+    "      --user USER          run the command as USER (name or uid; root allowed).\n"
+    "                           Default under sudo: the invoking user.\n"
+    "      --descendants WHAT   when the command exits while processes it started\n"
+    "                           still run: wait (default) for them, leave them\n"
+    "                           running, or kill them (SIGTERM, then SIGKILL)\n"
+    "      --kill-grace DUR     time between SIGTERM and SIGKILL (default 2s)\n"
+    "      --ringbuf SIZE       BPF ring buffer for thread records (default 4M)\n"
+    "\n"
+    "Other:\n"
+    "  -h, --help               show this help\n"
+    "  -V, --version            show the version\n"
+    "\n"
+    "Subcommands:\n"
+    "  doctor [--json]          what this machine and user allow, and why\n"
+    "\n"
+    "Exit status: the command's own; 128+N when it was killed by signal N;\n"
+    "125 when tsarun itself failed; 126 when COMMAND could not be executed;\n"
+    "127 when it was not found. A command named like a subcommand runs after --.\n"
+    "\n"
+    "Examples:\n"
+    "  sudo tsarun -- ./bench                  account for every thread of ./bench\n"
+    "  sudo tsarun --sort runq -- make -j8     who waited for a CPU the longest\n"
+    "  sudo tsarun --json run.json -q -- ./t   artifact only, no table\n"
+    "  tsarun doctor                           which sources work here\n";
 
 const char *options_usage(void)
 {
@@ -116,8 +116,8 @@ int parse_duration_ns(const char *s, bool allow_bare_seconds, uint64_t *out)
 		const char *unit;
 		double ns;
 	} units[] = {
-		{"ns", 1},     {"us", 1e3},     {"ms", 1e6},      {"s", 1e9},
-		{"sec", 1e9},  {"m", 60e9},     {"min", 60e9},    {"h", 3600e9},
+	    {"ns", 1},	  {"us", 1e3}, {"ms", 1e6},   {"s", 1e9},
+	    {"sec", 1e9}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
 	};
 	const char *unit;
 	double v, ns;
@@ -184,9 +184,9 @@ static int parse_enum(const char *s, const char *const *names, int n)
 }
 
 static const char *const sort_names[] = {
-	[SORT_WALL] = "wall",         [SORT_CPU] = "cpu",           [SORT_RUNQ] = "runq",
-	[SORT_SLEEP] = "sleep",       [SORT_DISK] = "disk",         [SORT_OFFCPU] = "offcpu",
-	[SORT_SWITCHES] = "switches", [SORT_WAKEUP_LAT] = "wakeup", [SORT_TID] = "tid",
+    [SORT_WALL] = "wall",	  [SORT_CPU] = "cpu",		[SORT_RUNQ] = "runq",
+    [SORT_SLEEP] = "sleep",	  [SORT_DISK] = "disk",		[SORT_OFFCPU] = "offcpu",
+    [SORT_SWITCHES] = "switches", [SORT_WAKEUP_LAT] = "wakeup", [SORT_TID] = "tid",
 };
 
 enum {
@@ -204,23 +204,23 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{"json", required_argument, NULL, OPT_JSON},
-	{"out-dir", required_argument, NULL, OPT_OUT_DIR},
-	{"report", required_argument, NULL, OPT_REPORT},
-	{"no-table", no_argument, NULL, OPT_NO_TABLE},
-	{"quiet", no_argument, NULL, 'q'},
-	{"sort", required_argument, NULL, OPT_SORT},
-	{"top", required_argument, NULL, OPT_TOP},
-	{"color", required_argument, NULL, OPT_COLOR},
-	{"colour", required_argument, NULL, OPT_COLOR},
-	{"verbose", no_argument, NULL, 'v'},
-	{"user", required_argument, NULL, OPT_USER},
-	{"descendants", required_argument, NULL, OPT_DESCENDANTS},
-	{"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
-	{"ringbuf", required_argument, NULL, OPT_RINGBUF},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"out-dir", required_argument, NULL, OPT_OUT_DIR},
+    {"report", required_argument, NULL, OPT_REPORT},
+    {"no-table", no_argument, NULL, OPT_NO_TABLE},
+    {"quiet", no_argument, NULL, 'q'},
+    {"sort", required_argument, NULL, OPT_SORT},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"color", required_argument, NULL, OPT_COLOR},
+    {"colour", required_argument, NULL, OPT_COLOR},
+    {"verbose", no_argument, NULL, 'v'},
+    {"user", required_argument, NULL, OPT_USER},
+    {"descendants", required_argument, NULL, OPT_DESCENDANTS},
+    {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
+    {"ringbuf", required_argument, NULL, OPT_RINGBUF},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
 };
 
 static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
@@ -232,7 +232,8 @@ static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err,
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			o->mode = MODE_HELP;
 		else
-			return fail(err, errlen, "doctor: unknown argument '%s' (try 'tsarun doctor --json')",
+			return fail(err, errlen,
+				    "doctor: unknown argument '%s' (try 'tsarun doctor --json')",
 				    argv[i]);
 	}
 	return 0;
@@ -278,18 +279,20 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			o->verbose++;
 			break;
 		case OPT_SORT:
-			i = parse_enum(optarg, sort_names, sizeof(sort_names) / sizeof(sort_names[0]));
+			i = parse_enum(optarg, sort_names,
+				       sizeof(sort_names) / sizeof(sort_names[0]));
 			if (i < 0)
-				return fail(err, errlen,
-					    "--sort: unknown key '%s' (wall, cpu, runq, sleep, disk, "
-					    "offcpu, switches, wakeup, tid)",
-					    optarg);
+				return fail(
+				    err, errlen,
+				    "--sort: unknown key '%s' (wall, cpu, runq, sleep, disk, "
+				    "offcpu, switches, wakeup, tid)",
+				    optarg);
 			o->sort = i;
 			break;
 		case OPT_TOP:
 			if (parse_uint(optarg, 1, 100000, &v))
-				return fail(err, errlen, "--top: '%s' is not a number from 1 to 100000",
-					    optarg);
+				return fail(err, errlen,
+					    "--top: '%s' is not a number from 1 to 100000", optarg);
 			o->top = (int)v;
 			break;
 		case OPT_COLOR: {
@@ -297,8 +300,8 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 
 			i = parse_enum(optarg, names, 3);
 			if (i < 0)
-				return fail(err, errlen, "--color: '%s' is not auto, always or never",
-					    optarg);
+				return fail(err, errlen,
+					    "--color: '%s' is not auto, always or never", optarg);
 			o->color = i;
 			break;
 		}
@@ -312,7 +315,8 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 
 			i = parse_enum(optarg, names, 3);
 			if (i < 0)
-				return fail(err, errlen, "--descendants: '%s' is not wait, leave or kill",
+				return fail(err, errlen,
+					    "--descendants: '%s' is not wait, leave or kill",
 					    optarg);
 			o->descendants = i;
 			break;
@@ -349,7 +353,8 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	}
 
 	if (optind >= argc)
-		return fail(err, errlen, "no command given (usage: tsarun [OPTIONS] -- COMMAND [ARG...])");
+		return fail(err, errlen,
+			    "no command given (usage: tsarun [OPTIONS] -- COMMAND [ARG...])");
 	o->argv = &argv[optind];
 	o->argc = argc - optind;
 	return 0;

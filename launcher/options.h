@@ -33,7 +33,6 @@ enum descendants_policy {
 	DESC_KILL,     /* SIGTERM, then SIGKILL after a grace period */
 };
 
-
 struct tsarun_opts {
 	enum tsarun_mode mode;
 	char *const *argv; /* the command, NULL-terminated, points into the caller's argv */

@@ -139,7 +139,8 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 	ret = sched_bpf__load(p->skel);
 	if (ret) {
 		if (ret == -EPERM || ret == -EACCES)
-			snprintf(err, errlen, "not permitted (need CAP_BPF and CAP_PERFMON, or root)");
+			snprintf(err, errlen,
+				 "not permitted (need CAP_BPF and CAP_PERFMON, or root)");
 		else
 			snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
 		goto out_destroy;
@@ -333,6 +334,7 @@ int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st)
 	st->rb_drops = sum[TSA_C_RB_DROPS] - p->prev[TSA_C_RB_DROPS];
 	st->storage_fail = sum[TSA_C_STORAGE_FAIL] - p->prev[TSA_C_STORAGE_FAIL];
 	st->unknown_switch = sum[TSA_C_UNKNOWN_SWITCH] - p->prev[TSA_C_UNKNOWN_SWITCH];
+	st->untraced_in = sum[TSA_C_UNTRACED_IN] - p->prev[TSA_C_UNTRACED_IN];
 	st->tracked = sum[TSA_C_TRACKED] - p->prev[TSA_C_TRACKED];
 	st->emitted = sum[TSA_C_EMITTED] - p->prev[TSA_C_EMITTED];
 	st->stale = p->stale;
@@ -405,6 +407,7 @@ static int sp_collect(struct probe *pr, struct run *r)
 	r->quality.lost_events += st.rb_drops;
 	r->quality.map_full_drops += st.storage_fail;
 	r->quality.unexpected_transitions += st.unknown_switch;
+	r->quality.untraced_switch_ins += st.untraced_in;
 	r->quality.lost = st.lost;
 	recs = sched_probe__take(sp, &n);
 	ret = fold_run(r, recs, n);

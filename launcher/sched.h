@@ -29,6 +29,7 @@ struct sched_probe_stats {
 	uint64_t rb_drops;
 	uint64_t storage_fail;
 	uint64_t unknown_switch;
+	uint64_t untraced_in;
 	uint64_t tracked;
 	uint64_t emitted;
 	uint64_t stale; /* records of earlier generations, dropped */

@@ -2,20 +2,24 @@
 /*
  * Child creation and the exec barrier.
  *
- * We fork() and then pidfd_open() rather than calling clone3(CLONE_PIDFD)
- * directly: glibc 2.36 has no clone3 wrapper, and a raw clone3 leaves
- * glibc's cached thread id in the child pointing at the parent. The pidfd
- * is just as race-free here, because the child cannot be reaped (and its
- * pid reused) before we open it: it is blocked at the barrier and only we
- * can reap it.
+ * The spawner clones each child (CLONE_PARENT) and tsarun opens its pidfd
+ * with pidfd_open(): race-free, because the child is tsarun's, blocked at
+ * the barrier, and cannot be reaped (and its pid reused) by anyone else
+ * before tsarun opens it. A child of the raw clone has glibc's cached
+ * thread id of the spawner, so it calls nothing that uses it (raise,
+ * abort, pthread_*) before exec.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "spawn.h"
@@ -75,38 +79,162 @@ static void child_main(int barrier_rd, int err_wr, char *const *argv, const stru
 	_exit(spawn_exec_exit_code((int)n));
 }
 
-int spawn__new(struct spawn *s, char *const *argv, const struct target_user *user,
-	       const void *child_sigmask)
-{
-	int barrier[2], errpipe[2];
-	int err;
+struct spawner {
 	pid_t pid;
+	int sock; /* our end of the socketpair */
+};
+
+/* Send the child's pid and its two pipe ends over the socket. */
+static int send_child(int sock, pid_t pid, int barrier_wr, int err_rd)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = &pid, .iov_len = sizeof(pid)};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	int fds[2] = {barrier_wr, err_rd};
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(pid) ? 0 : -errno;
+}
+
+static int recv_child(int sock, pid_t *pid, int *barrier_wr, int *err_rd)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = pid, .iov_len = sizeof(*pid)};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c;
+	int fds[2];
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	c = CMSG_FIRSTHDR(&msg);
+	if (n != sizeof(*pid) || !c || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(fds)))
+		return -EPROTO; /* the spawner failed: *pid holds -errno when n is right */
+	memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	*barrier_wr = fds[0];
+	*err_rd = fds[1];
+	return 0;
+}
+
+/* The spawner's loop: one child per request byte, until the socket closes. */
+static void spawner_main(int sock, char *const *argv, const struct target_user *u,
+			 const sigset_t *mask)
+{
+	char req;
+	ssize_t n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_NAME, "tsarun-spawner");
+	for (;;) {
+		int barrier[2], errpipe[2];
+		pid_t pid;
+
+		do
+			n = read(sock, &req, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(0);
+		if (pipe2(barrier, O_CLOEXEC) || pipe2(errpipe, O_CLOEXEC)) {
+			pid = -errno;
+			(void)!write(sock, &pid, sizeof(pid));
+			continue;
+		}
+		/* CLONE_PARENT makes the child tsarun's, not ours. */
+		pid = (pid_t)syscall(SYS_clone, CLONE_PARENT, 0, NULL, NULL, 0);
+		if (pid == 0) {
+			close(sock);
+			close(barrier[1]);
+			close(errpipe[0]);
+			child_main(barrier[0], errpipe[1], argv, u, mask);
+		}
+		if (pid < 0) {
+			pid = -errno;
+			(void)!write(sock, &pid, sizeof(pid));
+		} else {
+			send_child(sock, pid, barrier[1], errpipe[0]);
+		}
+		close(barrier[0]);
+		close(barrier[1]);
+		close(errpipe[0]);
+		close(errpipe[1]);
+	}
+}
+
+struct spawner *spawner__new(char *const *argv, const struct target_user *user,
+			     const void *child_sigmask)
+{
+	struct spawner *z = calloc(1, sizeof(*z));
+	int sv[2], err;
+
+	if (!z)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		err = errno;
+		free(z);
+		errno = err;
+		return NULL;
+	}
+	/*
+	 * Exit signal 0: the spawner is a "clone child", invisible to a waitid()
+	 * without __WALL, so tsarun's reaping of the tree never sees it. Its
+	 * children inherit that exit signal (CLONE_PARENT), so tsarun reaps the
+	 * command through its pidfd; orphans reparented to tsarun get SIGCHLD.
+	 */
+	z->pid = (pid_t)syscall(SYS_clone, 0, 0, NULL, NULL, 0);
+	if (z->pid < 0) {
+		err = errno;
+		close(sv[0]);
+		close(sv[1]);
+		free(z);
+		errno = err;
+		return NULL;
+	}
+	if (z->pid == 0) {
+		close(sv[0]);
+		spawner_main(sv[1], argv, user, child_sigmask);
+	}
+	close(sv[1]);
+	z->sock = sv[0];
+	return z;
+}
+
+pid_t spawner__pid(const struct spawner *z)
+{
+	return z ? z->pid : -1;
+}
+
+void spawner__free(struct spawner *z)
+{
+	if (!z)
+		return;
+	close(z->sock); /* EOF: the spawner exits */
+	waitpid(z->pid, NULL, __WALL);
+	free(z);
+}
+
+int spawn__new(struct spawn *s, struct spawner *z)
+{
+	pid_t pid = -1;
+	int err;
 
 	s->pid = -1;
 	s->pidfd = s->barrier_fd = s->errpipe_fd = -1;
-	if (pipe2(barrier, O_CLOEXEC)) {
-		err = -errno;
-		goto out;
-	}
-	if (pipe2(errpipe, O_CLOEXEC)) {
-		err = -errno;
-		goto out_close_barrier;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		goto out_close_errpipe;
-	}
-	if (pid == 0) {
-		close(barrier[1]);
-		close(errpipe[0]);
-		child_main(barrier[0], errpipe[1], argv, user, child_sigmask);
-	}
-	close(barrier[0]);
-	close(errpipe[1]);
+	if (write(z->sock, "s", 1) != 1)
+		return -errno;
+	err = recv_child(z->sock, &pid, &s->barrier_fd, &s->errpipe_fd);
+	if (err)
+		return pid < 0 ? pid : err;
 	s->pid = pid;
-	s->barrier_fd = barrier[1];
-	s->errpipe_fd = errpipe[0];
 	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (s->pidfd < 0) {
 		err = -errno;
@@ -115,15 +243,6 @@ int spawn__new(struct spawn *s, char *const *argv, const struct target_user *use
 		return err;
 	}
 	return 0;
-
-out_close_errpipe:
-	close(errpipe[0]);
-	close(errpipe[1]);
-out_close_barrier:
-	close(barrier[0]);
-	close(barrier[1]);
-out:
-	return err;
 }
 
 int spawn__release(struct spawn *s, struct spawn_result *res)

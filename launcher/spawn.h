@@ -25,9 +25,9 @@ struct target_user;
 /* Where the child failed, as reported through the error pipe. */
 enum spawn_stage {
 	SPAWN_OK = 0,
-	SPAWN_EXEC,   /* exec failed: errno says why */
-	SPAWN_CREDS,  /* could not switch to the target user */
-	SPAWN_SETUP,  /* anything else before exec */
+	SPAWN_EXEC,  /* exec failed: errno says why */
+	SPAWN_CREDS, /* could not switch to the target user */
+	SPAWN_SETUP, /* anything else before exec */
 };
 
 struct spawn_result {
@@ -43,13 +43,29 @@ struct spawn {
 };
 
 /*
- * Create the child, stopped at the barrier. argv is run with execvp()
- * semantics (PATH search; a script without #! goes to /bin/sh). user is
- * NULL to keep tsarun's credentials. The child restores child_sigmask
- * before exec. Returns 0 or -errno.
+ * Commands are not forked from tsarun itself but from a spawner: a small
+ * process forked at start-up, before tsarun loads BPF objects and grows to
+ * tens of megabytes. A forked child's pre-exec memory counts in its maximum
+ * RSS (exec keeps the old image's high-water mark), so forking from the
+ * spawner keeps ru_maxrss about the command, not about tsarun. The spawner
+ * creates each child with CLONE_PARENT, so the child is tsarun's own: tsarun
+ * reaps it, opens its pidfd and is its subreaper.
  */
-int spawn__new(struct spawn *s, char *const *argv, const struct target_user *user,
-	       const void *child_sigmask);
+struct spawner;
+
+/*
+ * Fork the spawner. argv runs with execvp() semantics (PATH search; a
+ * script without #! goes to /bin/sh). user is NULL to keep tsarun's
+ * credentials. Each child restores child_sigmask before exec. All three
+ * must stay valid until spawner__free(). Returns NULL with errno set.
+ */
+struct spawner *spawner__new(char *const *argv, const struct target_user *user,
+			     const void *child_sigmask);
+void spawner__free(struct spawner *z);
+pid_t spawner__pid(const struct spawner *z);
+
+/* Create a child stopped at the barrier. Returns 0 or -errno. */
+int spawn__new(struct spawn *s, struct spawner *z);
 
 /* Open the barrier and wait for exec to succeed or fail. Returns 0 or -errno. */
 int spawn__release(struct spawn *s, struct spawn_result *res);

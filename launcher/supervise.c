@@ -69,45 +69,65 @@ static void add_rusage(struct run_rusage *sum, const struct rusage *ru)
 	sum->oublock += ru->ru_oublock;
 }
 
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
 /* waitid(2) with the rusage argument the raw system call has and glibc hides. */
-static int waitid_rusage(siginfo_t *si, struct rusage *ru)
+static int waitid_rusage(int idtype, int id, siginfo_t *si, int options, struct rusage *ru)
 {
 	memset(si, 0, sizeof(*si));
-	return (int)syscall(SYS_waitid, P_ALL, 0, si, WEXITED | WNOHANG | __WALL, ru);
+	return (int)syscall(SYS_waitid, idtype, id, si, options, ru);
 }
 
-/* Reap every child that has exited: the command and orphans reparented to us. */
+static int wait_status(const siginfo_t *si)
+{
+	if (si->si_code == CLD_EXITED)
+		return (si->si_status & 0xff) << 8;
+	return (si->si_status & 0x7f) | (si->si_code == CLD_DUMPED ? 0x80 : 0);
+}
+
+/*
+ * Reap what has exited: the command through its pidfd (its exit signal is
+ * the spawner's, 0), and orphans reparented to tsarun (theirs is SIGCHLD).
+ * The tree is empty when the command is gone and waitid() finds no child.
+ */
 static void reap(struct watch *w)
 {
 	struct rusage ru;
 	siginfo_t si;
 
+	if (!w->main_exited &&
+	    !waitid_rusage(P_PIDFD, w->child->pidfd, &si, WEXITED | WNOHANG | __WALL, &ru) &&
+	    si.si_pid) {
+		add_rusage(&w->r->ru, &ru);
+		w->main_exited = true;
+		w->main_exit_ns = now_ns();
+		status_from_wait(w->r, wait_status(&si));
+	}
+	w->tree_empty = false;
 	for (;;) {
-		if (waitid_rusage(&si, &ru) < 0) {
+		if (waitid_rusage(P_ALL, 0, &si, WEXITED | WNOHANG, &ru) < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == ECHILD)
-				w->tree_empty = true;
+				w->tree_empty = w->main_exited;
 			return;
 		}
 		if (si.si_pid == 0)
 			return; /* children remain, none has exited */
 		add_rusage(&w->r->ru, &ru);
-		if (si.si_pid == w->child->pid) {
-			int ws = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8
-							  : (si.si_status & 0x7f) |
-								    (si.si_code == CLD_DUMPED ? 0x80 : 0);
-
-			w->main_exited = true;
-			w->main_exit_ns = now_ns();
-			status_from_wait(w->r, ws);
-		} else {
-			w->r->desc.reaped_orphans++;
-		}
+		w->r->desc.reaped_orphans++;
 	}
 }
 
-static void signal_descendants(int sig)
+static int on_pidfd(void *ctx, uint32_t events)
+{
+	reap(ctx);
+	return 0;
+}
+
+static void signal_descendants(int sig, pid_t spawner_pid)
 {
 	pid_t *pids;
 	size_t n;
@@ -115,7 +135,8 @@ static void signal_descendants(int sig)
 	if (tree_descendants(getpid(), &pids, &n))
 		return;
 	for (size_t i = 0; i < n; i++)
-		kill(pids[i], sig);
+		if (pids[i] != spawner_pid)
+			kill(pids[i], sig);
 	free(pids);
 }
 
@@ -137,7 +158,7 @@ static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
 	}
 	/* The command has exited; we were waiting for its descendants. Stop waiting. */
 	if (!from_tty)
-		signal_descendants(sig);
+		signal_descendants(sig, spawner__pid(w->sv->spawner));
 	w->stop_waiting = true;
 }
 
@@ -170,15 +191,19 @@ static int on_probe(void *ctx, uint32_t events)
 	return p->on_ready ? p->on_ready(p) : 0;
 }
 
-static uint32_t count_descendants(void)
+/* Live processes of the tree: tsarun's descendants, its spawner and that one's excepted. */
+static uint32_t count_descendants(pid_t spawner_pid)
 {
 	pid_t *pids;
-	size_t n;
+	size_t n, count = 0;
 
 	if (tree_descendants(getpid(), &pids, &n))
 		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] != spawner_pid)
+			count++;
 	free(pids);
-	return (uint32_t)n;
+	return (uint32_t)count;
 }
 
 static int watch_loop(struct watch *w, struct evloop *l)
@@ -214,11 +239,11 @@ static int watch_loop(struct watch *w, struct evloop *l)
 				return 0;
 			if (sv->o->descendants == DESC_KILL) {
 				if (w->kill_stage == 0) {
-					signal_descendants(SIGTERM);
+					signal_descendants(SIGTERM, spawner__pid(sv->spawner));
 					w->kill_stage = 1;
 					w->kill_deadline_ns = now + sv->o->kill_grace_ns;
 				} else if (w->kill_stage == 1 && now >= w->kill_deadline_ns) {
-					signal_descendants(SIGKILL);
+					signal_descendants(SIGKILL, spawner__pid(sv->spawner));
 					w->kill_stage = 2;
 				}
 				if (w->kill_stage == 1 && w->kill_deadline_ns < deadline)
@@ -234,7 +259,8 @@ static int watch_loop(struct watch *w, struct evloop *l)
 		if (w->main_exited && !w->exit_counted) {
 			w->exit_counted = true;
 			if (!w->tree_empty)
-				w->r->desc.running_at_exit = count_descendants();
+				w->r->desc.running_at_exit =
+				    count_descendants(spawner__pid(w->sv->spawner));
 		}
 	}
 }
@@ -254,7 +280,7 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		snprintf(err, errlen, "cannot create the event loop: %s", strerror(-ret));
 		return ret;
 	}
-	ret = spawn__new(&child, sv->o->argv, sv->user, sv->child_mask);
+	ret = spawn__new(&child, sv->spawner);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the child process: %s", strerror(-ret));
 		goto out_loop;
@@ -272,7 +298,8 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 			ret = p->arm(p, &child, r);
 			if (ret) {
 				if (!p->reason[0])
-					snprintf(p->reason, sizeof(p->reason), "%s", strerror(-ret));
+					snprintf(p->reason, sizeof(p->reason), "%s",
+						 strerror(-ret));
 				run__source(r, p->name, false, p->reason);
 				continue;
 			}
@@ -288,8 +315,10 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		}
 	}
 	ret = evloop__add(l, sv->sigfd, on_signal, &w);
+	if (!ret)
+		ret = evloop__add(l, child.pidfd, on_pidfd, &w);
 	if (ret) {
-		snprintf(err, errlen, "cannot watch signals: %s", strerror(-ret));
+		snprintf(err, errlen, "cannot watch the command: %s", strerror(-ret));
 		goto out_child;
 	}
 
@@ -323,7 +352,7 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 	if (w.kill_stage)
 		r->desc.killed = r->desc.running_at_exit;
 	if (!w.tree_empty)
-		r->desc.left_running = count_descendants();
+		r->desc.left_running = count_descendants(spawner__pid(sv->spawner));
 
 	for (int i = 0; i < sv->nprobes; i++) {
 		struct probe *p = &sv->probes[i];

@@ -12,17 +12,17 @@
 
 struct probe;
 struct run;
-struct target_user;
 struct tsarun_opts;
+
+struct spawner;
 
 struct supervisor {
 	const struct tsarun_opts *o;
-	const struct target_user *user;
+	struct spawner *spawner;
 	struct probe *probes;
 	int nprobes;
-	int sigfd;               /* signalfd for SIGCHLD and the forwarded signals */
-	const sigset_t *child_mask; /* the mask the command starts with */
-	int interrupted;         /* first interrupting signal over all runs */
+	int sigfd;	 /* signalfd for SIGCHLD and the forwarded signals */
+	int interrupted; /* first interrupting signal over all runs */
 };
 
 /* The signals tsarun forwards to the command. */

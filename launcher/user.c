@@ -104,7 +104,8 @@ int target_user__resolve(struct target_user *u, const char *user_opt, char *err,
 		uint64_t gid;
 
 		if (!sudo_gid || parse_uint(sudo_gid, 0, 0xfffffffe, &gid)) {
-			snprintf(err, errlen, "SUDO_UID=%lu has no passwd entry and SUDO_GID is unset",
+			snprintf(err, errlen,
+				 "SUDO_UID=%lu has no passwd entry and SUDO_GID is unset",
 				 (unsigned long)id);
 			return -EINVAL;
 		}

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 struct target_user {
-	bool change;       /* false: the command keeps tsarun's credentials */
+	bool change; /* false: the command keeps tsarun's credentials */
 	uid_t uid;
 	gid_t gid;
 	gid_t *groups;

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The launcher runs any command faithfully: exit codes, stdio, signals,
+# orphans, users, errors, the artifact.
+. "$(dirname "$0")/../lib.sh"
+need_root "launcher tests"
+cd "$T_TMP"
+J=$T_TMP/a.json
+
+# Exit codes: the command's own, 126, 127, 128+N.
+for code in 0 7; do
+	"$TSARUN" -q --json "$J" -- sh -c "exit $code"
+	equal "exit code $code passes through" "$?" "$code"
+done
+"$TSARUN" -q --json "$J" -- "$T_TMP/no-such-command" 2>"$T_TMP/err"
+equal "a missing command exits 127" "$?" 127
+check "a missing command is named on stderr" grep -q "tsarun: cannot execute '$T_TMP/no-such-command': No such file or directory" "$T_TMP/err"
+equal "a missing command still writes the artifact" "$(jqv "$J" '.runs[0].status')" not_started
+printf 'echo hi\n' >"$T_TMP/noexec.sh"
+chmod 644 "$T_TMP/noexec.sh"
+"$TSARUN" -q --json "$J" -- "$T_TMP/noexec.sh" 2>"$T_TMP/err"
+equal "a command without execute permission exits 126" "$?" 126
+check "permission denied is named on stderr" grep -q "Permission denied" "$T_TMP/err"
+"$TSARUN" -q --json "$J" -- sh -c 'kill -TERM $$'
+equal "a command killed by SIGTERM exits 143" "$?" 143
+equal "the artifact names the signal" "$(jqv "$J" '.runs[0].exit.signal_name')" SIGTERM
+equal "the artifact says signaled" "$(jqv "$J" '.runs[0].status')" signaled
+"$TSARUN" -q --json "$J" -- sh -c 'ulimit -c 0; kill -SEGV $$'
+equal "a command killed by SIGSEGV exits 139" "$?" 139
+validate "$J"
+
+# stdout is exactly the child's; the report goes to stderr.
+out=$("$TSARUN" --json "$J" -- printf 'one\ntwo\n' 2>"$T_TMP/err")
+equal "stdout is exactly the command's" "$out" "$(printf 'one\ntwo')"
+check "the report goes to stderr" grep -q "TOTAL" "$T_TMP/err"
+out=$(printf 'from stdin\n' | "$TSARUN" -q --json "$J" -- cat)
+equal "stdin reaches the command" "$out" "from stdin"
+"$TSARUN" --report "$T_TMP/report.txt" --json "$J" -- true 2>"$T_TMP/err"
+check "--report writes the table to a file" grep -q "TOTAL" "$T_TMP/report.txt"
+check "--report leaves stderr quiet" test ! -s "$T_TMP/err"
+
+# SIGTERM to tsarun reaches the command; the artifact is still written.
+rm -f "$J" "$T_TMP/got-term"
+"$TSARUN" -q --json "$J" -- sh -c "trap 'touch $T_TMP/got-term; exit 0' TERM; sleep 10 & wait" &
+pid=$!
+sleep 0.5
+kill -TERM $pid
+wait $pid
+rc=$?
+equal "tsarun interrupted by SIGTERM exits 143" "$rc" 143
+check "SIGTERM reached the command" test -e "$T_TMP/got-term"
+equal "the artifact is written, marked interrupted" "$(jqv "$J" '.runs[0].status')" interrupted
+equal "the artifact names the interrupting signal" "$(jqv "$J" '.runs[0].interrupted_by')" SIGTERM
+validate "$J"
+
+# Ctrl-C in a terminal: the command gets one SIGINT, not two.
+cat >"$T_TMP/ctrlc.py" <<'PY'
+import os, pty, sys, time, select
+tsarun, out = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(tsarun, [tsarun, "-q", "--json", out + ".json", "--", "bash", "-c",
+        "n=0; trap 'n=$((n+1))' INT; echo ready; for i in $(seq 40); do sleep 0.05; done; echo $n > " + out])
+buf = b""
+deadline = time.time() + 5
+while b"ready" not in buf and time.time() < deadline:
+    r, _, _ = select.select([fd], [], [], 0.1)
+    if r:
+        buf += os.read(fd, 100)
+os.write(fd, b"\x03")
+while True:
+    try:
+        if not os.read(fd, 100):
+            break
+    except OSError:
+        break
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+PY
+rc=$(/usr/bin/python3 "$T_TMP/ctrlc.py" "$TSARUN" "$T_TMP/sigint-count")
+equal "Ctrl-C on a terminal reaches the command exactly once" "$(cat "$T_TMP/sigint-count" 2>/dev/null)" 1
+equal "Ctrl-C: the artifact says interrupted by SIGINT" "$(jqv "$T_TMP/sigint-count.json" '.runs[0].interrupted_by')" SIGINT
+equal "Ctrl-C: a command that handled it and exited 0 gives 130" "$rc" 130
+
+# Orphans: tsarun is a subreaper; it waits for, reaps and counts them.
+"$TSARUN" -q --json "$J" -- sh -c "(sleep 0.3; touch $T_TMP/orphan-done) & exit 0"
+check "an orphaned grandchild finished before tsarun returned" test -e "$T_TMP/orphan-done"
+equal "the orphan was reaped by tsarun" "$(jqv "$J" '.runs[0].descendants.reaped_orphans')" 1
+equal "descendants still running at exit are counted (the subshell and its sleep)" "$(jqv "$J" '.runs[0].descendants.running_at_exit')" 2
+at_least "the time waited for them is reported (ms)" "$(jqv "$J" '.runs[0].descendants.waited_ns / 1e6')" 250
+"$TSARUN" -q --descendants leave --json "$J" -- sh -c 'sleep 3 & exit 0'
+equal "--descendants leave: reported as left running" "$(jqv "$J" '.runs[0].descendants.left_running')" 1
+equal "--descendants leave: the survivor is marked alive" "$(jqv "$J" '[.runs[0].processes[] | select(.alive_at_end)] | length')" 1
+pkill -f '^sleep 3$' || true
+"$TSARUN" -q --descendants kill --kill-grace 200ms --json "$J" -- sh -c 'sleep 30 & exit 0'
+equal "--descendants kill: the survivor is killed" "$(jqv "$J" '.runs[0].descendants.killed')" 1
+equal "--descendants kill: nothing left running" "$(pgrep -fc '^sleep 30$')" 0
+
+# Users: under sudo the command runs as the invoking user, with that user's groups.
+equal "--user nobody runs the command as nobody" "$("$TSARUN" -q --json "$J" --user nobody -- id -u)" "$(id -u nobody)"
+equal "under sudo the command runs as SUDO_UID" \
+	"$(SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) "$TSARUN" -q --json "$J" -- id -u)" "$(id -u nobody)"
+equal "under sudo the command gets the user's groups, not root's" \
+	"$(SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) "$TSARUN" -q --json "$J" -- id -G)" "$(id -G nobody)"
+equal "--user root keeps root under sudo" \
+	"$(SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) "$TSARUN" -q --json "$J" --user root -- id -u)" 0
+equal "under sudo the artifact belongs to the user" "$(stat -c %u "$J")" 0
+SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) "$TSARUN" -q --json "$J" -- true
+equal "under sudo the artifact belongs to the invoking user" "$(stat -c %u "$J")" "$(id -u nobody)"
+
+# tsarun's own errors: 125 and one line that names the thing.
+for args in "--bogus" "--top abc" "--sort nope" "--ringbuf 5 parsecs" "--kill-grace -1" "--color sometimes" ""; do
+	# shellcheck disable=SC2086
+	"$TSARUN" $args -- true 2>"$T_TMP/err" >/dev/null
+	rc=$?
+	[ -z "$args" ] && { "$TSARUN" 2>"$T_TMP/err"; rc=$?; }
+	if [ $rc -eq 125 ] && [ "$(wc -l <"$T_TMP/err")" -eq 1 ] && grep -q '^tsarun: ' "$T_TMP/err"; then
+		ok "'tsarun $args' is refused with 125 and one line"
+	else
+		not_ok "'tsarun $args' is refused with 125 and one line" "rc=$rc: $(cat "$T_TMP/err")"
+	fi
+done
+mkdir -p "$T_TMP/ro" && chmod 555 "$T_TMP/ro"
+"$TSARUN" -q --json "$T_TMP/ro/x/a.json" -- touch "$T_TMP/ran" 2>"$T_TMP/err"
+equal "an unwritable artifact path is refused with 125" "$?" 125
+check "... before the command runs" test ! -e "$T_TMP/ran"
+check "... with a message naming the file" grep -q "ro/x/a.json" "$T_TMP/err"
+
+# Artifact: default name, --out-dir, atomic write, schema.
+(cd "$T_TMP" && "$TSARUN" -q -- true)
+check "the default artifact is tsarun.json in the working directory" test -s "$T_TMP/tsarun.json"
+"$TSARUN" -q --out-dir "$T_TMP/out/deep" -- true
+check "--out-dir creates the directory and writes there" test -s "$T_TMP/out/deep/tsarun.json"
+equal "no temporary files are left behind" "$(find "$T_TMP/out" -name '.*' -type f | wc -l)" 0
+"$TSARUN" -q --json /dev/null -- true
+equal "--json /dev/null writes in place and keeps /dev/null a device" "$(stat -c %F /dev/null)" "character special file"
+validate "$T_TMP/tsarun.json"
+equal "the artifact has schema tsarun/1" "$(jqv "$T_TMP/tsarun.json" .schema)" tsarun/1
+
+# doctor
+"$TSARUN" doctor >"$T_TMP/doc" 2>&1
+check "doctor runs and lists eBPF" grep -q '^  ebpf ' "$T_TMP/doc"
+check "doctor --json is JSON with every source" \
+	jq -e '[.checks[].name] | contains(["ebpf","btf","taskstats","delayacct","procfs","perf-events","pmu","bash"])' \
+	<("$TSARUN" doctor --json)
+check "--help documents the exit codes" sh -c "'$TSARUN' --help | grep -q '127 when it was not found'"

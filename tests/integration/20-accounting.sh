@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# eBPF accounting on workloads with known behaviour: every thread closes
+# (lifetime = on-CPU + runqueue + S + D + stopped + residual) and the figures
+# match what the workload did, and what the kernel's own counters say.
+. "$(dirname "$0")/../lib.sh"
+need_bpf "accounting tests"
+cd "$T_TMP"
+J=$T_TMP/a.json
+
+# ms COMM EXPR: a jq expression on the (first) thread with that comm, in ms.
+ms() { jq -r --arg c "$1" "[.runs[0].threads[] | select(.comm == \$c)][0] | ($2) / 1e6" "$J"; }
+
+# Every thread closes, and agrees with the kernel's counters.
+closes() {
+	local what=$1 n bad
+	n=$(jq '.runs[0].threads | length' "$J")
+	bad=$(jq '[.runs[0].threads[] | select(
+		((.lifetime_ns - (.on_cpu_ns + .runqueue_ns + .sleeping_ns + .uninterruptible_ns + .stopped_ns))
+		  | if . < 0 then -. else . end) > .lifetime_ns * 0.001)] | length' "$J")
+	equal "$what: all $n threads close: |lifetime - sum of parts| < 0.1%" "$bad" 0
+	bad=$(jq '[.runs[0].threads[] | select(.residual_ns > .lifetime_ns * 0.01)] | length' "$J")
+	equal "$what: every thread's residual is under 1%" "$bad" 0
+	at_most "$what: kernel cross-check, worst thread (% of lifetime)" \
+		"$(jq '.runs[0].quality.cross_check.runnable_vs_kernel.worst_fraction * 100' "$J")" 1
+	if [ "$(jq '.runs[0].quality.cross_check.tree_cpu_vs_rusage.available' "$J")" = true ]; then
+		at_most "$what: tree CPU vs rusage (%)" \
+			"$(jq '.runs[0].quality.cross_check.tree_cpu_vs_rusage.total_fraction * 100' "$J")" 1
+	else
+		check "$what: tree CPU vs rusage says why it is not compared" \
+			jq -e '.runs[0].quality.cross_check.tree_cpu_vs_rusage.reason | test("10 ms")' "$J"
+	fi
+	# A few microseconds per switch are noise on a workload that runs 1 ms in all.
+	if [ "$(jq '.runs[0].quality.cross_check.runnable_vs_kernel.sum_kernel >= 10000000' "$J")" = true ]; then
+		at_most "$what: kernel cross-check over all threads (%)" \
+			"$(jq '.runs[0].quality.cross_check.runnable_vs_kernel.total_fraction * 100' "$J")" 1
+	fi
+	equal "$what: slices match the kernel's pcount" \
+		"$(jq '.runs[0].quality.cross_check.slices_vs_pcount.worst_count' "$J")" 0
+	equal "$what: nothing lost" "$(jq '.runs[0].quality.lost_events + .runs[0].quality.map_full_drops' "$J")" 0
+}
+
+# 300 ms of CPU, then 200 ms asleep.
+"$TSARUN" -q --json "$J" -- "$WORKLOADS/spin_sleep" 300 200
+# The workload counts thread CPU time, which leaves out steal time; on-CPU includes it.
+within "spin then sleep: on-CPU less steal (ms)" "$(ms spinsleep '.on_cpu_ns - .steal_ns')" 300 10
+within "spin then sleep: sleeping (ms)" "$(ms spinsleep .sleeping_ns)" 200 10
+closes "spin then sleep"
+validate "$J"
+
+# A contended pthread mutex held 150 ms: the waiter sleeps in futex_wait.
+"$TSARUN" -q --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
+at_least "mutex: the waiter sleeps at least 130 ms" "$(ms waiter .sleeping_ns)" 130
+at_most "mutex: ... and not much more than the hold time" "$(ms waiter .sleeping_ns)" 200
+within "nanosleep 100 ms: sleeping (ms)" "$(ms napper .sleeping_ns)" 100 10
+closes "mutex"
+
+# Two threads pinned to one CPU, 400 ms of CPU each: each waits for the other.
+"$TSARUN" -q --json "$J" -- "$WORKLOADS/pinned" 400 0
+a_on=$(ms pinned-a .on_cpu_ns) b_on=$(ms pinned-b .on_cpu_ns)
+within "pinned: thread a runs 400 ms (less steal)" "$(ms pinned-a '.on_cpu_ns - .steal_ns')" 400 10
+within "pinned: thread b runs 400 ms (less steal)" "$(ms pinned-b '.on_cpu_ns - .steal_ns')" 400 10
+within "pinned: a's runqueue time is comparable to b's on-CPU" "$(ms pinned-a .runqueue_ns)" "$b_on" 20
+within "pinned: b's runqueue time is comparable to a's on-CPU" "$(ms pinned-b .runqueue_ns)" "$a_on" 20
+at_least "pinned: involuntary switches are counted" \
+	"$(jq '[.runs[0].threads[] | select(.comm | startswith("pinned-")) | .involuntary_switches] | add' "$J")" 10
+closes "pinned"
+
+# A vfork parent waits in D while its child sleeps 300 ms.
+"$TSARUN" -q --json "$J" -- "$WORKLOADS/vfork_wait" 300
+parent_d=$(jq -r '[.runs[0].threads[] | select(.comm == "vfork_wait")] | sort_by(.start_ns) | .[0].uninterruptible_ns / 1e6' "$J")
+within "vfork: the parent is in D for the child's 300 ms" "$parent_d" 300 10
+closes "vfork"
+
+# 2,000 short-lived threads: each seen, each closing.
+"$TSARUN" -q --json "$J" -- "$WORKLOADS/threads" 2000 8 100
+equal "2000 threads: every thread is seen (2000 + main)" "$(jq '.runs[0].threads | length' "$J")" 2001
+equal "2000 threads: the totals count them" "$(jq '.runs[0].totals.threads' "$J")" 2001
+equal "2000 threads: all in one process" "$(jq '.runs[0].processes | length' "$J")" 1
+closes "2000 threads"
+
+# A tree of 100 processes: each seen, with its exit status.
+"$TSARUN" -q --json "$J" -- "$WORKLOADS/proctree" 100 3 20
+equal "100 processes: each is seen" "$(jq '.runs[0].processes | length' "$J")" 100
+equal "100 processes: each has exited with 0" "$(jq '[.runs[0].processes[] | select(.exit.code == 0)] | length' "$J")" 100
+equal "100 processes: every ppid is in the tree (or is tsarun)" \
+	"$(jq '.runs[0] as $r | [$r.processes[] | select(.ppid as $p | ([$r.processes[].pid] | index($p)) == null)] | length' "$J")" 1
+closes "100 processes"
+
+# Process exit statuses and signals come from the kernel, per process.
+"$TSARUN" -q --json "$J" -- sh -c 'sh -c "exit 3"; sh -c "kill -KILL \$\$"; exit 0'
+equal "a child's exit code is recorded" "$(jq '[.runs[0].processes[] | select(.exit.code == 3)] | length' "$J")" 1
+equal "a child's killing signal is recorded" "$(jq '[.runs[0].processes[] | select(.exit.signal == 9)] | length' "$J")" 1
+
+# The table: process rows, a total, the concurrency view and the quality line.
+"$TSARUN" --color never --json "$J" -- "$WORKLOADS/pinned" 100 0 2>"$T_TMP/table"
+check "the table has a header" grep -q 'ON-CPU' "$T_TMP/table"
+check "the table shows the threads" grep -q 'pinned-a' "$T_TMP/table"
+check "the table has a total row" grep -q '^  TOTAL' "$T_TMP/table"
+check "the table has the concurrency view" grep -q 'concurrency over' "$T_TMP/table"
+check "the table has the quality line" grep -q 'quality: residual' "$T_TMP/table"
+check "no colour codes with --color never" sh -c "! grep -q \$'\\033' '$T_TMP/table'"
+NO_COLOR=1 "$TSARUN" --color auto --json "$J" -- true 2>"$T_TMP/table"
+check "no colour codes with NO_COLOR" sh -c "! grep -q \$'\\033' '$T_TMP/table'"
+"$TSARUN" --top 5 --json "$J" -- "$WORKLOADS/threads" 300 4 50 2>"$T_TMP/table"
+check "thousands of threads fold into one line after --top" grep -q '296 more threads' "$T_TMP/table"
+for key in cpu runq sleep disk offcpu switches wakeup tid; do
+	"$TSARUN" --sort $key --json "$J" -- "$WORKLOADS/mutex_wait" 20 10 2>"$T_TMP/table" >/dev/null
+	check "--sort $key works" grep -q 'TOTAL' "$T_TMP/table"
+done
+"$TSARUN" --sort runq --json "$J" -- "$WORKLOADS/pinned" 100 0 2>"$T_TMP/table"
+check "--sort runq puts a pinned thread first" sh -c "grep -A3 'avg/max' '$T_TMP/table' | sed -n 3p | grep -q pinned-"

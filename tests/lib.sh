@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: MIT
+# Helpers for integration tests: each script prints TAP lines that
+# tests/run-suites counts. Source it first thing:  . "$(dirname "$0")/../lib.sh"
+set -u
+TSARUN=${TSARUN:-$PWD/build/tsarun}
+WORKLOADS=${WORKLOADS:-$PWD/build/tests/workloads}
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$TESTS_DIR/.." && pwd)
+T_N=0
+T_TMP=$(mktemp -d /tmp/tsarun-test.XXXXXX)
+chmod 755 "$T_TMP"
+trap 'rm -rf "$T_TMP"' EXIT
+
+ok() { T_N=$((T_N + 1)); echo "ok $T_N - $1"; }
+not_ok() {
+	T_N=$((T_N + 1))
+	echo "not ok $T_N - $1"
+	shift
+	local l
+	for l in "$@"; do echo "#   $l"; done
+}
+skip() { T_N=$((T_N + 1)); echo "ok $T_N - $1 # SKIP $2"; }
+
+# check NAME COMMAND...: ok when the command succeeds.
+check() {
+	local name=$1; shift
+	if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi
+}
+
+# within NAME ACTUAL EXPECTED TOL_PERCENT: |actual - expected| <= tol% of expected.
+within() {
+	local name=$1 actual=$2 expected=$3 tol=$4
+	if awk -v a="$actual" -v e="$expected" -v t="$tol" \
+		'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= e * t / 100) }'; then
+		ok "$name ($actual vs $expected, tolerance $tol%)"
+	else
+		not_ok "$name" "measured $actual, expected $expected within $tol%"
+	fi
+}
+
+# at_least NAME ACTUAL MIN / at_most NAME ACTUAL MAX
+at_least() {
+	if awk -v a="$2" -v m="$3" 'BEGIN { exit !(a >= m) }'; then ok "$1 ($2 >= $3)"
+	else not_ok "$1" "measured $2, expected at least $3"; fi
+}
+at_most() {
+	if awk -v a="$2" -v m="$3" 'BEGIN { exit !(a <= m) }'; then ok "$1 ($2 <= $3)"
+	else not_ok "$1" "measured $2, expected at most $3"; fi
+}
+
+# equal NAME ACTUAL EXPECTED
+equal() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', expected '$3'"; fi
+}
+
+# Root and BPF are required on CI machines: without them, say why and skip.
+need_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "${1:-root tests}" "needs root (run as root, as CI does)"
+		exit 0
+	fi
+}
+need_bpf() {
+	need_root "$@"
+	if ! "$TSARUN" doctor --json 2>/dev/null | jq -e '.checks[] | select(.name=="ebpf") | .available' >/dev/null; then
+		skip "${1:-eBPF tests}" "eBPF unavailable: $("$TSARUN" doctor --json | jq -r '.checks[] | select(.name=="ebpf") | .detail')"
+		exit 0
+	fi
+}
+
+# The artifact must validate against the schema.
+validate() {
+	local f=$1
+	if out=$(/usr/bin/python3 "$REPO/tests/validate-artifact" "$f" 2>&1); then
+		ok "artifact $(basename "$f") validates against the schema"
+	else
+		not_ok "artifact $(basename "$f") validates against the schema" "$out"
+	fi
+}
+
+# jq on an artifact: jqv FILE FILTER
+jqv() { jq -r "$2" "$1"; }

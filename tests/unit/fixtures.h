@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* Fixture records and golden-file helpers shared by the unit tests. */
+#ifndef TSARUN_FIXTURES_H
+#define TSARUN_FIXTURES_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsarun.h"
+
+#define MS 1000000ull
+#define T0 1000000000000ull /* an arbitrary CLOCK_MONOTONIC origin */
+
+/* A thread that lived [start, end) ms after T0 with the given state times in ms. */
+static inline struct tsa_thread fx_thread(uint32_t tid, uint32_t pid, uint32_t ppid,
+					  const char *comm, double start, double end, double on,
+					  double rq, double s, double d)
+{
+	struct tsa_thread t;
+
+	memset(&t, 0, sizeof(t));
+	t.tid = tid;
+	t.pid = pid;
+	t.ppid = ppid;
+	t.flags = TSA_F_TRACKED | TSA_F_EXITED | (tid == pid ? TSA_F_LEADER : 0);
+	snprintf(t.comm, sizeof(t.comm), "%s", comm);
+	t.start_ns = T0 + (uint64_t)(start * MS);
+	t.end_ns = T0 + (uint64_t)(end * MS);
+	t.task_start_ns = 5 * T0 + t.start_ns; /* distinct per start */
+	t.boot_start_ns = t.task_start_ns + 7;
+	t.state_ns[TSA_ST_ONCPU] = (uint64_t)(on * MS);
+	t.state_ns[TSA_ST_RUNQ] = (uint64_t)(rq * MS);
+	t.state_ns[TSA_ST_SLEEP] = (uint64_t)(s * MS);
+	t.state_ns[TSA_ST_DISK] = (uint64_t)(d * MS);
+	t.slices = 10;
+	t.voluntary = 8;
+	t.involuntary = 2;
+	t.wakeups = 8;
+	t.wakeup_lat_sum = 80000;
+	t.wakeup_lat_count = 8;
+	t.wakeup_lat_max = 30000;
+	/* The kernel agrees exactly unless a test says otherwise. */
+	t.kend[TSA_K_SUM_EXEC] = t.state_ns[TSA_ST_ONCPU];
+	t.kend[TSA_K_RUN_DELAY] = t.state_ns[TSA_ST_RUNQ];
+	t.kend[TSA_K_PCOUNT] = 10;
+	t.kend[TSA_K_NVCSW] = 8;
+	t.kend[TSA_K_NIVCSW] = 2;
+	t.hist[TSA_ST_SLEEP - 1][10] = 8;
+	return t;
+}
+
+/* Compare text with a golden file; UPDATE_GOLDEN=1 rewrites it instead. */
+static inline int golden_check(const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+	long len;
+	char *want;
+	int same;
+
+	snprintf(path, sizeof(path), "%s/tests/golden/%s", SRCDIR, name);
+	if (getenv("UPDATE_GOLDEN")) {
+		f = fopen(path, "w");
+		if (!f)
+			return -1;
+		fputs(text, f);
+		fclose(f);
+		return 0;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "golden file %s missing (run with UPDATE_GOLDEN=1)\n", path);
+		return -1;
+	}
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	want = calloc(1, (size_t)len + 1);
+	if (!want || fread(want, 1, (size_t)len, f) != (size_t)len) {
+		fclose(f);
+		free(want);
+		return -1;
+	}
+	fclose(f);
+	same = !strcmp(want, text);
+	if (!same)
+		fprintf(stderr, "%s differs from the golden file.\n--- want\n%s\n--- got\n%s\n",
+			name, want, text);
+	free(want);
+	return same ? 0 : -1;
+}
+
+#endif

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+#include "artifact.h"
+#include "fixtures.h"
+#include "fold.h"
+#include "run.h"
+#include "status.h"
+
+/* A session with one folded run: two processes, three threads. */
+static void make_session(struct session *s, struct run *r)
+{
+	static char *argv[] = {"./bench", "--fast", "quote\"d", NULL};
+	struct tsa_thread t[3];
+
+	memset(s, 0, sizeof(*s));
+	memset(r, 0, sizeof(*r));
+	s->tool_version = "9.9.9";
+	snprintf(s->host.kernel, sizeof(s->host.kernel), "6.1.0-test");
+	snprintf(s->host.arch, sizeof(s->host.arch), "x86_64");
+	s->host.cpus = 4;
+	snprintf(s->host.cpu_model, sizeof(s->host.cpu_model), "Test CPU");
+	snprintf(s->host.virtualized, sizeof(s->host.virtualized), "kvm");
+	snprintf(s->host.container, sizeof(s->host.container), "none");
+	s->host.btf = true;
+	s->host.task_delayacct = 0;
+	snprintf(s->host.pmu_reason, sizeof(s->host.pmu_reason), "no hardware PMU");
+	snprintf(s->host.ci, sizeof(s->host.ci), "none");
+	s->argv = argv;
+	s->argc = 3;
+	s->mode = "run";
+	s->runs = r;
+	s->nruns = 1;
+
+	t[0] = fx_thread(100, 100, 99, "bench", 0, 500, 300, 20, 170, 10);
+	t[0].flags |= TSA_F_GROUP_DEAD | TSA_F_ROOT;
+	t[1] = fx_thread(101, 100, 99, "worker", 1, 400, 350, 40, 9, 0);
+	t[2] = fx_thread(200, 200, 100, "helper", 10, 50, 5, 1, 34, 0);
+	t[2].flags |= TSA_F_GROUP_DEAD;
+	t[2].exit_status = 11 | 0x80;
+	r->start_mono_ns = T0;
+	r->ru.user_ns = 600 * MS;
+	r->ru.sys_ns = 55 * MS;
+	r->ru.max_rss_kb = 12345;
+	r->wall_ns = 500 * MS;
+	r->root_pid = 100;
+	run__source(r, "ebpf", true, NULL);
+	run__source(r, "taskstats", false, "not permitted (need CAP_NET_ADMIN)");
+	status_from_wait(r, 0);
+	assert_int_equal(fold_run(r, t, 3), 0);
+}
+
+static void test_golden(void **state)
+{
+	struct session s;
+	struct run r;
+	char *text;
+
+	make_session(&s, &r);
+	text = artifact_render(&s, true);
+	assert_non_null(text);
+	assert_int_equal(golden_check("artifact-basic.json", text), 0);
+	free(text);
+	run__free_detail(&r);
+}
+
+static void test_required_names(void **state)
+{
+	static const char *const names[] = {
+	    "\"schema\":\t\"tsarun/1\"",
+	    "\"runs\"",
+	    "\"wall_ns\"",
+	    "\"user_ns\"",
+	    "\"sys_ns\"",
+	    "\"max_rss_kb\"",
+	    "\"threads\"",
+	    "\"processes\"",
+	    "\"totals\"",
+	    "\"quality\"",
+	    "\"residual_ns\"",
+	    "\"lifetime_ns\"",
+	    "\"wakeup_latency_ns\"",
+	    "\"sources_active\"",
+	    "\"sources_unavailable\"",
+	    "\"cross_check\"",
+	    "\"quote\\\"d\"",
+	    "\"core_dumped\":\ttrue",
+	    "\"delays\":\tnull",
+	    "\"below_threshold\":\tnull",
+	};
+	struct session s;
+	struct run r;
+	char *text;
+
+	make_session(&s, &r);
+	text = artifact_render(&s, true);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strstr(text, names[i]))
+			fail_msg("artifact lacks %s", names[i]);
+	free(text);
+	run__free_detail(&r);
+}
+
+static void test_big_integers_stay_exact(void **state)
+{
+	struct session s;
+	struct run r;
+	char *text;
+
+	make_session(&s, &r);
+	r.threads[0].task_start_ns = 18446744073709551615ull;
+	text = artifact_render(&s, false);
+	assert_non_null(strstr(text, "\"task_start_ns\":18446744073709551615"));
+	free(text);
+	run__free_detail(&r);
+}
+
+static void test_write_atomic(void **state)
+{
+	struct artifact_opts o = {.pretty = false, .owner_uid = (uid_t)-1, .owner_gid = (gid_t)-1};
+	char dir[] = "/tmp/tsarun-unit.XXXXXX", path[256], err[256];
+	struct session s;
+	struct run r;
+	struct stat st;
+
+	make_session(&s, &r);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a.json", dir);
+	assert_int_equal(artifact_write(&s, path, &o, err, sizeof(err)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size > 100);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	/* Overwrite in place through rename: nothing else is left in the directory. */
+	assert_int_equal(artifact_write(&s, path, &o, err, sizeof(err)), 0);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	unlink(path);
+	rmdir(dir);
+	run__free_detail(&r);
+}
+
+static void test_write_errors_name_the_file(void **state)
+{
+	struct artifact_opts o = {.pretty = false, .owner_uid = (uid_t)-1, .owner_gid = (gid_t)-1};
+	struct session s;
+	struct run r;
+	char err[256];
+
+	make_session(&s, &r);
+	assert_int_equal(artifact_write(&s, "/nonexistent-dir/a.json", &o, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent-dir/a.json"));
+	/* A device is written in place, not replaced. */
+	assert_int_equal(artifact_write(&s, "/dev/null", &o, err, sizeof(err)), 0);
+	{
+		struct stat st;
+
+		assert_int_equal(stat("/dev/null", &st), 0);
+		assert_true(S_ISCHR(st.st_mode));
+	}
+	run__free_detail(&r);
+}
+
+static void test_doctor_json(void **state)
+{
+	struct doctor_check c[2] = {
+	    {.name = "ebpf", .available = true, .status = "available", .detail = "ok"},
+	    {.name = "pmu", .available = false, .status = "unavailable", .detail = "no \"PMU\""},
+	};
+	struct host_info h = {.cpus = 2};
+	char *text = artifact_render_doctor(c, 2, &h);
+
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"schema\":\t\"tsarun-doctor/1\""));
+	assert_non_null(strstr(text, "no \\\"PMU\\\""));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_golden),
+	    cmocka_unit_test(test_required_names),
+	    cmocka_unit_test(test_big_integers_stay_exact),
+	    cmocka_unit_test(test_write_atomic),
+	    cmocka_unit_test(test_write_errors_name_the_file),
+	    cmocka_unit_test(test_doctor_json),
+	};
+
+	return cmocka_run_group_tests_name("artifact", tests, NULL, NULL);
+}

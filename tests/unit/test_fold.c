@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+#include <string.h>
+
+#include "unit.h"
+
+#include "fixtures.h"
+#include "fold.h"
+#include "run.h"
+
+static void fold(struct run *r, struct tsa_thread *recs, size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->start_mono_ns = T0;
+	assert_int_equal(fold_run(r, recs, n), 0);
+}
+
+static void test_one_thread_closes(void **state)
+{
+	struct tsa_thread t = fx_thread(100, 100, 1, "main", 0, 500, 300, 20, 170, 5);
+	struct run r;
+
+	fold(&r, &t, 1);
+	assert_int_equal(r.nthreads, 1);
+	assert_int_equal(r.threads[0].lifetime_ns, 500 * MS);
+	assert_int_equal(r.threads[0].residual_ns, 5 * MS); /* 500 - (300 + 20 + 170 + 5) */
+	assert_true(r.threads[0].first_state_known);
+	assert_int_equal(r.totals.threads, 1);
+	assert_int_equal(r.totals.processes, 1);
+	assert_int_equal(r.totals.state_ns[TSA_ST_ONCPU], 300 * MS);
+	assert_int_equal(r.totals.residual_ns, 5 * MS);
+	assert_true(r.quality.residual_percent > 0.99 && r.quality.residual_percent < 1.01);
+	assert_int_equal(r.threads[0].start_ns, 0);
+	assert_int_equal(r.threads[0].end_ns, 500 * MS);
+	run__free_detail(&r);
+}
+
+static void test_exit_record_wins_over_survivor(void **state)
+{
+	struct tsa_thread t[2];
+	struct run r;
+
+	t[0] = fx_thread(100, 100, 1, "main", 0, 200, 100, 0, 100, 0);
+	t[0].flags |= TSA_F_SURVIVOR;
+	t[1] = fx_thread(100, 100, 1, "main", 0, 500, 300, 0, 200, 0);
+	t[1].task_start_ns = t[0].task_start_ns; /* the same thread */
+	fold(&r, t, 2);
+	assert_int_equal(r.nthreads, 1);
+	assert_int_equal(r.threads[0].lifetime_ns, 500 * MS);
+	assert_false(r.threads[0].flags & TSA_F_SURVIVOR);
+	run__free_detail(&r);
+}
+
+static void test_tid_reuse_keeps_threads_apart(void **state)
+{
+	struct tsa_thread t[3];
+	struct run r;
+
+	t[0] = fx_thread(100, 100, 1, "main", 0, 900, 100, 0, 800, 0);
+	t[1] = fx_thread(101, 100, 1, "worker", 10, 20, 10, 0, 0, 0);
+	t[2] = fx_thread(101, 100, 1, "worker", 30, 40, 10, 0, 0, 0); /* tid 101 again */
+	fold(&r, t, 3);
+	assert_int_equal(r.nthreads, 3);
+	assert_int_equal(r.nprocs, 1);
+	assert_int_equal(r.procs[0].threads, 3);
+	assert_int_equal(r.totals.max_threads_alive, 2);
+	run__free_detail(&r);
+}
+
+static void test_processes_and_pid_reuse(void **state)
+{
+	struct tsa_thread t[4];
+	struct run r;
+
+	t[0] = fx_thread(100, 100, 1, "sh", 0, 100, 10, 0, 90, 0);
+	t[0].flags |= TSA_F_GROUP_DEAD;
+	t[0].exit_status = 3 << 8;
+	t[1] = fx_thread(200, 200, 100, "child", 5, 30, 10, 0, 15, 0);
+	t[1].flags |= TSA_F_GROUP_DEAD;
+	t[1].exit_status = 9;						/* SIGKILL */
+	t[2] = fx_thread(200, 200, 100, "again", 40, 60, 10, 0, 10, 0); /* pid 200 reused */
+	t[2].flags |= TSA_F_GROUP_DEAD;
+	t[3] = fx_thread(201, 200, 100, "again-t", 45, 55, 10, 0, 0, 0);
+	fold(&r, t, 4);
+	assert_int_equal(r.nprocs, 3);
+	assert_int_equal(r.procs[0].pid, 100);
+	assert_true(r.procs[0].exited);
+	assert_int_equal(r.procs[0].exit_status, 3 << 8);
+	assert_int_equal(r.procs[1].pid, 200);
+	assert_string_equal(r.procs[1].comm, "child");
+	assert_int_equal(r.procs[1].exit_status, 9);
+	assert_int_equal(r.procs[1].threads, 1);
+	assert_int_equal(r.procs[2].pid, 200);
+	assert_string_equal(r.procs[2].comm, "again");
+	assert_int_equal(r.procs[2].threads, 2);
+	assert_int_equal(r.procs[2].ppid, 100);
+	run__free_detail(&r);
+}
+
+static void test_lost_records_still_count(void **state)
+{
+	struct tsa_thread t = fx_thread(100, 100, 1, "main", 0, 100, 50, 0, 50, 0);
+	struct run r;
+
+	memset(&r, 0, sizeof(r));
+	r.start_mono_ns = T0;
+	r.quality.lost.records = 2;
+	r.quality.lost.lifetime_ns = 30 * MS;
+	r.quality.lost.state_ns[TSA_ST_ONCPU] = 25 * MS;
+	assert_int_equal(fold_run(&r, &t, 1), 0);
+	assert_int_equal(r.nthreads, 1);
+	assert_int_equal(r.totals.threads, 3);
+	assert_int_equal(r.totals.state_ns[TSA_ST_ONCPU], 75 * MS);
+	assert_int_equal(r.totals.residual_ns, 5 * MS);
+	assert_false(r.quality.tree_cpu.available);
+	run__free_detail(&r);
+}
+
+static void test_cross_check(void **state)
+{
+	struct tsa_thread t[3];
+	struct run r;
+
+	t[0] = fx_thread(100, 100, 1, "main", 0, 1000, 500, 100, 400, 0);
+	/* The kernel saw 10 ms less runnable time: 1% of the thread's life. */
+	t[0].kend[TSA_K_SUM_EXEC] -= 10 * MS;
+	t[1] = fx_thread(101, 100, 1, "w", 0, 100, 50, 10, 40, 0);
+	/* Steal is part of on-CPU and not of sum_exec_runtime: no disagreement. */
+	t[1].steal_ns = 4 * MS;
+	t[1].kend[TSA_K_SUM_EXEC] -= 4 * MS;
+	/* Too short to compare one by one, however wrong. */
+	t[2] = fx_thread(102, 100, 1, "short", 0, 0.1, 0.05, 0, 0.05, 0);
+	t[2].kend[TSA_K_SUM_EXEC] = 0;
+	t[2].kend[TSA_K_PCOUNT] = 9;
+	fold(&r, t, 3);
+	assert_true(r.quality.runnable.available);
+	assert_int_equal(r.quality.runnable.compared, 2);
+	assert_int_equal(r.quality.runnable.short_lived, 1);
+	assert_int_equal(r.quality.runnable.worst_tid, 100);
+	assert_true(r.quality.runnable.worst > 0.0099 && r.quality.runnable.worst < 0.0101);
+	assert_int_equal(r.quality.runnable.worst_abs, 10 * MS);
+	/* Counts are compared for every thread. */
+	assert_int_equal(r.quality.slices.compared, 3);
+	assert_int_equal(r.quality.slices.worst_tid, 102);
+	assert_int_equal(r.quality.slices.worst_abs, 1);
+	/* The kernel's shift: sum_exec - (on - steal) = -10 ms - 0.05 ms. */
+	assert_int_equal(r.quality.kernel_shift_ns, -(int64_t)(10 * MS) - (int64_t)(0.05 * MS));
+	run__free_detail(&r);
+}
+
+static void test_tree_check_needs_enough_cpu(void **state)
+{
+	struct tsa_thread t = fx_thread(100, 100, 1, "main", 0, 100, 5, 0, 95, 0);
+	struct run r;
+
+	memset(&r, 0, sizeof(r));
+	r.start_mono_ns = T0;
+	r.ru.user_ns = 5 * MS;
+	assert_int_equal(fold_run(&r, &t, 1), 0);
+	assert_false(r.quality.tree_cpu.available);
+	assert_non_null(strstr(r.quality.tree_cpu.reason, "10 ms"));
+	run__free_detail(&r);
+
+	t = fx_thread(100, 100, 1, "main", 0, 100, 50, 0, 50, 0);
+	memset(&r, 0, sizeof(r));
+	r.start_mono_ns = T0;
+	r.ru.user_ns = 40 * MS;
+	r.ru.sys_ns = 10 * MS;
+	assert_int_equal(fold_run(&r, &t, 1), 0);
+	assert_true(r.quality.tree_cpu.available);
+	assert_true(r.quality.tree_cpu.total < 1e-9);
+	run__free_detail(&r);
+}
+
+static void test_survivors_are_not_in_rusage(void **state)
+{
+	struct tsa_thread t = fx_thread(100, 100, 1, "daemon", 0, 100, 50, 0, 50, 0);
+	struct run r;
+
+	t.flags |= TSA_F_SURVIVOR;
+	fold(&r, &t, 1);
+	assert_false(r.quality.tree_cpu.available);
+	assert_true(r.procs[0].alive);
+	run__free_detail(&r);
+}
+
+static void test_empty(void **state)
+{
+	struct run r;
+
+	fold(&r, NULL, 0);
+	assert_int_equal(r.nthreads, 0);
+	assert_int_equal(r.nprocs, 0);
+	assert_false(r.quality.runnable.available);
+	run__free_detail(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_one_thread_closes),
+	    cmocka_unit_test(test_exit_record_wins_over_survivor),
+	    cmocka_unit_test(test_tid_reuse_keeps_threads_apart),
+	    cmocka_unit_test(test_processes_and_pid_reuse),
+	    cmocka_unit_test(test_lost_records_still_count),
+	    cmocka_unit_test(test_cross_check),
+	    cmocka_unit_test(test_tree_check_needs_enough_cpu),
+	    cmocka_unit_test(test_survivors_are_not_in_rusage),
+	    cmocka_unit_test(test_empty),
+	};
+
+	return cmocka_run_group_tests_name("fold", tests, NULL, NULL);
+}

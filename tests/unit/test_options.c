@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <string.h>
+
+#include "unit.h"
+
+#include "options.h"
+
+static int parse(struct tsarun_opts *o, char *err, const char **args)
+{
+	static char *argv[64]; /* o->argv points into it after we return */
+	int argc = 0;
+
+	argv[argc++] = "tsarun";
+	for (; *args; args++)
+		argv[argc++] = (char *)*args;
+	argv[argc] = NULL;
+	options_defaults(o);
+	return options_parse(o, argc, argv, err, 256);
+}
+
+#define PARSE(o, err, ...) parse(o, err, (const char *[]){__VA_ARGS__, NULL})
+
+static void test_command_after_dashdash(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "--", "ls", "-l"), 0);
+	assert_int_equal(o.mode, MODE_RUN);
+	assert_int_equal(o.argc, 2);
+	assert_string_equal(o.argv[0], "ls");
+	assert_string_equal(o.argv[1], "-l");
+	assert_null(o.argv[2]);
+}
+
+static void test_command_without_dashdash_stops_at_first_word(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	/* Options after the command belong to the command. */
+	assert_int_equal(PARSE(&o, err, "-q", "make", "-j8", "--quiet"), 0);
+	assert_true(o.quiet);
+	assert_int_equal(o.argc, 3);
+	assert_string_equal(o.argv[1], "-j8");
+	assert_string_equal(o.argv[2], "--quiet");
+}
+
+static void test_defaults(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "true"), 0);
+	assert_null(o.json_path);
+	assert_false(o.no_table);
+	assert_int_equal(o.descendants, DESC_WAIT);
+	assert_int_equal(o.sort, SORT_WALL);
+	assert_int_equal(o.top, 20);
+	assert_int_equal(o.ringbuf_bytes, 4u << 20);
+	assert_int_equal(o.color, COLOR_AUTO);
+}
+
+static void test_values(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "--json", "x.json", "--out-dir", "out", "--sort", "runq",
+			       "--top", "5", "--descendants", "kill", "--kill-grace", "500ms",
+			       "--ringbuf", "64K", "--color", "never", "--user", "nobody", "-v",
+			       "-v", "--", "true"),
+			 0);
+	assert_string_equal(o.json_path, "x.json");
+	assert_string_equal(o.out_dir, "out");
+	assert_int_equal(o.sort, SORT_RUNQ);
+	assert_int_equal(o.top, 5);
+	assert_int_equal(o.descendants, DESC_KILL);
+	assert_int_equal(o.kill_grace_ns, 500000000ull);
+	assert_int_equal(o.ringbuf_bytes, 65536);
+	assert_int_equal(o.color, COLOR_NEVER);
+	assert_string_equal(o.user, "nobody");
+	assert_int_equal(o.verbose, 2);
+}
+
+static void test_quiet_implies_no_table(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-q", "true"), 0);
+	assert_true(o.no_table);
+}
+
+/* Every malformed value is refused, and the message names it. */
+static void test_bad_values_are_named(void **state)
+{
+	static const struct {
+		const char *opt, *val, *needle;
+	} bad[] = {
+	    {"--top", "abc", "--top: 'abc'"},
+	    {"--top", "0", "--top: '0'"},
+	    {"--top", "-3", "--top: '-3'"},
+	    {"--sort", "nope", "--sort: unknown key 'nope'"},
+	    {"--color", "sometimes", "--color: 'sometimes'"},
+	    {"--descendants", "forget", "--descendants: 'forget'"},
+	    {"--kill-grace", "5 parsecs", "--kill-grace: '5 parsecs'"},
+	    {"--kill-grace", "-1s", "--kill-grace: '-1s'"},
+	    {"--kill-grace", "10", "--kill-grace: '10'"},
+	    {"--ringbuf", "5 parsecs", "--ringbuf: '5 parsecs'"},
+	    {"--ringbuf", "100", "--ringbuf: '100'"},
+	    {"--ringbuf", "2G", "--ringbuf: '2G'"},
+	    {"--json", "", "--json: empty"},
+	    {"--user", "", "--user: empty"},
+	};
+	struct tsarun_opts o;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(PARSE(&o, err, bad[i].opt, bad[i].val, "--", "true"), -EINVAL);
+		if (!strstr(err, bad[i].needle))
+			fail_msg("'%s %s': message '%s' does not name it", bad[i].opt, bad[i].val,
+				 err);
+	}
+}
+
+static void test_errors(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "--bogus", "true"), -EINVAL);
+	assert_non_null(strstr(err, "unknown option '--bogus'"));
+	assert_int_equal(PARSE(&o, err, "-Z", "true"), -EINVAL);
+	assert_non_null(strstr(err, "'-Z'"));
+	assert_int_equal(PARSE(&o, err, "--json"), -EINVAL);
+	assert_non_null(strstr(err, "needs a value"));
+	assert_int_equal(PARSE(&o, err, "-q"), -EINVAL);
+	assert_non_null(strstr(err, "no command given"));
+	assert_int_equal(PARSE(&o, err, "--"), -EINVAL);
+}
+
+static void test_help_version_doctor(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "--help"), 0);
+	assert_int_equal(o.mode, MODE_HELP);
+	assert_int_equal(PARSE(&o, err, "-V"), 0);
+	assert_int_equal(o.mode, MODE_VERSION);
+	assert_int_equal(PARSE(&o, err, "doctor"), 0);
+	assert_int_equal(o.mode, MODE_DOCTOR);
+	assert_false(o.doctor_json);
+	assert_int_equal(PARSE(&o, err, "doctor", "--json"), 0);
+	assert_true(o.doctor_json);
+	assert_int_equal(PARSE(&o, err, "doctor", "--xml"), -EINVAL);
+	/* A command called doctor runs after --. */
+	assert_int_equal(PARSE(&o, err, "--", "doctor"), 0);
+	assert_int_equal(o.mode, MODE_RUN);
+	assert_string_equal(o.argv[0], "doctor");
+	assert_non_null(strstr(options_usage(), "Exit status"));
+}
+
+static void test_durations(void **state)
+{
+	static const struct {
+		const char *s;
+		uint64_t ns;
+	} good[] = {
+	    {"1ns", 1},		  {"250us", 250000},	   {"10ms", 10000000},
+	    {"1.5s", 1500000000}, {"2m", 120000000000ull}, {"1h", 3600000000000ull},
+	    {"0ms", 0},		  {".5s", 500000000},	   {"3sec", 3000000000ull},
+	};
+	static const char *const bad[] = {"",	    "ms",     "10",    "-1s",
+					  "1e3ms",  "0x10ms", "10 ms", "10parsecs",
+					  "1.2.3s", "nan",    "inf",   "99999999999h"};
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(parse_duration_ns(good[i].s, false, &v), 0);
+		assert_int_equal(v, good[i].ns);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (parse_duration_ns(bad[i], false, &v) != -EINVAL)
+			fail_msg("duration '%s' was accepted", bad[i]);
+	assert_int_equal(parse_duration_ns("2", true, &v), 0);
+	assert_int_equal(v, 2000000000ull);
+}
+
+static void test_sizes(void **state)
+{
+	uint64_t v;
+
+	assert_int_equal(parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(parse_size("64K", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(parse_size("4M", &v), 0);
+	assert_int_equal(v, 4u << 20);
+	assert_int_equal(parse_size("1G", &v), 0);
+	assert_int_equal(v, 1u << 30);
+	assert_int_equal(parse_size("1.5K", &v), 0);
+	assert_int_equal(v, 1536);
+	assert_int_equal(parse_size("0.3", &v), -EINVAL);
+	assert_int_equal(parse_size("4T", &v), -EINVAL);
+	assert_int_equal(parse_size("-4K", &v), -EINVAL);
+	assert_int_equal(parse_uint("18446744073709551616", 0, UINT64_MAX, &v), -EINVAL);
+	assert_int_equal(parse_uint(" 5", 0, 10, &v), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_command_after_dashdash),
+	    cmocka_unit_test(test_command_without_dashdash_stops_at_first_word),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_values),
+	    cmocka_unit_test(test_quiet_implies_no_table),
+	    cmocka_unit_test(test_bad_values_are_named),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_help_version_doctor),
+	    cmocka_unit_test(test_durations),
+	    cmocka_unit_test(test_sizes),
+	};
+
+	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <string.h>
+
+#include "unit.h"
+
+#include "fixtures.h"
+#include "fold.h"
+#include "run.h"
+#include "status.h"
+#include "table.h"
+
+static char *render(struct run *r, const struct table_opts *o)
+{
+	char *text = calloc(1, 1 << 20);
+	FILE *f = fmemopen(text, (1 << 20) - 1, "w");
+
+	assert_non_null(f);
+	table_print(f, r, o);
+	fclose(f);
+	return text;
+}
+
+static void make_run(struct run *r, struct tsa_thread *t, size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->start_mono_ns = T0;
+	r->wall_ns = 500 * MS;
+	r->ru.user_ns = 650 * MS;
+	r->ru.sys_ns = 40 * MS;
+	r->ru.max_rss_kb = 20480;
+	r->ru.minflt = 1000;
+	r->ru.nvcsw = 50;
+	r->ru.nivcsw = 7;
+	run__source(r, "ebpf", true, NULL);
+	run__source(r, "rusage", true, NULL);
+	status_from_wait(r, 0);
+	assert_int_equal(fold_run(r, t, n), 0);
+}
+
+static void test_golden_small(void **state)
+{
+	struct tsa_thread t[3] = {
+	    fx_thread(100, 100, 99, "bench", 0, 500, 300, 20, 170, 10),
+	    fx_thread(101, 100, 99, "worker", 1, 400, 350, 40, 9, 0),
+	    fx_thread(200, 200, 100, "helper", 10, 50, 5, 1, 34, 0),
+	};
+	struct table_opts o = {
+	    .sort = SORT_WALL, .top = 20, .command = "./bench", .artifact = "tsarun.json"};
+	struct run r;
+	char *text;
+
+	make_run(&r, t, 3);
+	text = render(&r, &o);
+	assert_int_equal(golden_check("table-small.txt", text), 0);
+	free(text);
+	run__free_detail(&r);
+}
+
+static void test_many_threads_fold(void **state)
+{
+	enum { N = 3000 };
+	struct tsa_thread *t = calloc(N, sizeof(*t));
+	struct table_opts o = {
+	    .sort = SORT_CPU, .top = 10, .command = "./many", .artifact = "out.json"};
+	struct run r;
+	char *text, *p;
+	int rows = 0;
+
+	t[0] = fx_thread(1000, 1000, 1, "main", 0, 1000, 10, 0, 990, 0);
+	for (int i = 1; i < N; i++)
+		t[i] = fx_thread(1000 + (uint32_t)i, 1000, 1, "w", i * 0.1, i * 0.1 + 5, 1 + i % 7,
+				 0, 4 - (i % 7 > 4 ? 4 : i % 7), 0);
+	make_run(&r, t, N);
+	text = render(&r, &o);
+	/* Ten thread rows, then one line for the other 2990, pointing at the artifact. */
+	assert_non_null(strstr(text, "2990 more threads"));
+	assert_non_null(strstr(text, "out.json"));
+	for (p = text; (p = strstr(p, "\n           ")); p++)
+		rows++;
+	assert_true(rows <= 14);
+	/* The heaviest threads come first under --sort cpu: 7 ms (i % 7 == 6). */
+	p = strstr(text, "avg/max");
+	assert_non_null(p);
+	p = strchr(p, '\n') + 1;	     /* process row */
+	p = strchr(p, '\n') + 1;	     /* first thread row */
+	assert_non_null(strstr(p, "10.00")); /* main has the most CPU: 10 ms */
+	free(text);
+	free(t);
+	run__free_detail(&r);
+}
+
+static void test_color_only_when_asked(void **state)
+{
+	struct tsa_thread t = fx_thread(100, 100, 99, "bench", 0, 500, 300, 20, 170, 10);
+	struct table_opts o = {.top = 20, .command = "x"};
+	struct run r;
+	char *text;
+
+	make_run(&r, &t, 1);
+	text = render(&r, &o);
+	assert_null(strchr(text, '\033'));
+	free(text);
+	o.color = true;
+	text = render(&r, &o);
+	assert_non_null(strchr(text, '\033'));
+	free(text);
+	run__free_detail(&r);
+}
+
+static void test_formats(void **state)
+{
+	char b[32];
+
+	assert_string_equal(fmt_ms(0, b, sizeof(b)), "0");
+	assert_string_equal(fmt_ms(123456, b, sizeof(b)), "0.123");
+	assert_string_equal(fmt_ms(12345678, b, sizeof(b)), "12.35");
+	assert_string_equal(fmt_ms(1234567890, b, sizeof(b)), "1234.6");
+	assert_string_equal(fmt_dur(1500, b, sizeof(b)), "2 us");
+	assert_string_equal(fmt_dur(999, b, sizeof(b)), "999 ns");
+	assert_string_equal(fmt_dur(12300000, b, sizeof(b)), "12.3 ms");
+	assert_string_equal(fmt_dur(2500000000ull, b, sizeof(b)), "2.500 s");
+}
+
+static void test_not_started(void **state)
+{
+	struct table_opts o = {.top = 20, .command = "nope"};
+	struct run r;
+	char *text;
+
+	memset(&r, 0, sizeof(r));
+	r.status = RUN_NOT_STARTED;
+	status_from_wait(&r, 127 << 8);
+	text = render(&r, &o);
+	assert_non_null(strstr(text, "not started (exit 127)"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_golden_small),	  cmocka_unit_test(test_many_threads_fold),
+	    cmocka_unit_test(test_color_only_when_asked), cmocka_unit_test(test_formats),
+	    cmocka_unit_test(test_not_started),
+	};
+
+	return cmocka_run_group_tests_name("table", tests, NULL, NULL);
+}
