@@ -17,17 +17,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "artifact.h"
 #include "doctor.h"
 #include "host.h"
 #include "options.h"
-#include "probe.h"
+#include "outputs.h"
+#include "probes.h"
 #include "run.h"
-#include "sched.h"
 #include "spawn.h"
 #include "status.h"
 #include "supervise.h"
-#include "table.h"
 #include "user.h"
 
 #define EXIT_TSARUN 125
@@ -97,32 +95,17 @@ static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen
 	return path;
 }
 
-static bool use_color(const struct tsarun_opts *o, FILE *f)
-{
-	const char *no = getenv("NO_COLOR");
-
-	if (o->color == COLOR_NEVER)
-		return false;
-	if (o->color == COLOR_ALWAYS)
-		return true;
-	if (no && *no)
-		return false;
-	return isatty(fileno(f));
-}
-
 static int run_main(struct tsarun_opts *o)
 {
 	struct session s = {0};
 	struct target_user user;
 	struct supervisor sv = {0};
-	struct probe probes[4];
-	struct sched_probe *sp = NULL;
+	struct probeset *ps = NULL;
 	struct spawner *spawner = NULL;
-	struct sched_probe_opts spo = {.ringbuf_bytes = o->ringbuf_bytes};
 	sigset_t mask, orig;
-	char err[512], ebpf_err[192] = "";
+	char err[512];
 	char *path = NULL;
-	int nprobes = 0, sigfd = -1, ret, code = EXIT_TSARUN;
+	int sigfd = -1, code = EXIT_TSARUN;
 	struct run *r;
 
 	if (target_user__resolve(&user, o->user, err, sizeof(err))) {
@@ -166,75 +149,32 @@ static int run_main(struct tsarun_opts *o)
 	s.mode = "run";
 	host_probe(&s.host);
 
-	sp = sched_probe__new(&spo, ebpf_err, sizeof(ebpf_err));
-	if (sp)
-		sched_probe__as_probe(sp, &probes[nprobes++]);
-	else if (o->verbose)
-		fprintf(stderr, "tsarun: ebpf unavailable: %s\n", ebpf_err);
-
+	ps = probeset__new(o);
 	s.runs = calloc(1, sizeof(*s.runs));
-	if (!s.runs) {
+	if (!ps || !s.runs) {
 		fprintf(stderr, "tsarun: out of memory\n");
-		goto out_probes;
+		goto out_session;
 	}
 	s.nruns = 1;
 	r = &s.runs[0];
-	if (!sp)
-		run__source(r, "ebpf", false, ebpf_err);
-	run__source(r, "rusage", true, NULL);
+	probeset__describe(ps, r);
 
 	sv.o = o;
 	sv.spawner = spawner;
-	sv.probes = probes;
-	sv.nprobes = nprobes;
+	sv.probes = ps->probes;
+	sv.nprobes = ps->nprobes;
 	sv.sigfd = sigfd;
-	ret = supervise_run(&sv, r, err, sizeof(err));
-	if (ret) {
+	if (supervise_run(&sv, r, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		goto out_session;
 	}
 	code = status_exit_code(r);
-
-	if (!o->no_table) {
-		FILE *f = stderr;
-		struct table_opts to = {
-		    .sort = o->sort,
-		    .top = o->top,
-		    .command = o->argv[0],
-		    .artifact = path,
-		};
-
-		if (o->report_path) {
-			f = fopen(o->report_path, "we");
-			if (!f) {
-				fprintf(stderr, "tsarun: cannot write the report '%s': %s\n",
-					o->report_path, strerror(errno));
-				f = stderr;
-			}
-		}
-		to.color = use_color(o, f);
-		table_print(f, r, &to);
-		if (f != stderr)
-			fclose(f);
-	}
-	{
-		struct artifact_opts ao = {
-		    .pretty = true,
-		    .owner_uid = user.change ? user.uid : (uid_t)-1,
-		    .owner_gid = user.change ? user.gid : (gid_t)-1,
-		};
-
-		if (artifact_write(&s, path, &ao, err, sizeof(err))) {
-			fprintf(stderr, "tsarun: %s\n", err);
-			if (code == 0)
-				code = EXIT_TSARUN;
-		}
-	}
+	if (outputs_write(&s, o, &user, path) && code == 0)
+		code = EXIT_TSARUN;
 
 out_session:
 	session__free(&s);
-out_probes:
-	sched_probe__free(sp);
+	probeset__free(ps);
 	spawner__free(spawner);
 out_sigfd:
 	close(sigfd);

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "artifact.h"
+#include "options.h"
+#include "outputs.h"
+#include "run.h"
+#include "table.h"
+#include "user.h"
+
+static bool use_color(const struct tsarun_opts *o, FILE *f)
+{
+	const char *no = getenv("NO_COLOR");
+
+	if (o->color == COLOR_NEVER)
+		return false;
+	if (o->color == COLOR_ALWAYS)
+		return true;
+	if (no && *no)
+		return false;
+	return isatty(fileno(f));
+}
+
+static void write_table(const struct session *s, const struct tsarun_opts *o,
+			const char *artifact_path)
+{
+	const struct run *r = &s->runs[s->nruns - 1];
+	struct table_opts to = {
+	    .sort = o->sort,
+	    .top = o->top,
+	    .command = o->argv[0],
+	    .artifact = artifact_path,
+	};
+	FILE *f = stderr;
+
+	if (o->report_path) {
+		f = fopen(o->report_path, "we");
+		if (!f) {
+			fprintf(stderr, "tsarun: cannot write the report '%s': %s\n",
+				o->report_path, strerror(errno));
+			f = stderr;
+		}
+	}
+	to.color = use_color(o, f);
+	table_print(f, r, &to);
+	if (f != stderr)
+		fclose(f);
+}
+
+int outputs_write(const struct session *s, const struct tsarun_opts *o,
+		  const struct target_user *user, const char *artifact_path)
+{
+	struct artifact_opts ao = {
+	    .pretty = true,
+	    .owner_uid = user->change ? user->uid : (uid_t)-1,
+	    .owner_gid = user->change ? user->gid : (gid_t)-1,
+	};
+	char err[512];
+	int ret = 0;
+
+	if (!o->no_table && s->nruns)
+		write_table(s, o, artifact_path);
+	if (artifact_write(s, artifact_path, &ao, err, sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		ret = -EIO;
+	}
+	return ret;
+}

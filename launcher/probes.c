@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "probes.h"
+#include "run.h"
+#include "sched.h"
+
+static void unavailable(struct probeset *ps, const char *name, const char *reason, int verbose)
+{
+	if (ps->nunavailable == PROBESET_MAX)
+		return;
+	ps->unavailable[ps->nunavailable].name = name;
+	snprintf(ps->unavailable[ps->nunavailable].reason, sizeof(ps->unavailable[0].reason), "%s",
+		 reason);
+	ps->nunavailable++;
+	if (verbose)
+		fprintf(stderr, "tsarun: %s unavailable: %s\n", name, reason);
+}
+
+struct probeset *probeset__new(const struct tsarun_opts *o)
+{
+	struct sched_probe_opts spo = {.ringbuf_bytes = o->ringbuf_bytes};
+	struct probeset *ps = calloc(1, sizeof(*ps));
+	char err[192];
+
+	if (!ps)
+		return NULL;
+	ps->sched = sched_probe__new(&spo, err, sizeof(err));
+	if (ps->sched)
+		sched_probe__as_probe(ps->sched, &ps->probes[ps->nprobes++]);
+	else
+		unavailable(ps, "ebpf", err, o->verbose);
+	return ps;
+}
+
+void probeset__free(struct probeset *ps)
+{
+	if (!ps)
+		return;
+	sched_probe__free(ps->sched);
+	free(ps);
+}
+
+void probeset__describe(const struct probeset *ps, struct run *r)
+{
+	for (int i = 0; i < ps->nunavailable; i++)
+		run__source(r, ps->unavailable[i].name, false, ps->unavailable[i].reason);
+	run__source(r, "rusage", true, NULL);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The set of sources a session uses. probeset__new() prepares every source
+ * the options ask for (loading BPF objects, opening sockets) before the
+ * first run; a source that cannot be used is recorded with the reason and
+ * the session goes on without it. Each run then arms the available ones
+ * at the exec barrier (probe.h).
+ */
+#ifndef TSARUN_PROBES_H
+#define TSARUN_PROBES_H
+
+#include "probe.h"
+
+struct run;
+struct tsarun_opts;
+struct sched_probe;
+
+#define PROBESET_MAX 8
+
+struct probeset {
+	struct probe probes[PROBESET_MAX]; /* in arm and collect order */
+	int nprobes;
+	struct sched_probe *sched;
+	struct {
+		const char *name;
+		char reason[192];
+	} unavailable[PROBESET_MAX];
+	int nunavailable;
+};
+
+/* Prepare the sources. Returns NULL only when out of memory. */
+struct probeset *probeset__new(const struct tsarun_opts *o);
+void probeset__free(struct probeset *ps);
+
+/* Record in r which sources are active and which are not, with reasons. */
+void probeset__describe(const struct probeset *ps, struct run *r);
+
+#endif /* TSARUN_PROBES_H */
