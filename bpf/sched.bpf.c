@@ -74,6 +74,39 @@ struct {
 	__type(value, struct tsa_lost);
 } lost SEC(".maps");
 
+/*
+ * Timestamps. bpf_ktime_get_ns() costs 50-90 ns on a virtual machine, more
+ * than the rest of a switch's accounting; the runqueue's clock is a load
+ * away. rq->clock (sched_clock) is refreshed by the scheduler at every
+ * wakeup and at the start of __schedule(), so an event's time is rq->clock
+ * plus the offset between CLOCK_MONOTONIC and that CPU's rq->clock, which
+ * is sampled with bpf_ktime_get_ns() at most once a millisecond per CPU
+ * and keeps the smallest sample of each 10 ms (the sample is late by the
+ * time from the clock's refresh to the tracepoint).
+ *
+ * One case needs the real clock: the switch after a wakeup that asked for
+ * a reschedule, where __schedule() skips its clock refresh
+ * (rq_clock_skip_update) and rq->clock still holds the wakeup's time. Every
+ * wakeup (tracked or not) notes the clock it left on its runqueue; a switch
+ * that finds that same value reads bpf_ktime_get_ns() instead.
+ */
+struct cpu_clock {
+	__u64 offset;	  /* CLOCK_MONOTONIC - rq->clock; 0 until sampled */
+	__u64 window_at;  /* rq->clock when the current 10 ms window began */
+	__u64 tried_at;	  /* rq->clock at the last sampling */
+	__u64 woke_clock; /* rq->clock left by the last wakeup on this runqueue */
+};
+
+#define CLOCK_SAMPLE_NS 1000000ull
+#define CLOCK_WINDOW_NS 10000000ull
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* one per possible CPU, set by user space */
+	__type(key, __u32);
+	__type(value, struct cpu_clock);
+} clocks SEC(".maps");
+
 /* Scratch for the iterator's snapshots (too large for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -126,23 +159,101 @@ static __always_inline __u32 log2_slot(__u64 ns)
 	return r < TSA_HIST_SLOTS ? r : TSA_HIST_SLOTS - 1;
 }
 
+/* What an event needs from the runqueue of the task it concerns. */
+struct rqinfo {
+	__u64 clock; /* rq->clock: sched_clock at the runqueue's last refresh */
+	__u64 taken; /* rq->clock - rq->clock_task: steal (and IRQ) time so far */
+	__u32 cpu;
+	bool ok;
+};
+
 /*
- * Clock time the runqueue of p's CPU did not give to tasks: steal (and IRQ)
- * time so far. The rq is reached through the task (runqueues is a per-CPU
- * data symbol, absent from kallsyms without CONFIG_KALLSYMS_ALL).
+ * Read p's runqueue (the one it is on, or is being switched in on). It is
+ * reached through the task: runqueues is a per-CPU data symbol, absent from
+ * kallsyms without CONFIG_KALLSYMS_ALL. Direct loads where the kernel has
+ * cfs_rq->rq (group scheduling); this runs at every tracked event.
  */
-static __always_inline __u64 rq_taken(struct task_struct *p)
+static __always_inline void read_rq(struct task_struct *p, struct rqinfo *ri)
 {
-	struct cfs_rq *cfs = BPF_CORE_READ(p, se.cfs_rq);
+	struct cfs_rq *cfs = p->se.cfs_rq;
 	struct rq *rq;
 
-	if (bpf_core_field_exists(cfs->rq))
-		rq = BPF_CORE_READ(cfs, rq);
-	else /* without group scheduling the only cfs_rq is embedded in the rq */
+	ri->clock = 0;
+	ri->taken = 0;
+	ri->cpu = 0;
+	ri->ok = false;
+	if (!cfs)
+		return;
+	if (bpf_core_field_exists(cfs->rq)) {
+		rq = cfs->rq;
+		if (!rq)
+			return;
+		ri->clock = rq->clock;
+		ri->taken = ri->clock - rq->clock_task;
+		ri->cpu = (__u32)rq->cpu;
+	} else {
+		/* Without group scheduling the only cfs_rq is embedded in the rq. */
 		rq = (void *)cfs - bpf_core_field_offset(struct rq, cfs);
-	if (!rq)
-		return 0;
-	return BPF_CORE_READ(rq, clock) - BPF_CORE_READ(rq, clock_task);
+		ri->clock = BPF_CORE_READ(rq, clock);
+		ri->taken = ri->clock - BPF_CORE_READ(rq, clock_task);
+		ri->cpu = BPF_CORE_READ(rq, cpu);
+	}
+	ri->ok = true;
+}
+
+/* CLOCK_MONOTONIC of a wakeup: its runqueue's clock was just refreshed. */
+static __always_inline __u64 wakeup_time(const struct rqinfo *ri)
+{
+	__u32 cpu = ri->cpu;
+	struct cpu_clock *c;
+
+	if (!ri->ok)
+		return bpf_ktime_get_ns();
+	c = bpf_map_lookup_elem(&clocks, &cpu);
+	if (!c || !c->offset)
+		return bpf_ktime_get_ns();
+	return ri->clock + c->offset;
+}
+
+/* Every wakeup notes the clock it left on its runqueue (see struct cpu_clock). */
+static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
+{
+	__u32 cpu = ri->cpu;
+	struct cpu_clock *c;
+
+	if (!ri->ok)
+		return;
+	c = bpf_map_lookup_elem(&clocks, &cpu);
+	if (c)
+		c->woke_clock = ri->clock;
+}
+
+/* CLOCK_MONOTONIC of a switch on this CPU. */
+static __always_inline __u64 switch_time(const struct rqinfo *ri)
+{
+	__u32 cpu = ri->cpu;
+	struct cpu_clock *c;
+	__u64 clk = ri->clock, now, sample;
+
+	if (!ri->ok)
+		return bpf_ktime_get_ns();
+	c = bpf_map_lookup_elem(&clocks, &cpu);
+	if (!c)
+		return bpf_ktime_get_ns();
+	if (clk == c->woke_clock)
+		return bpf_ktime_get_ns(); /* the refresh was skipped: rq->clock is stale */
+	if (c->offset && clk - c->tried_at < CLOCK_SAMPLE_NS)
+		return clk + c->offset;
+	now = bpf_ktime_get_ns();
+	sample = now - clk;
+	c->tried_at = clk;
+	if (!c->offset || clk - c->window_at >= CLOCK_WINDOW_NS) {
+		c->window_at = clk;
+		c->offset = sample;
+	} else if (sample < c->offset) {
+		c->offset = sample;
+	}
+	return clk + c->offset;
 }
 
 static __always_inline void read_kcounters(struct task_struct *p, __u64 *k)
@@ -188,7 +299,7 @@ static __always_inline void close_interval(struct tsa_thread *t, __u64 now)
 	__u32 st = t->state;
 	__u64 d;
 
-	if (st >= TSA_ST_NR || now < t->since_ns)
+	if (st >= TSA_ST_NR || now <= t->since_ns)
 		return;
 	d = now - t->since_ns;
 	t->state_ns[st] += d;
@@ -300,9 +411,9 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 }
 
 static __always_inline void switch_out(struct tsa_thread *t, struct task_struct *p, bool preempt,
-				       unsigned int prev_state, __u64 now)
+				       unsigned int prev_state, __u64 now, __u64 taken)
 {
-	__u64 sum_exec = BPF_CORE_READ(p, se.sum_exec_runtime);
+	__u64 sum_exec = p->se.sum_exec_runtime;
 	__u32 st;
 
 	if (t->state == TSA_ST_DEAD)
@@ -321,8 +432,6 @@ static __always_inline void switch_out(struct tsa_thread *t, struct task_struct 
 	}
 	t->exec_mark = sum_exec;
 	if (t->steal_mark) {
-		__u64 taken = rq_taken(p);
-
 		if (taken > t->steal_mark)
 			t->steal_ns += taken - t->steal_mark;
 		t->steal_mark = 0;
@@ -345,10 +454,9 @@ static __always_inline void switch_out(struct tsa_thread *t, struct task_struct 
 	t->flags &= ~TSA_F_WOKEN; /* a preemption wait is not wakeup latency */
 }
 
-static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *p, __u64 now)
+static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *p, __u64 now,
+				      __u64 taken, __u32 cpu)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-
 	if (t->state == TSA_ST_DEAD)
 		return;
 	if (t->state == TSA_ST_UNKNOWN) {
@@ -373,50 +481,64 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 	if (t->slices && cpu != t->last_cpu)
 		t->migrations++;
 	t->last_cpu = cpu;
-	t->steal_mark = rq_taken(p) | 1; /* never 0: 0 means no slice open */
+	t->steal_mark = taken | 1; /* never 0: 0 means no slice open */
 	t->slices++;
 	t->state = TSA_ST_ONCPU;
 	t->since_ns = now;
 }
 
+/* Event times from two clocks can be out of order by a microsecond: never go back. */
+static __always_inline __u64 not_before(struct tsa_thread *t, __u64 now)
+{
+	return now > t->since_ns ? now : t->since_ns;
+}
+
 static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 				      struct task_struct *next, unsigned int prev_state)
 {
-	struct tsa_thread *t;
-	__u64 now = 0;
+	struct tsa_thread *tp, *tn;
+	struct rqinfo ri;
+	__u64 now;
 
-	t = bpf_task_storage_get(&tasks, prev, NULL, 0);
-	if (t) {
-		now = bpf_ktime_get_ns();
-		if (!targ_switch_has_state) {
-			if (bpf_core_field_exists(prev->__state))
-				prev_state = BPF_CORE_READ(prev, __state);
-			else
-				prev_state =
-				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
-		}
-		switch_out(t, prev, preempt, prev_state, now);
+	tp = bpf_task_storage_get(&tasks, prev, NULL, 0);
+	tn = bpf_task_storage_get(&tasks, next, NULL, 0);
+	/* Two tests, not !tp && !tn: clang would OR the pointers, which the verifier refuses. */
+	if (!tp) {
+		if (!tn)
+			return;
+		read_rq(next, &ri);
+		now = switch_time(&ri);
+		switch_in(tn, next, not_before(tn, now), ri.taken, ri.cpu);
+		return;
 	}
-	t = bpf_task_storage_get(&tasks, next, NULL, 0);
-	if (t) {
-		if (!now)
-			now = bpf_ktime_get_ns();
-		switch_in(t, next, now);
+	read_rq(prev, &ri); /* prev and next share this CPU's runqueue */
+	now = switch_time(&ri);
+	if (!targ_switch_has_state) {
+		if (bpf_core_field_exists(prev->__state))
+			prev_state = BPF_CORE_READ(prev, __state);
+		else
+			prev_state = BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 	}
+	switch_out(tp, prev, preempt, prev_state, not_before(tp, now), ri.taken);
+	if (tn)
+		switch_in(tn, next, not_before(tn, now), ri.taken, ri.cpu);
 }
 
 static __always_inline void on_wakeup(struct task_struct *p)
 {
 	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
+	struct rqinfo ri;
 	__u64 now;
 
+	read_rq(p, &ri);
+	note_wakeup_clock(&ri);
 	if (!t)
 		return;
 	/* Wakeups of a running or already runnable task change nothing. */
 	if (t->state != TSA_ST_SLEEP && t->state != TSA_ST_DISK && t->state != TSA_ST_STOPPED &&
 	    t->state != TSA_ST_UNKNOWN)
 		return;
-	now = bpf_ktime_get_ns();
+	now = not_before(t, wakeup_time(&ri));
 	if (t->state == TSA_ST_UNKNOWN) {
 		/* Blocked since before tracking, S or D we cannot tell: left as residual. */
 		begin(t, p, now);
@@ -441,6 +563,10 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 	struct tsa_thread *pt, *t;
 	__u64 now;
 
+	struct rqinfo ri;
+
+	read_rq(p, &ri);
+	note_wakeup_clock(&ri);
 	pt = bpf_task_storage_get(&tasks, parent, NULL, 0);
 	if (!pt)
 		return;
@@ -449,7 +575,7 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 		count(TSA_C_STORAGE_FAIL);
 		return;
 	}
-	now = bpf_ktime_get_ns();
+	now = wakeup_time(&ri);
 	t->tid = BPF_CORE_READ(p, pid);
 	t->pid = BPF_CORE_READ(p, tgid);
 	t->ppid = BPF_CORE_READ(p, real_parent, tgid);
@@ -519,7 +645,11 @@ int tsa_survivors(struct bpf_iter__task *ctx)
 		close_interval(s, now);
 	}
 	if (s->state == TSA_ST_ONCPU && s->steal_mark) {
-		__u64 taken = rq_taken(p);
+		struct rqinfo ri;
+		__u64 taken;
+
+		read_rq(p, &ri);
+		taken = ri.ok ? ri.taken : 0;
 
 		if (taken > s->steal_mark)
 			s->steal_ns += taken - s->steal_mark;

@@ -57,21 +57,21 @@ enum tsa_kcounter {
  * One thread's closing account. It lives in task storage while the thread
  * runs and travels to user space once: through the ring buffer at the
  * thread's final switch-out, or through the task iterator for survivors.
- * All times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns).
+ * All times are CLOCK_MONOTONIC nanoseconds. The fields every scheduler
+ * event touches come first, so an event touches three cache lines.
  */
 struct tsa_thread {
-	__u32 tid;
-	__u32 pid;
-	__u32 ppid;	     /* real parent's tgid when tracking began */
-	__u32 flags;	     /* enum tsa_thread_flags */
-	__u64 start_ns;	     /* tracking began (wakeup_new for forked tasks) */
-	__u64 end_ns;	     /* final switch-out, or the snapshot time */
-	__u64 task_start_ns; /* task->start_time: identity, with tid */
-	__u64 boot_start_ns; /* task->start_boottime: /proc starttime is this in ticks */
-	__u64 state_ns[TSA_ST_NR];
+	/* Hot: read or written at every event. */
+	__u32 state;	/* enum tsa_state */
+	__u32 flags;	/* enum tsa_thread_flags */
 	__u64 since_ns; /* when the current state began */
-	__u64 woken_ns; /* last successful wakeup, for wakeup latency */
-	__u64 slices;	/* switch-ins */
+	__u64 state_ns[TSA_ST_NR];
+	__u64 woken_ns;	  /* last successful wakeup, for wakeup latency */
+	__u64 steal_mark; /* rq->clock - rq->clock_task at the last switch-in */
+	__u64 exec_mark;  /* se.sum_exec_runtime when the thread last left the CPU */
+	__u32 last_cpu;
+	__u32 gen;    /* the run that started tracking it (inherited by its children) */
+	__u64 slices; /* switch-ins */
 	__u64 voluntary;
 	__u64 involuntary;
 	__u64 wakeups;
@@ -86,19 +86,24 @@ struct tsa_thread {
 	 * state_ns[TSA_ST_ONCPU]; the kernel leaves it out of sum_exec_runtime.
 	 */
 	__u64 steal_ns;
-	__u64 steal_mark; /* rq->clock - rq->clock_task at the last switch-in */
-	__u64 exec_mark;  /* se.sum_exec_runtime when the thread last left the CPU */
-	__u64 untraced;	  /* switch-ins the kernel did not trace, inferred at the switch-out */
+	__u64 untraced; /* switch-ins the kernel did not trace, inferred at the switch-out */
+
+	/* Cold: identity, the start and the end. */
+	__u32 tid;
+	__u32 pid;
+	__u32 ppid;		/* real parent's tgid when tracking began */
+	__s32 exit_status;	/* wait(2) status, valid with TSA_F_EXITED */
+	__u64 start_ns;		/* tracking began (wakeup_new for new tasks) */
+	__u64 end_ns;		/* final switch-out, or the snapshot time */
+	__u64 task_start_ns;	/* task->start_time: identity, with tid */
+	__u64 boot_start_ns;	/* task->start_boottime: /proc starttime is this in ticks */
 	__u64 kstart[TSA_K_NR]; /* kernel counters when tracking began */
 	__u64 kend[TSA_K_NR];	/* and at the end */
-	__u32 state;		/* enum tsa_state */
-	__u32 last_cpu;
-	__s32 exit_status; /* wait(2) status, valid with TSA_F_EXITED */
 	__u32 execs;
-	__u32 gen;	/* the run that started tracking it (inherited at fork) */
 	__u32 exec_id0; /* task->self_exec_id when tracking began (low 32 bits) */
-	__u32 hist[TSA_HIST_STATES][TSA_HIST_SLOTS];
 	char comm[TSA_COMM_LEN];
+	/* Warm: one counter per off-CPU interval. */
+	__u32 hist[TSA_HIST_STATES][TSA_HIST_SLOTS];
 };
 
 #define TSA_THREAD_SIZE 832

@@ -96,8 +96,30 @@ static uint64_t round_pow2(uint64_t v)
 	return r;
 }
 
+/* The verifier's last words, for the message when it refuses the programs. */
+static char last_log_line[160];
+
+static void remember_line(const char *fmt, va_list ap)
+{
+	char buf[1024], *line, *save = NULL;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!*line || !strncmp(line, "processed ", 10) || !strncmp(line, "-- ", 3) ||
+		    !strncmp(line, "libbpf: ", 8) || !strncmp(line, "verification time", 17))
+			continue;
+		snprintf(last_log_line, sizeof(last_log_line), "%s", line);
+	}
+}
+
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	va_list copy;
+
+	va_copy(copy, ap);
+	if (level == LIBBPF_WARN)
+		remember_line(fmt, copy);
+	va_end(copy);
 	if (level == LIBBPF_WARN && getenv("TSARUN_DEBUG_BPF"))
 		return vfprintf(stderr, fmt, ap);
 	if (level == LIBBPF_DEBUG && getenv("TSARUN_DEBUG_BPF") &&
@@ -133,6 +155,11 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 	ret = bpf_map__set_max_entries(p->skel->maps.records, round_pow2(o->ringbuf_bytes));
 	if (ret) {
 		snprintf(err, errlen, "cannot size the ring buffer: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	ret = bpf_map__set_max_entries(p->skel->maps.clocks, (uint32_t)p->ncpus);
+	if (ret) {
+		snprintf(err, errlen, "cannot size the per-CPU clock map: %s", strerror(-ret));
 		goto out_destroy;
 	}
 	bpf_program__set_autoattach(p->skel->progs.tsa_survivors, false);

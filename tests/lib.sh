@@ -53,18 +53,23 @@ equal() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', expected '$3'"; fi
 }
 
-# Root and BPF are required on CI machines: without them, say why and skip.
-need_root() {
-	if [ "$(id -u)" -ne 0 ]; then
-		skip "${1:-root tests}" "needs root (run as root, as CI does)"
-		exit 0
+# Root and BPF are required on CI machines: elsewhere, say why and skip;
+# in CI (CI=true), where both must work, a missing one is a failure.
+cannot_run() {
+	if [ "${CI:-}" = true ]; then
+		not_ok "$1" "cannot run in CI: $2"
+	else
+		skip "$1" "$2"
 	fi
+	exit 0
+}
+need_root() {
+	[ "$(id -u)" -eq 0 ] || cannot_run "${1:-root tests}" "needs root (run as root, as CI does)"
 }
 need_bpf() {
 	need_root "$@"
 	if ! "$TSARUN" doctor --json 2>/dev/null | jq -e '.checks[] | select(.name=="ebpf") | .available' >/dev/null; then
-		skip "${1:-eBPF tests}" "eBPF unavailable: $("$TSARUN" doctor --json | jq -r '.checks[] | select(.name=="ebpf") | .detail')"
-		exit 0
+		cannot_run "${1:-eBPF tests}" "eBPF unavailable: $("$TSARUN" doctor --json | jq -r '.checks[] | select(.name=="ebpf") | .detail')"
 	fi
 }
 
