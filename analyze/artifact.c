@@ -390,6 +390,9 @@ char *artifact_render(const struct session *s, bool pretty)
 	tool = cJSON_AddObjectToObject(root, "tool");
 	add_str(tool, "name", "tsarun");
 	add_str(tool, "version", s->tool_version);
+	if (s->supervisor_max_rss_kb)
+		cJSON_AddNumberToObject(tool, "supervisor_max_rss_kb",
+					(double)s->supervisor_max_rss_kb);
 	cJSON_AddItemToObject(root, "host", host_json(&s->host));
 	cmd = cJSON_AddObjectToObject(root, "command");
 	argv = cJSON_AddArrayToObject(cmd, "argv");

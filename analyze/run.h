@@ -246,6 +246,7 @@ struct host_info {
 
 struct session {
 	const char *tool_version;
+	long supervisor_max_rss_kb; /* tsarun's own peak RSS, read when the artifact is written */
 	struct host_info host;
 	char *const *argv;
 	int argc;

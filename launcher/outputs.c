@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "artifact.h"
@@ -51,9 +52,10 @@ static void write_table(const struct session *s, const struct tsarun_opts *o,
 		fclose(f);
 }
 
-int outputs_write(const struct session *s, const struct tsarun_opts *o,
-		  const struct target_user *user, const char *artifact_path)
+int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
+		  const char *artifact_path)
 {
+	struct rusage self;
 	struct artifact_opts ao = {
 	    .pretty = true,
 	    .owner_uid = user->change ? user->uid : (uid_t)-1,
@@ -64,6 +66,8 @@ int outputs_write(const struct session *s, const struct tsarun_opts *o,
 
 	if (!o->no_table && s->nruns)
 		write_table(s, o, artifact_path);
+	if (!getrusage(RUSAGE_SELF, &self))
+		s->supervisor_max_rss_kb = self.ru_maxrss;
 	if (artifact_write(s, artifact_path, &ao, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		ret = -EIO;
