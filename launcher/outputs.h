@@ -15,7 +15,7 @@ struct tsarun_opts;
  * written (the message is already on stderr); the caller still returns
  * the command's status when that is non-zero.
  */
-int outputs_write(struct session *s, const struct tsarun_opts *o,
-		  const struct target_user *user, const char *artifact_path);
+int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
+		  const char *artifact_path);
 
 #endif /* TSARUN_OUTPUTS_H */
