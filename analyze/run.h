@@ -221,6 +221,9 @@ struct run {
 	uint64_t wall_ns;
 	struct run_rusage ru;
 	struct run_descendants desc;
+	/* User-space instructions of the tree (a hardware counter); see metrics.h. */
+	bool have_instructions;
+	uint64_t instructions;
 
 	struct thread_acct *threads;
 	size_t nthreads;

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The regression gate: what is gated (--metric, --fail-over), and the
+ * comparison of a baseline series of runs with a new one, metric by metric.
+ * Pure: takes runs and host facts, gives verdicts and notes; the launcher
+ * decides when to add runs, the renderers (gate_report.h) print it.
+ *
+ * The statistic is the ratio of medians, new / baseline, with a 95%
+ * percentile bootstrap interval from a fixed seed. With threshold T:
+ *   regression    the whole interval is above 1 + T;
+ *   pass          the whole interval is at or below 1 + T;
+ *   improved      a pass whose whole interval is below 1 / (1 + T), the
+ *                 mirror of the threshold (the baseline may be refreshed);
+ *   inconclusive  the interval straddles 1 + T, or either side has fewer
+ *                 than GATE_MIN_RUNS runs.
+ * Each verdict has an outcome: ok, warn or fail. A regression fails and an
+ * inconclusive verdict warns (fails with --inconclusive fail), except that
+ * time metrics only warn when the baseline comes from another machine
+ * fingerprint, and wall time only warns when the noise sentinels (runqueue
+ * wait + steal) grew by half the threshold's worth of wall time.
+ */
+#ifndef TSARUN_GATE_H
+#define TSARUN_GATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "metrics.h"
+
+struct host_info;
+struct run;
+
+#define GATE_MIN_RUNS	       5
+#define GATE_DEFAULT_THRESHOLD 0.10
+#define GATE_DEFAULT_MAX_RUNS  30
+#define GATE_NOTE_LEN	       320
+#define GATE_MAX_NOTES	       12
+
+enum gate_verdict {
+	GATE_PASS = 0,
+	GATE_IMPROVED,
+	GATE_INCONCLUSIVE,
+	GATE_REGRESSION,
+};
+
+enum gate_outcome {
+	GATE_OK = 0,
+	GATE_WARN,
+	GATE_FAIL,
+};
+
+struct gate_spec {
+	bool gated[METRIC_NR];
+	double threshold[METRIC_NR]; /* a fraction: 0.10 for 10% */
+	bool named[METRIC_NR];	     /* given a threshold of its own (cpu=5%) */
+	double default_threshold;    /* a bare SPEC (10%), else GATE_DEFAULT_THRESHOLD */
+	bool listed;		     /* --metric was given */
+	bool inconclusive_fails;     /* --inconclusive fail */
+	unsigned max_runs;
+};
+
+void gate_spec_defaults(struct gate_spec *g);
+
+/*
+ * --fail-over SPEC: "10%" (the default threshold: for the metrics --metric
+ * lists, else cpu), "cpu=5%,wall=15%" (those metrics, those thresholds), or
+ * both ("10%,wall=15%"). Thresholds are percentages from 0 (exclusive) to
+ * 1000. Returns 0 or -EINVAL with a message naming what is wrong.
+ */
+int gate_parse_fail_over(struct gate_spec *g, const char *spec, char *err, size_t errlen);
+
+/* --metric LIST: comma-separated metric names to gate. */
+int gate_parse_metrics(struct gate_spec *g, const char *list, char *err, size_t errlen);
+
+/*
+ * After parsing: a metric named in the SPEC or listed by --metric is gated;
+ * when none is, cpu is. Gated metrics without a threshold of their own take
+ * the default one.
+ */
+void gate_spec_finish(struct gate_spec *g);
+
+/* One side's measured runs, metric by metric. */
+struct gate_side {
+	size_t n; /* runs that count (metric_run_counts) */
+	double *v[METRIC_NR];
+	bool have[METRIC_NR]; /* measured in every run that counts */
+	char why[METRIC_NR][192];
+	double *noise; /* runqueue + steal per run */
+	bool have_noise;
+	const struct host_info *host; /* NULL: unknown */
+};
+
+/* Collect from runs[0..n) the runs that count. Returns 0 or -ENOMEM. */
+int gate_side_init(struct gate_side *s, const struct run *runs, size_t n,
+		   const struct host_info *host);
+void gate_side_free(struct gate_side *s);
+
+struct gate_metric {
+	enum metric_id metric;
+	double threshold;
+	size_t nb, nn;
+	double base_median, new_median;
+	double ratio, ci_low, ci_high; /* +INFINITY when the base median is 0 */
+	double base_cv, new_cv;	       /* NAN with fewer than 2 runs */
+	enum gate_verdict verdict;
+	enum gate_outcome outcome;
+	bool noisy;	    /* run-to-run noise (cv) at or above the threshold */
+	bool more_helps;    /* inconclusive, and more new runs could settle it */
+	char note[GATE_NOTE_LEN]; /* why the outcome is not what the verdict says, or "" */
+	double *base_values;	  /* the samples, so the verdict can be recomputed */
+	double *new_values;
+};
+
+struct gate_sentinel {
+	bool available;
+	char why[192]; /* when not available */
+	double base_median, new_median; /* runqueue + steal per run, ns */
+	double limit;			/* growth that fires it: half the wall threshold of base wall */
+	bool fired;
+};
+
+struct comparison {
+	/* the baseline */
+	const char *baseline_kind; /* "artifact" or "command" */
+	const char *baseline_name; /* the file, or the command line */
+	bool paired;
+	char fingerprint_diff[4][160];
+	int nfingerprint_diff;
+
+	/* the statistic */
+	uint64_t seed;
+	unsigned resamples;
+	double confidence;
+
+	struct gate_metric metrics[METRIC_NR];
+	int nmetrics;
+	struct gate_sentinel sentinel;
+
+	unsigned runs_added; /* by the launcher while inconclusive */
+	unsigned max_runs;
+
+	enum gate_verdict verdict;
+	enum gate_outcome outcome;
+	char notes[GATE_MAX_NOTES][GATE_NOTE_LEN];
+	int nnotes;
+};
+
+/*
+ * Compare. c starts zeroed (with baseline_kind/_name set, and seed,
+ * resamples, confidence when not the defaults); comparing again into the
+ * same c replaces the previous result. Every gated metric must be measured
+ * on both sides (check with gate_check_available() first). Returns 0,
+ * -EINVAL, -ENOMEM.
+ */
+int gate_compare(const struct gate_spec *g, const struct gate_side *base,
+		 const struct gate_side *new, bool paired, struct comparison *c);
+void comparison__free(struct comparison *c);
+
+/* Would more new runs settle an inconclusive metric? */
+bool gate_wants_more(const struct comparison *c);
+
+/*
+ * Is every gated metric measured on this side? Returns 0, or -ENODATA with a
+ * message "the baseline has no 'instructions' figures (...)" built from
+ * `what` ("the baseline 'base.json'", "this machine").
+ */
+int gate_check_available(const struct gate_spec *g, const struct gate_side *s, const char *what,
+			 char *err, size_t errlen);
+
+/*
+ * Differences between two machine fingerprints (CPU model, CPU count,
+ * kernel, virtualisation), one "cpus: 4 -> 2" line each. Returns how many.
+ */
+int gate_fingerprint_diff(const struct host_info *base, const struct host_info *new,
+			  char out[][160], int max);
+
+const char *gate_verdict_name(enum gate_verdict v);
+const char *gate_outcome_name(enum gate_outcome o);
+
+/* "+25.0%", "-3.1%", "+inf": a ratio as a change. */
+const char *gate_fmt_change(double ratio, char *buf, size_t len);
+
+/* A metric value for people: "125.3 ms", "1.2 MiB", "12,345". */
+const char *gate_fmt_value(enum metric_id m, double v, char *buf, size_t len);
+
+#endif /* TSARUN_GATE_H */

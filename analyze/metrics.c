@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/* Per-run figures for summaries and the gate. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "run.h"
+
+static const struct metric_def defs[METRIC_NR] = {
+    [METRIC_WALL] = {"wall", UNIT_NS, true},
+    [METRIC_CPU] = {"cpu", UNIT_NS, true},
+    [METRIC_ON_CPU] = {"on_cpu", UNIT_NS, true},
+    [METRIC_RUNQUEUE] = {"runqueue", UNIT_NS, true},
+    [METRIC_BLOCKED] = {"blocked", UNIT_NS, true},
+    [METRIC_UNINTERRUPTIBLE] = {"uninterruptible", UNIT_NS, true},
+    [METRIC_VOLUNTARY] = {"voluntary_switches", UNIT_COUNT, false},
+    [METRIC_INVOLUNTARY] = {"involuntary_switches", UNIT_COUNT, false},
+    [METRIC_MAX_RSS] = {"max_rss", UNIT_KIB, false},
+    [METRIC_INSTRUCTIONS] = {"instructions", UNIT_COUNT, false},
+};
+
+const struct metric_def *metric_def(enum metric_id m)
+{
+	return m < METRIC_NR ? &defs[m] : NULL;
+}
+
+int metric_by_name(const char *name)
+{
+	for (int i = 0; i < METRIC_NR; i++)
+		if (!strcmp(name, defs[i].name))
+			return i;
+	return -1;
+}
+
+const char *metric_names(void)
+{
+	return "wall, cpu, on_cpu, runqueue, blocked, uninterruptible, voluntary_switches, "
+	       "involuntary_switches, max_rss, instructions";
+}
+
+const char *metric_unit_name(enum metric_unit u)
+{
+	switch (u) {
+	case UNIT_NS:
+		return "ns";
+	case UNIT_COUNT:
+		return "count";
+	case UNIT_KIB:
+		return "KiB";
+	}
+	return "?";
+}
+
+bool run_source_active(const struct run *r, const char *name)
+{
+	for (int i = 0; i < r->quality.nsources; i++)
+		if (!strcmp(r->quality.sources[i].name, name))
+			return r->quality.sources[i].active;
+	return false;
+}
+
+static const char *source_reason(const struct run *r, const char *name)
+{
+	for (int i = 0; i < r->quality.nsources; i++)
+		if (!strcmp(r->quality.sources[i].name, name) && !r->quality.sources[i].active)
+			return r->quality.sources[i].reason;
+	return "not used in this run";
+}
+
+bool metric_run_counts(const struct run *r)
+{
+	return !r->warmup && r->status == RUN_EXITED && r->exit_code == 0 && !r->term_signal;
+}
+
+int metric_value(const struct run *r, enum metric_id m, double *v, char *why, size_t whylen)
+{
+	const struct run_totals *t = &r->totals;
+
+	if (why && whylen)
+		why[0] = '\0';
+	switch (m) {
+	case METRIC_WALL:
+		*v = (double)r->wall_ns;
+		return 0;
+	case METRIC_CPU:
+		*v = (double)(r->ru.user_ns + r->ru.sys_ns);
+		return 0;
+	case METRIC_MAX_RSS:
+		*v = (double)r->ru.max_rss_kb;
+		return 0;
+	case METRIC_INSTRUCTIONS:
+		if (r->have_instructions) {
+			*v = (double)r->instructions;
+			return 0;
+		}
+		if (why)
+			snprintf(why, whylen, "instructions not counted: %s",
+				 source_reason(r, "perf"));
+		return -ENODATA;
+	case METRIC_ON_CPU:
+	case METRIC_RUNQUEUE:
+	case METRIC_BLOCKED:
+	case METRIC_UNINTERRUPTIBLE:
+	case METRIC_VOLUNTARY:
+	case METRIC_INVOLUNTARY:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!run_source_active(r, "ebpf")) {
+		if (why)
+			snprintf(why, whylen, "ebpf unavailable: %s", source_reason(r, "ebpf"));
+		return -ENODATA;
+	}
+	switch (m) {
+	case METRIC_ON_CPU:
+		*v = (double)t->state_ns[TSA_ST_ONCPU];
+		break;
+	case METRIC_RUNQUEUE:
+		*v = (double)t->state_ns[TSA_ST_RUNQ];
+		break;
+	case METRIC_BLOCKED:
+		*v = (double)(t->state_ns[TSA_ST_SLEEP] + t->state_ns[TSA_ST_DISK]);
+		break;
+	case METRIC_UNINTERRUPTIBLE:
+		*v = (double)t->state_ns[TSA_ST_DISK];
+		break;
+	case METRIC_VOLUNTARY:
+		*v = (double)t->voluntary;
+		break;
+	default:
+		*v = (double)t->involuntary;
+		break;
+	}
+	return 0;
+}
+
+int metric_noise(const struct run *r, double *v)
+{
+	if (!run_source_active(r, "ebpf"))
+		return -ENODATA;
+	*v = (double)(r->totals.state_ns[TSA_ST_RUNQ] + r->totals.steal_ns);
+	return 0;
+}
