@@ -268,6 +268,10 @@ static cJSON *check_json(const struct cross_check *c, const char *unit)
 	add_u64(o, unit, c->worst_abs);
 	if (c->worst_tid)
 		cJSON_AddNumberToObject(o, "worst_tid", c->worst_tid);
+	if (c->directional) {
+		add_frac(o, "unseen_fraction", c->unseen);
+		add_u64(o, "excess_ns", c->excess_ns);
+	}
 	return o;
 }
 
@@ -323,7 +327,7 @@ static cJSON *quality_json(const struct run_quality *q)
 static cJSON *run_json(const struct run *r)
 {
 	static const char *const policy[] = {"wait", "leave", "kill"};
-	cJSON *o = cJSON_CreateObject(), *ex, *ru, *d, *a;
+	cJSON *o = cJSON_CreateObject(), *ex, *ru, *d;
 	char sig[32];
 
 	cJSON_AddNumberToObject(o, "index", r->index);
@@ -367,22 +371,102 @@ static cJSON *run_json(const struct run *r)
 	add_u64(d, "waited_ns", r->desc.waited_ns);
 	cJSON_AddItemToObject(o, "descendants", d);
 	cJSON_AddBoolToObject(o, "detailed", r->detailed);
-	a = cJSON_AddArrayToObject(o, "processes");
-	for (size_t i = 0; i < r->nprocs; i++)
-		cJSON_AddItemToArray(a, proc_json(&r->procs[i]));
-	a = cJSON_AddArrayToObject(o, "threads");
-	for (size_t i = 0; i < r->nthreads; i++)
-		cJSON_AddItemToArray(a, thread_json(&r->threads[i]));
+	/* Placeholders: the elements are streamed by emit_run(), one at a time. */
+	cJSON_AddArrayToObject(o, "processes");
+	cJSON_AddArrayToObject(o, "threads");
 	cJSON_AddItemToObject(o, "totals", totals_json(&r->totals));
 	cJSON_AddItemToObject(o, "quality", quality_json(&r->quality));
 	cJSON_AddNullToObject(o, "stacks");
 	return o;
 }
 
-char *artifact_render(const struct session *s, bool pretty)
+/*
+ * The artifact is written as a stream: each thread and process object is
+ * built, printed and freed in turn, so the memory a run with 10,000 threads
+ * needs stays that of one thread, not of a tree of all of them. Top-level
+ * keys, runs and array elements each start a line (grep-friendly; jq . for
+ * an indented view).
+ */
+static int emit_item(FILE *f, const cJSON *item)
 {
-	cJSON *root = cJSON_CreateObject(), *tool, *cmd, *argv, *runs;
-	char *text;
+	char *text = cJSON_PrintUnformatted(item);
+
+	if (!text)
+		return -ENOMEM;
+	fputs(text, f);
+	cJSON_free(text);
+	return 0;
+}
+
+static int emit_key(FILE *f, const char *key, bool first)
+{
+	/* Keys are this module's own identifiers: no escaping needed. */
+	return fprintf(f, "%s\"%s\":", first ? "" : ",\n", key) < 0 ? -EIO : 0;
+}
+
+static int emit_array(FILE *f, size_t n, cJSON *(*make)(const void *), const void *base,
+		      size_t size)
+{
+	int ret = 0;
+
+	fputc('[', f);
+	for (size_t i = 0; i < n && !ret; i++) {
+		cJSON *o = make((const char *)base + i * size);
+
+		if (!o)
+			return -ENOMEM;
+		fputs(i ? ",\n" : "\n", f);
+		ret = emit_item(f, o);
+		cJSON_Delete(o);
+	}
+	fputc(']', f);
+	return ret;
+}
+
+static cJSON *make_thread(const void *p)
+{
+	return thread_json(p);
+}
+
+static cJSON *make_proc(const void *p)
+{
+	return proc_json(p);
+}
+
+static int emit_run(FILE *f, const struct run *r)
+{
+	cJSON *o = run_json(r), *c;
+	bool first = true;
+	int ret = 0;
+
+	if (!o)
+		return -ENOMEM;
+	fputc('{', f);
+	cJSON_ArrayForEach(c, o)
+	{
+		ret = emit_key(f, c->string, first);
+		if (ret)
+			break;
+		first = false;
+		if (!strcmp(c->string, "threads"))
+			ret = emit_array(f, r->nthreads, make_thread, r->threads,
+					 sizeof(*r->threads));
+		else if (!strcmp(c->string, "processes"))
+			ret = emit_array(f, r->nprocs, make_proc, r->procs, sizeof(*r->procs));
+		else
+			ret = emit_item(f, c);
+		if (ret)
+			break;
+	}
+	fputc('}', f);
+	cJSON_Delete(o);
+	return ret;
+}
+
+/* The session's top level as a tree; "runs" is a placeholder streamed by artifact_emit(). */
+static cJSON *session_json(const struct session *s)
+{
+	cJSON *root = cJSON_CreateObject(), *tool, *cmd, *argv;
 
 	if (!root)
 		return NULL;
@@ -399,45 +483,95 @@ char *artifact_render(const struct session *s, bool pretty)
 	for (int i = 0; i < s->argc; i++)
 		cJSON_AddItemToArray(argv, cJSON_CreateString(s->argv[i]));
 	add_str(cmd, "mode", s->mode ? s->mode : "run");
-	runs = cJSON_AddArrayToObject(root, "runs");
-	for (size_t i = 0; i < s->nruns; i++)
-		cJSON_AddItemToArray(runs, run_json(&s->runs[i]));
-	text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+	cJSON_AddArrayToObject(root, "runs");
+	return root;
+}
+
+int artifact_emit(const struct session *s, FILE *f)
+{
+	cJSON *root = session_json(s), *c;
+	bool first = true;
+	int ret = 0;
+
+	if (!root)
+		return -ENOMEM;
+	fputc('{', f);
+	cJSON_ArrayForEach(c, root)
+	{
+		ret = emit_key(f, c->string, first);
+		if (ret)
+			break;
+		first = false;
+		if (!strcmp(c->string, "runs")) {
+			fputc('[', f);
+			for (size_t i = 0; i < s->nruns && !ret; i++) {
+				fputs(i ? ",\n" : "\n", f);
+				ret = emit_run(f, &s->runs[i]);
+			}
+			fputc(']', f);
+		} else {
+			ret = emit_item(f, c);
+		}
+		if (ret)
+			break;
+	}
+	fputs("}\n", f);
 	cJSON_Delete(root);
+	if (!ret && ferror(f))
+		ret = -EIO;
+	return ret;
+}
+
+char *artifact_render(const struct session *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	if (artifact_emit(s, f)) {
+		fclose(f);
+		free(text);
+		return NULL;
+	}
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
 	return text;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+/* Stream the artifact to fd, then close it; err names path on failure. */
+static int write_to_fd(const struct session *s, int fd, const char *path, char *err, size_t errlen)
 {
-	while (len) {
-		ssize_t n = write(fd, buf, len);
+	FILE *f = fdopen(fd, "w");
+	int ret;
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+		return ret;
 	}
-	return 0;
+	ret = artifact_emit(s, f);
+	if (fflush(f) && !ret)
+		ret = -errno;
+	if (!ret && fsync(fileno(f)) && errno != EINVAL && errno != EROFS)
+		ret = -errno; /* devices and pipes cannot be synced: that is fine */
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret)
+		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+	return ret;
 }
 
 int artifact_write(const struct session *s, const char *path, const struct artifact_opts *o,
 		   char *err, size_t errlen)
 {
-	char *text, *tmp = NULL, *dir_copy = NULL;
+	char *tmp = NULL, *dir_copy = NULL;
 	struct stat st;
-	size_t len;
-	int fd = -1, ret = 0;
-
-	text = artifact_render(s, o->pretty);
-	if (!text) {
-		snprintf(err, errlen, "cannot render the artifact: out of memory");
-		return -ENOMEM;
-	}
-	len = strlen(text);
-	text[len] = '\0';
+	int fd, ret = 0;
 
 	/* Not a regular file (/dev/null, a FIFO, a terminal): write in place. */
 	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
@@ -445,15 +579,9 @@ int artifact_write(const struct session *s, const char *path, const struct artif
 		if (fd < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
-			goto out;
+			return ret;
 		}
-		ret = write_all(fd, text, len);
-		if (!ret)
-			ret = write_all(fd, "\n", 1);
-		if (ret)
-			snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
-		close(fd);
-		goto out;
+		return write_to_fd(s, fd, path, err, errlen);
 	}
 
 	dir_copy = strdup(path);
@@ -471,20 +599,16 @@ int artifact_write(const struct session *s, const char *path, const struct artif
 			 strerror(-ret));
 		goto out;
 	}
-	ret = write_all(fd, text, len);
-	if (!ret)
-		ret = write_all(fd, "\n", 1);
-	if (!ret && fchmod(fd, 0644))
+	if (fchmod(fd, 0644) ||
+	    (o->owner_uid != (uid_t)-1 && fchown(fd, o->owner_uid, o->owner_gid))) {
 		ret = -errno;
-	if (!ret && o->owner_uid != (uid_t)-1 && fchown(fd, o->owner_uid, o->owner_gid))
-		ret = -errno;
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	fd = -1;
+		close(fd);
+		snprintf(err, errlen, "cannot set the owner of '%s': %s", tmp, strerror(-ret));
+		unlink(tmp);
+		goto out;
+	}
+	ret = write_to_fd(s, fd, path, err, errlen);
 	if (ret) {
-		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
 		unlink(tmp);
 		goto out;
 	}
@@ -496,7 +620,6 @@ int artifact_write(const struct session *s, const char *path, const struct artif
 out:
 	free(tmp);
 	free(dir_copy);
-	free(text);
 	return ret;
 }
 

@@ -3,16 +3,19 @@
  * The JSON artifact ("schema": "tsarun/1", documented by
  * doc/tsarun.schema.json). The only module that includes cJSON.
  *
- * artifact_render() builds the document text (malloc'd, caller frees);
- * artifact_write() renders and writes it atomically: a temporary file in
- * the same directory, fsync, rename. A path that names something other than
- * a regular file (/dev/null, a FIFO) is written in place.
+ * artifact_emit() streams the document to a FILE: threads and processes
+ * are built and freed one at a time, so memory does not grow with them.
+ * artifact_render() returns the same text (malloc'd, caller frees).
+ * artifact_write() streams it atomically: a temporary file in the same
+ * directory, fsync, rename. A path that names something other than a
+ * regular file (/dev/null, a FIFO) is written in place.
  */
 #ifndef TSARUN_ARTIFACT_H
 #define TSARUN_ARTIFACT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct session;
@@ -20,12 +23,12 @@ struct session;
 #define ARTIFACT_SCHEMA "tsarun/1"
 
 struct artifact_opts {
-	bool pretty;
 	uid_t owner_uid; /* chown the file to this user (-1: leave as is) */
 	gid_t owner_gid;
 };
 
-char *artifact_render(const struct session *s, bool pretty);
+int artifact_emit(const struct session *s, FILE *f);
+char *artifact_render(const struct session *s);
 
 /* Returns 0 or -errno; err names the file and says what failed. */
 int artifact_write(const struct session *s, const char *path, const struct artifact_opts *o,

@@ -14,10 +14,13 @@ double fold_frac(uint64_t a, uint64_t b, uint64_t base)
 	return base ? (double)d / (double)base : 0.0;
 }
 
+/* qsort has no context argument in C11: the array the index sorts compare. */
+static const struct thread_acct *g_threads;
+
 static int cmp_identity(const void *pa, const void *pb)
 {
-	const struct tsa_thread *a = *(const struct tsa_thread *const *)pa;
-	const struct tsa_thread *b = *(const struct tsa_thread *const *)pb;
+	const struct thread_acct *a = &g_threads[*(const size_t *)pa];
+	const struct thread_acct *b = &g_threads[*(const size_t *)pb];
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
@@ -29,14 +32,15 @@ static int cmp_identity(const void *pa, const void *pb)
 
 static int cmp_start(const void *pa, const void *pb)
 {
-	const struct thread_acct *a = pa, *b = pb;
+	const struct thread_acct *a = &g_threads[*(const size_t *)pa];
+	const struct thread_acct *b = &g_threads[*(const size_t *)pb];
 
 	if (a->start_ns != b->start_ns)
 		return a->start_ns < b->start_ns ? -1 : 1;
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-static void convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t origin)
+void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t origin)
 {
 	uint64_t sum = 0;
 
@@ -224,9 +228,8 @@ static void no_records(struct cross_check *c)
 static void cross_checks(struct run *r)
 {
 	struct run_quality *q = &r->quality;
-	uint64_t e[5] = {0}, k[5] = {0}, tree_ebpf = 0, tree_delay = 0, tree_before = 0,
-		 tree_kernel;
-	bool any_alive = false;
+	uint64_t e[5] = {0}, k[5] = {0}, tree_threads = 0, tree_kernel;
+	bool any_alive = false, tree_unknown = false;
 
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct thread_acct *t = &r->threads[i];
@@ -234,13 +237,12 @@ static void cross_checks(struct run *r)
 		uint64_t on = t->state_ns[TSA_ST_ONCPU] - t->steal_ns,
 			 rq = t->state_ns[TSA_ST_RUNQ];
 
-		if (t->flags & TSA_F_SURVIVOR) {
+		if (t->flags & TSA_F_SURVIVOR)
 			any_alive = true;
-		} else {
-			tree_ebpf += on + rq;
-			tree_delay += t->k_run_delay_ns;
-			tree_before += t->k_before_ns;
-		}
+		else if (t->have_kernel)
+			tree_threads += t->k_before_ns + t->k_sum_exec_ns;
+		else
+			tree_unknown = true;
 		if (!t->have_kernel)
 			continue;
 		check_thread(&q->runnable, on + rq, t->k_sum_exec_ns + t->k_run_delay_ns,
@@ -277,20 +279,22 @@ static void cross_checks(struct run *r)
 
 	/*
 	 * rusage has user+sys (the kernel's sum_exec_runtime) of every reaped
-	 * process, including the command's CPU time before tracking began.
+	 * process, the command's CPU time before tracking began included. It is
+	 * compared with the kernel's own per-thread counters of the threads
+	 * eBPF saw (their agreement with eBPF is the runnable check above), so
+	 * that CPU time in rusage that no seen thread accounts for shows: a
+	 * thread eBPF missed.
 	 */
-	tree_ebpf += q->lost.state_ns[TSA_ST_ONCPU] + q->lost.state_ns[TSA_ST_RUNQ];
-	tree_kernel = r->ru.user_ns + r->ru.sys_ns + tree_delay;
-	tree_kernel = tree_kernel > tree_before ? tree_kernel - tree_before : 0;
+	tree_kernel = r->ru.user_ns + r->ru.sys_ns;
 	if (any_alive) {
 		snprintf(q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
 			 "processes still running are not in rusage");
 	} else if (!r->nthreads) {
 		no_records(&q->tree_cpu);
-	} else if (q->lost.records) {
+	} else if (q->lost.records || tree_unknown) {
 		snprintf(q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
-			 "run delays of lost thread records are unknown");
-	} else if (r->ru.user_ns + r->ru.sys_ns < CHECK_MIN_LIFETIME_NS) {
+			 "some threads' kernel counters are unknown (records lost)");
+	} else if (tree_kernel < CHECK_MIN_LIFETIME_NS) {
 		/* rusage misses each thread's last microseconds (after __exit_signal). */
 		snprintf(
 		    q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
@@ -298,39 +302,105 @@ static void cross_checks(struct run *r)
 	} else {
 		q->tree_cpu.available = true;
 		q->tree_cpu.compared = 1;
-		q->tree_cpu.worst = fold_frac(tree_ebpf, tree_kernel, tree_kernel);
+		q->tree_cpu.worst = fold_frac(tree_threads, tree_kernel, tree_kernel);
 		q->tree_cpu.total = q->tree_cpu.worst;
-		q->tree_cpu.sum_ebpf = tree_ebpf;
+		q->tree_cpu.sum_ebpf = tree_threads;
 		q->tree_cpu.sum_kernel = tree_kernel;
-		q->tree_cpu.worst_abs =
-		    tree_ebpf > tree_kernel ? tree_ebpf - tree_kernel : tree_kernel - tree_ebpf;
+		q->tree_cpu.worst_abs = tree_threads > tree_kernel ? tree_threads - tree_kernel
+								   : tree_kernel - tree_threads;
+		q->tree_cpu.directional = true;
+		q->tree_cpu.unseen =
+		    tree_kernel > tree_threads
+			? (double)(tree_kernel - tree_threads) / (double)tree_kernel
+			: 0.0;
+		q->tree_cpu.excess_ns = tree_threads > tree_kernel ? tree_threads - tree_kernel : 0;
 	}
+}
+
+/*
+ * Drop the second record of a thread seen twice (an exit record wins over a
+ * survivor snapshot) and order threads by start, in place: the threads of a
+ * large run are not copied. Returns the new count, or -ENOMEM.
+ */
+static long dedupe_and_order(struct thread_acct *t, size_t n)
+{
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	size_t *dest = malloc((n ? n : 1) * sizeof(*dest));
+	unsigned char *kept = calloc(n ? n : 1, 1);
+	size_t m = 0, spare_slot;
+
+	if (!idx || !dest || !kept) {
+		free(idx);
+		free(dest);
+		free(kept);
+		return -ENOMEM;
+	}
+	g_threads = t;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort(idx, n, sizeof(*idx), cmp_identity);
+	for (size_t i = 0; i < n; i++) {
+		const struct thread_acct *a = &t[idx[i]];
+
+		if (m && a->tid == t[idx[m - 1]].tid &&
+		    a->task_start_ns == t[idx[m - 1]].task_start_ns)
+			continue; /* the same thread again: keep the first */
+		idx[m++] = idx[i];
+	}
+	qsort(idx, m, sizeof(*idx), cmp_start);
+	/* dest[i]: where element i goes. Kept ones to 0..m-1 in order, the rest after. */
+	for (size_t k = 0; k < m; k++) {
+		dest[idx[k]] = k;
+		kept[idx[k]] = 1;
+	}
+	spare_slot = m;
+	for (size_t i = 0; i < n; i++)
+		if (!kept[i])
+			dest[i] = spare_slot++;
+	/* Swap each element into its place: every swap settles one of them. */
+	for (size_t i = 0; i < n; i++) {
+		while (dest[i] != i) {
+			size_t d = dest[i], dd = dest[d];
+			struct thread_acct tmp = t[d];
+
+			t[d] = t[i];
+			t[i] = tmp;
+			dest[d] = d;
+			dest[i] = dd;
+		}
+	}
+	free(idx);
+	free(dest);
+	free(kept);
+	return (long)m;
 }
 
 int fold_run(struct run *r, const struct tsa_thread *recs, size_t n)
 {
-	const struct tsa_thread **order;
+	struct thread_acct *t = calloc(n ? n : 1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		fold_convert(&t[i], &recs[i], r->start_mono_ns);
+	return fold_threads(r, t, n);
+}
+
+int fold_threads(struct run *r, struct thread_acct *threads, size_t n)
+{
 	struct run_totals *tot = &r->totals;
-	size_t nt = 0;
+	long m;
+	size_t nt;
 	int err = 0;
 
-	order = malloc((n ? n : 1) * sizeof(*order));
-	r->threads = calloc(n ? n : 1, sizeof(*r->threads));
-	if (!order || !r->threads) {
-		err = -ENOMEM;
+	r->threads = threads;
+	m = dedupe_and_order(threads, n);
+	if (m < 0) {
+		err = (int)m;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = &recs[i];
-	qsort(order, n, sizeof(*order), cmp_identity);
-	for (size_t i = 0; i < n; i++) {
-		if (i && order[i]->tid == order[i - 1]->tid &&
-		    order[i]->task_start_ns == order[i - 1]->task_start_ns)
-			continue; /* same thread seen twice: keep the first (the exit record) */
-		convert(&r->threads[nt++], order[i], r->start_mono_ns);
-	}
+	nt = (size_t)m;
 	r->nthreads = nt;
-	qsort(r->threads, nt, sizeof(*r->threads), cmp_start);
 
 	err = build_procs(r);
 	if (err)
@@ -376,7 +446,6 @@ int fold_run(struct run *r, const struct tsa_thread *recs, size_t n)
 	    tot->lifetime_ns ? 100.0 * (double)tot->residual_ns / (double)tot->lifetime_ns : 0;
 	cross_checks(r);
 out:
-	free(order);
 	if (err) {
 		free(r->threads);
 		r->threads = NULL;

@@ -10,12 +10,20 @@
 
 #include "run.h"
 
+/* One probe record as a thread account; times relative to origin (the run's start). */
+void fold_convert(struct thread_acct *t, const struct tsa_thread *rec, uint64_t origin);
+
 /*
- * Fold n records into r (r->start_mono_ns must be set; r->ru too, for the
- * tree cross-check; r->quality.lost for records lost in transit). Records
- * of the same thread (tid and task start) are merged: an exit record wins
- * over a survivor snapshot. Returns 0 or -ENOMEM.
+ * Fold n thread accounts into r, taking ownership of the array (it becomes
+ * r->threads, freed with the run; freed here on error). r->ru must be set
+ * for the tree cross-check and r->quality.lost for records lost in
+ * transit. The same thread (tid and task start) seen twice is kept once:
+ * an exit record wins over a survivor snapshot. Threads are ordered by
+ * start, in place. Returns 0 or -ENOMEM.
  */
+int fold_threads(struct run *r, struct thread_acct *threads, size_t n);
+
+/* fold_threads() on raw probe records (r->start_mono_ns is the origin). */
 int fold_run(struct run *r, const struct tsa_thread *recs, size_t n);
 
 /* Fraction helper shared with the table: |a - b| / base, 0 when base is 0. */

@@ -142,6 +142,17 @@ struct cross_check {
 	double total;	   /* |sum ebpf - sum kernel| / sum kernel over all threads */
 	uint64_t sum_ebpf; /* the sums behind total */
 	uint64_t sum_kernel;
+	/*
+	 * For the tree check (rusage against the kernel's counters of the
+	 * threads eBPF saw), the two directions mean different things: unseen
+	 * is the fraction of rusage's CPU time no seen thread accounts for (a
+	 * thread eBPF missed); excess_ns is what the threads' counters have and
+	 * rusage does not (each thread's last microseconds, after the kernel
+	 * folded its time into its process's rusage).
+	 */
+	bool directional;
+	double unseen;
+	uint64_t excess_ns;
 };
 
 struct run_quality {
@@ -172,7 +183,7 @@ struct run_quality {
 	int64_t kernel_shift_ns;     /* sum of (sum_exec_runtime - on-CPU) over compared threads */
 	struct cross_check slices;   /* switch-ins vs sched_info.pcount */
 	struct cross_check switches; /* voluntary+involuntary vs nvcsw+nivcsw */
-	struct cross_check tree_cpu; /* tree on-CPU + runqueue vs rusage user+sys + run_delay */
+	struct cross_check tree_cpu; /* rusage user+sys vs the seen threads' sum_exec_runtime */
 	char notes[4][RUN_REASON_LEN];
 	int nnotes;
 };

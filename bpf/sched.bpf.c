@@ -45,8 +45,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define SIGNAL_GROUP_EXIT 0x00000004 /* include/linux/sched/signal.h */
 
-/* Set by user space before load. */
-const volatile bool targ_switch_has_state = true; /* 4-argument sched_switch (5.18+) */
+/*
+ * sched_switch passes prev_state since 5.18. User space loads with this set
+ * and, if the verifier refuses the fourth argument, loads again without it;
+ * then prev->__state (->state before 5.14) is read instead.
+ */
+const volatile bool targ_switch_has_state = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -80,9 +84,7 @@ struct {
  * away. rq->clock (sched_clock) is refreshed by the scheduler at every
  * wakeup and at the start of __schedule(), so an event's time is rq->clock
  * plus the offset between CLOCK_MONOTONIC and that CPU's rq->clock, which
- * is sampled with bpf_ktime_get_ns() at most once a millisecond per CPU
- * and keeps the smallest sample of each 10 ms (the sample is late by the
- * time from the clock's refresh to the tracepoint).
+ * is sampled with bpf_ktime_get_ns() at wakeups (see wakeup_time()).
  *
  * One case needs the real clock: the switch after a wakeup that asked for
  * a reschedule, where __schedule() skips its clock refresh
@@ -97,8 +99,9 @@ struct cpu_clock {
 	__u64 woke_clock; /* rq->clock left by the last wakeup on this runqueue */
 };
 
-#define CLOCK_SAMPLE_NS 1000000ull
-#define CLOCK_WINDOW_NS 10000000ull
+#define CLOCK_SAMPLE_NS	  1000000ull  /* sample the offset at most this often */
+#define CLOCK_WINDOW_NS	  10000000ull /* keep the smallest sample this long */
+#define CLOCK_MAX_STEP_NS 20000ull    /* how far a new window may raise it */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -201,18 +204,40 @@ static __always_inline void read_rq(struct task_struct *p, struct rqinfo *ri)
 	ri->ok = true;
 }
 
-/* CLOCK_MONOTONIC of a wakeup: its runqueue's clock was just refreshed. */
+/*
+ * CLOCK_MONOTONIC of a wakeup. The scheduler has just refreshed the
+ * runqueue's clock (ttwu does before it traces), which makes a wakeup the
+ * place to sample the offset: at most once a millisecond per CPU, keeping
+ * the smallest sample (the least delay between the refresh and here) and
+ * letting it rise in a new 10 ms window only by a step drift can explain.
+ */
 static __always_inline __u64 wakeup_time(const struct rqinfo *ri)
 {
 	__u32 cpu = ri->cpu;
 	struct cpu_clock *c;
+	__u64 clk = ri->clock, now, sample;
 
 	if (!ri->ok)
 		return bpf_ktime_get_ns();
 	c = bpf_map_lookup_elem(&clocks, &cpu);
-	if (!c || !c->offset)
+	if (!c)
 		return bpf_ktime_get_ns();
-	return ri->clock + c->offset;
+	if (c->offset && clk - c->tried_at < CLOCK_SAMPLE_NS)
+		return clk + c->offset;
+	now = bpf_ktime_get_ns();
+	sample = now - clk;
+	c->tried_at = clk;
+	if (!c->offset) {
+		c->offset = sample;
+		c->window_at = clk;
+	} else if (sample < c->offset) {
+		c->offset = sample;
+	} else if (clk - c->window_at >= CLOCK_WINDOW_NS) {
+		if (sample - c->offset <= CLOCK_MAX_STEP_NS)
+			c->offset = sample;
+		c->window_at = clk;
+	}
+	return now;
 }
 
 /* Every wakeup notes the clock it left on its runqueue (see struct cpu_clock). */
@@ -228,32 +253,24 @@ static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
 		c->woke_clock = ri->clock;
 }
 
-/* CLOCK_MONOTONIC of a switch on this CPU. */
+/*
+ * CLOCK_MONOTONIC of a switch on this CPU. __schedule() refreshed the
+ * clock just before, unless the refresh was skipped after a wakeup that
+ * asked for this reschedule: then rq->clock is still the value that wakeup
+ * left, and only the real clock will do. Switches never sample the offset:
+ * a refresh can be skipped in ways no wakeup records.
+ */
 static __always_inline __u64 switch_time(const struct rqinfo *ri)
 {
 	__u32 cpu = ri->cpu;
 	struct cpu_clock *c;
-	__u64 clk = ri->clock, now, sample;
 
 	if (!ri->ok)
 		return bpf_ktime_get_ns();
 	c = bpf_map_lookup_elem(&clocks, &cpu);
-	if (!c)
+	if (!c || !c->offset || ri->clock == c->woke_clock)
 		return bpf_ktime_get_ns();
-	if (clk == c->woke_clock)
-		return bpf_ktime_get_ns(); /* the refresh was skipped: rq->clock is stale */
-	if (c->offset && clk - c->tried_at < CLOCK_SAMPLE_NS)
-		return clk + c->offset;
-	now = bpf_ktime_get_ns();
-	sample = now - clk;
-	c->tried_at = clk;
-	if (!c->offset || clk - c->window_at >= CLOCK_WINDOW_NS) {
-		c->window_at = clk;
-		c->offset = sample;
-	} else if (sample < c->offset) {
-		c->offset = sample;
-	}
-	return clk + c->offset;
+	return ri->clock + c->offset;
 }
 
 static __always_inline void read_kcounters(struct task_struct *p, __u64 *k)
@@ -502,24 +519,23 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 
 	tp = bpf_task_storage_get(&tasks, prev, NULL, 0);
 	tn = bpf_task_storage_get(&tasks, next, NULL, 0);
-	/* Two tests, not !tp && !tn: clang would OR the pointers, which the verifier refuses. */
-	if (!tp) {
-		if (!tn)
-			return;
-		read_rq(next, &ri);
-		now = switch_time(&ri);
-		switch_in(tn, next, not_before(tn, now), ri.taken, ri.cpu);
+	/* Without the barrier clang tests (tp | tn), an OR of pointers the verifier refuses. */
+	barrier_var(tn);
+	if (!tp && !tn)
 		return;
-	}
-	read_rq(prev, &ri); /* prev and next share this CPU's runqueue */
+	/* prev and next share this CPU's runqueue: read it once, through either. */
+	read_rq(tp ? prev : next, &ri);
 	now = switch_time(&ri);
-	if (!targ_switch_has_state) {
-		if (bpf_core_field_exists(prev->__state))
-			prev_state = BPF_CORE_READ(prev, __state);
-		else
-			prev_state = BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
+	if (tp) {
+		if (!targ_switch_has_state) {
+			if (bpf_core_field_exists(prev->__state))
+				prev_state = BPF_CORE_READ(prev, __state);
+			else
+				prev_state =
+				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
+		}
+		switch_out(tp, prev, preempt, prev_state, not_before(tp, now), ri.taken);
 	}
-	switch_out(tp, prev, preempt, prev_state, not_before(tp, now), ri.taken);
 	if (tn)
 		switch_in(tn, next, not_before(tn, now), ri.taken, ri.cpu);
 }
@@ -594,9 +610,13 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 }
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(tsa_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int BPF_PROG(tsa_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	unsigned int prev_state = 0;
+
+	/* The fourth argument is read only where it exists. */
+	if (targ_switch_has_state)
+		prev_state = (unsigned int)ctx[3];
 	on_switch(preempt, prev, next, prev_state);
 	return 0;
 }

@@ -57,7 +57,6 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 {
 	struct rusage self;
 	struct artifact_opts ao = {
-	    .pretty = true,
 	    .owner_uid = user->change ? user->uid : (uid_t)-1,
 	    .owner_gid = user->change ? user->gid : (gid_t)-1,
 	};

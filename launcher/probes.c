@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 		sched_probe__as_probe(ps->sched, &ps->probes[ps->nprobes++]);
 	else
 		unavailable(ps, "ebpf", err, o->verbose);
+	/* Loading parsed the kernel's BTF (megabytes, now freed): give the memory back. */
+	malloc_trim(0);
 	return ps;
 }
 

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "fold.h"
@@ -23,8 +22,9 @@ _Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread 
 struct sched_probe {
 	struct sched_bpf *skel;
 	struct ring_buffer *rb;
-	struct tsa_thread *recs;
+	struct thread_acct *recs; /* converted as they arrive: the raw records are not kept */
 	size_t nrecs, cap;
+	const uint64_t *origin; /* the current run's start (set when its barrier opens) */
 	int ncpus;
 	uint32_t gen;
 	uint64_t stale;
@@ -36,15 +36,16 @@ struct sched_probe {
 static int append(struct sched_probe *p, const struct tsa_thread *t)
 {
 	if (p->nrecs == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		struct tsa_thread *r = realloc(p->recs, cap * sizeof(*r));
+		/* Grow by half: a run of 10,000 threads does not need 16,384 slots. */
+		size_t cap = p->cap ? p->cap + p->cap / 2 : 256;
+		struct thread_acct *r = realloc(p->recs, cap * sizeof(*r));
 
 		if (!r)
 			return -ENOMEM;
 		p->recs = r;
 		p->cap = cap;
 	}
-	p->recs[p->nrecs++] = *t;
+	fold_convert(&p->recs[p->nrecs++], t, p->origin ? *p->origin : 0);
 	return 0;
 }
 
@@ -65,28 +66,6 @@ static int on_record(void *ctx, void *data, size_t size)
 	return err;
 }
 
-/* Does this kernel's sched_switch tracepoint pass prev_state (5.18+)? */
-static bool switch_has_state(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_type *t;
-	bool ret = true;
-	int id;
-
-	if (!btf)
-		return true;
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
-	if (id > 0) {
-		t = btf__type_by_id(btf, id);
-		t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
-		t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
-		if (t && btf_is_func_proto(t))
-			ret = btf_vlen(t) >= 5; /* void *, preempt, prev, next, prev_state */
-	}
-	btf__free(btf);
-	return ret;
-}
-
 static uint64_t round_pow2(uint64_t v)
 {
 	uint64_t r = 4096;
@@ -105,7 +84,9 @@ static void remember_line(const char *fmt, va_list ap)
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!*line || !strncmp(line, "processed ", 10) || !strncmp(line, "-- ", 3) ||
+		/* Skip the instruction dump ("12: (7b) ...") and the statistics. */
+		if (!*line || (*line >= '0' && *line <= '9') || *line == ';' ||
+		    !strncmp(line, "processed ", 10) || !strncmp(line, "-- ", 3) ||
 		    !strncmp(line, "libbpf: ", 8) || !strncmp(line, "verification time", 17))
 			continue;
 		snprintf(last_log_line, sizeof(last_log_line), "%s", line);
@@ -128,6 +109,61 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+static bool compat(const char *what)
+{
+	const char *v = getenv("TSARUN_BPF_COMPAT");
+
+	return v && strstr(v, what);
+}
+
+/* Open, size and load the object; has_state chooses the sched_switch prototype. */
+static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o, bool has_state,
+			 char *err, size_t errlen)
+{
+	int ret;
+
+	p->skel = sched_bpf__open();
+	if (!p->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
+		return ret;
+	}
+	p->skel->rodata->targ_switch_has_state = has_state;
+	ret = bpf_map__set_max_entries(p->skel->maps.records, round_pow2(o->ringbuf_bytes));
+	if (ret) {
+		snprintf(err, errlen, "cannot size the ring buffer: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	ret = bpf_map__set_max_entries(p->skel->maps.clocks, (uint32_t)p->ncpus);
+	if (ret) {
+		snprintf(err, errlen, "cannot size the per-CPU clock map: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	bpf_program__set_autoattach(p->skel->progs.tsa_survivors, false);
+	last_log_line[0] = '\0';
+	ret = sched_bpf__load(p->skel);
+	if (ret) {
+		if (ret == -EPERM || (ret == -EACCES && geteuid() != 0))
+			snprintf(err, errlen,
+				 "not permitted (need CAP_BPF and CAP_PERFMON, or root)");
+		else if (ret == -EACCES)
+			snprintf(
+			    err, errlen,
+			    "the kernel's verifier refused the programs: %s (TSARUN_DEBUG_BPF=1 "
+			    "shows the log)",
+			    last_log_line[0] ? last_log_line : "no reason given");
+		else
+			snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	return 0;
+
+out_destroy:
+	sched_bpf__destroy(p->skel);
+	p->skel = NULL;
+	return ret;
+}
+
 struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err, size_t errlen)
 {
 	struct sched_probe *p;
@@ -145,33 +181,22 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		snprintf(err, errlen, "cannot count possible CPUs");
 		goto out_free;
 	}
-	p->skel = sched_bpf__open();
-	if (!p->skel) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
+	/*
+	 * TSARUN_BPF_COMPAT=prev_state loads the pre-5.18 variant (prev_state read
+	 * from the task) on any kernel, so that path is tested where it is not needed.
+	 */
+	ret = open_and_load(p, o, !compat("prev_state"), err, errlen);
+	/* Before 5.18 sched_switch has no prev_state argument: the verifier says so. */
+	if (ret == -EACCES && geteuid() == 0) {
+		char first[192];
+
+		snprintf(first, sizeof(first), "%s", err);
+		ret = open_and_load(p, o, false, err, errlen);
+		if (ret)
+			snprintf(err, errlen, "%s", first);
+	}
+	if (ret)
 		goto out_free;
-	}
-	p->skel->rodata->targ_switch_has_state = switch_has_state();
-	ret = bpf_map__set_max_entries(p->skel->maps.records, round_pow2(o->ringbuf_bytes));
-	if (ret) {
-		snprintf(err, errlen, "cannot size the ring buffer: %s", strerror(-ret));
-		goto out_destroy;
-	}
-	ret = bpf_map__set_max_entries(p->skel->maps.clocks, (uint32_t)p->ncpus);
-	if (ret) {
-		snprintf(err, errlen, "cannot size the per-CPU clock map: %s", strerror(-ret));
-		goto out_destroy;
-	}
-	bpf_program__set_autoattach(p->skel->progs.tsa_survivors, false);
-	ret = sched_bpf__load(p->skel);
-	if (ret) {
-		if (ret == -EPERM || ret == -EACCES)
-			snprintf(err, errlen,
-				 "not permitted (need CAP_BPF and CAP_PERFMON, or root)");
-		else
-			snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
-		goto out_destroy;
-	}
 	ret = sched_bpf__attach(p->skel);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach to the scheduler tracepoints: %s",
@@ -315,9 +340,9 @@ out_link:
 	return ret ? ret : n;
 }
 
-struct tsa_thread *sched_probe__take(struct sched_probe *p, size_t *n)
+struct thread_acct *sched_probe__take(struct sched_probe *p, size_t *n)
 {
-	struct tsa_thread *r = p->recs;
+	struct thread_acct *r = p->recs;
 
 	*n = p->nrecs;
 	p->recs = NULL;
@@ -387,6 +412,7 @@ static int sp_arm(struct probe *pr, const struct spawn *child, struct run *r)
 
 	sched_probe__new_generation(sp);
 	sched_probe__stats(sp, &(struct sched_probe_stats){0}); /* reset the deltas */
+	sp->origin = &r->start_mono_ns; /* records arrive only after the barrier opens */
 	ret = sched_probe__mark(sp, child->pidfd, child->pid, child->pid, getpid(), TSA_F_ROOT, 0);
 	if (ret) {
 		snprintf(pr->reason, sizeof(pr->reason), "cannot mark the command: %s",
@@ -413,7 +439,7 @@ static int sp_collect(struct probe *pr, struct run *r)
 {
 	struct sched_probe *sp = pr->ctx;
 	struct sched_probe_stats st;
-	struct tsa_thread *recs;
+	struct thread_acct *recs;
 	size_t n;
 	int64_t live;
 	int ret;
@@ -437,9 +463,7 @@ static int sp_collect(struct probe *pr, struct run *r)
 	r->quality.untraced_switch_ins += st.untraced_in;
 	r->quality.lost = st.lost;
 	recs = sched_probe__take(sp, &n);
-	ret = fold_run(r, recs, n);
-	free(recs);
-	return ret;
+	return fold_threads(r, recs, n); /* takes the array */
 }
 
 void sched_probe__as_probe(struct sched_probe *sp, struct probe *out)

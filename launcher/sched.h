@@ -4,7 +4,7 @@
  * command, collect one record per thread.
  *
  * Records arrive through a ring buffer as threads exit; sched_probe__drain()
- * appends them to the probe's record array, which the caller takes with
+ * converts them into the probe's thread array, which the caller takes with
  * sched_probe__take(). Threads still alive at the end are read with
  * sched_probe__survivors().
  */
@@ -19,6 +19,7 @@
 #include "tsarun.h"
 
 struct sched_probe;
+struct thread_acct;
 
 struct sched_probe_opts {
 	uint64_t ringbuf_bytes;
@@ -74,8 +75,11 @@ int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms);
 /* Append snapshots of tracked threads still alive. Returns count or -errno. */
 int sched_probe__survivors(struct sched_probe *p);
 
-/* Hand the collected records to the caller (who frees them) and start a new array. */
-struct tsa_thread *sched_probe__take(struct sched_probe *p, size_t *n);
+/*
+ * Hand the collected threads (converted as they arrived, times relative to
+ * the run's start) to the caller, who frees them; start a new array.
+ */
+struct thread_acct *sched_probe__take(struct sched_probe *p, size_t *n);
 
 /* Counter deltas since the previous call. */
 int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st);

@@ -64,7 +64,7 @@ static void test_golden(void **state)
 	char *text;
 
 	make_session(&s, &r);
-	text = artifact_render(&s, true);
+	text = artifact_render(&s);
 	assert_non_null(text);
 	assert_int_equal(golden_check("artifact-basic.json", text), 0);
 	free(text);
@@ -74,7 +74,7 @@ static void test_golden(void **state)
 static void test_required_names(void **state)
 {
 	static const char *const names[] = {
-	    "\"schema\":\t\"tsarun/1\"",
+	    "\"schema\":\"tsarun/1\"",
 	    "\"runs\"",
 	    "\"wall_ns\"",
 	    "\"user_ns\"",
@@ -91,16 +91,16 @@ static void test_required_names(void **state)
 	    "\"sources_unavailable\"",
 	    "\"cross_check\"",
 	    "\"quote\\\"d\"",
-	    "\"core_dumped\":\ttrue",
-	    "\"delays\":\tnull",
-	    "\"below_threshold\":\tnull",
+	    "\"core_dumped\":true",
+	    "\"delays\":null",
+	    "\"below_threshold\":null",
 	};
 	struct session s;
 	struct run r;
 	char *text;
 
 	make_session(&s, &r);
-	text = artifact_render(&s, true);
+	text = artifact_render(&s);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strstr(text, names[i]))
 			fail_msg("artifact lacks %s", names[i]);
@@ -116,7 +116,7 @@ static void test_big_integers_stay_exact(void **state)
 
 	make_session(&s, &r);
 	r.threads[0].task_start_ns = 18446744073709551615ull;
-	text = artifact_render(&s, false);
+	text = artifact_render(&s);
 	assert_non_null(strstr(text, "\"task_start_ns\":18446744073709551615"));
 	free(text);
 	run__free_detail(&r);
@@ -124,7 +124,7 @@ static void test_big_integers_stay_exact(void **state)
 
 static void test_write_atomic(void **state)
 {
-	struct artifact_opts o = {.pretty = false, .owner_uid = (uid_t)-1, .owner_gid = (gid_t)-1};
+	struct artifact_opts o = {.owner_uid = (uid_t)-1, .owner_gid = (gid_t)-1};
 	char dir[] = "/tmp/tsarun-unit.XXXXXX", path[256], err[256];
 	struct session s;
 	struct run r;
@@ -152,7 +152,7 @@ static void test_write_atomic(void **state)
 
 static void test_write_errors_name_the_file(void **state)
 {
-	struct artifact_opts o = {.pretty = false, .owner_uid = (uid_t)-1, .owner_gid = (gid_t)-1};
+	struct artifact_opts o = {.owner_uid = (uid_t)-1, .owner_gid = (gid_t)-1};
 	struct session s;
 	struct run r;
 	char err[256];

@@ -171,6 +171,56 @@ static void test_tree_check_needs_enough_cpu(void **state)
 	run__free_detail(&r);
 }
 
+/* rusage against the kernel's counters of the threads eBPF saw, both ways. */
+static void test_tree_check_finds_unseen_threads(void **state)
+{
+	struct tsa_thread t = fx_thread(100, 100, 1, "main", 0, 100, 50, 0, 50, 0);
+	struct run r;
+
+	memset(&r, 0, sizeof(r));
+	r.start_mono_ns = T0;
+	r.ru.user_ns = 60 * MS; /* 10 ms of CPU no seen thread accounts for */
+	assert_int_equal(fold_run(&r, &t, 1), 0);
+	assert_true(r.quality.tree_cpu.available);
+	assert_true(r.quality.tree_cpu.unseen > 0.166 && r.quality.tree_cpu.unseen < 0.167);
+	assert_int_equal(r.quality.tree_cpu.excess_ns, 0);
+	run__free_detail(&r);
+
+	memset(&r, 0, sizeof(r));
+	r.start_mono_ns = T0;
+	r.ru.user_ns = 48 * MS; /* rusage left out the end of the thread's exit */
+	assert_int_equal(fold_run(&r, &t, 1), 0);
+	assert_true(r.quality.tree_cpu.unseen == 0.0);
+	assert_int_equal(r.quality.tree_cpu.excess_ns, 2 * MS);
+	run__free_detail(&r);
+}
+
+/* Many threads in shuffled order, one seen twice: ordered by start, kept once. */
+static void test_order_and_dedupe_in_place(void **state)
+{
+	enum { N = 1000 };
+	struct tsa_thread *t = calloc(N + 1, sizeof(*t));
+	struct run r;
+
+	for (int i = 0; i < N; i++) {
+		int k = (i * 7919) % N; /* a permutation of 0..N-1 */
+
+		t[i] =
+		    fx_thread(1000 + (uint32_t)k, 1000, 1, "w", k * 0.5, k * 0.5 + 1, 1, 0, 0, 0);
+	}
+	t[N] = t[17];
+	t[N].flags |= TSA_F_SURVIVOR;
+	t[N].end_ns += 5 * MS;
+	fold(&r, t, N + 1);
+	assert_int_equal(r.nthreads, N);
+	for (size_t i = 0; i < r.nthreads; i++) {
+		assert_int_equal(r.threads[i].tid, 1000 + i);
+		assert_false(r.threads[i].flags & TSA_F_SURVIVOR);
+	}
+	free(t);
+	run__free_detail(&r);
+}
+
 static void test_survivors_are_not_in_rusage(void **state)
 {
 	struct tsa_thread t = fx_thread(100, 100, 1, "daemon", 0, 100, 50, 0, 50, 0);
@@ -204,6 +254,8 @@ int main(void)
 	    cmocka_unit_test(test_lost_records_still_count),
 	    cmocka_unit_test(test_cross_check),
 	    cmocka_unit_test(test_tree_check_needs_enough_cpu),
+	    cmocka_unit_test(test_tree_check_finds_unseen_threads),
+	    cmocka_unit_test(test_order_and_dedupe_in_place),
 	    cmocka_unit_test(test_survivors_are_not_in_rusage),
 	    cmocka_unit_test(test_empty),
 	};
