@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "artifact.h"
+#include "metrics.h"
 #include "run.h"
 #include "status.h"
 
@@ -353,6 +355,10 @@ static cJSON *run_json(const struct run *r)
 	add_u64(o, "user_ns", r->ru.user_ns);
 	add_u64(o, "sys_ns", r->ru.sys_ns);
 	cJSON_AddNumberToObject(o, "max_rss_kb", (double)r->ru.max_rss_kb);
+	if (r->have_instructions)
+		add_u64(o, "instructions", r->instructions);
+	else
+		cJSON_AddNullToObject(o, "instructions");
 	ru = cJSON_CreateObject();
 	cJSON_AddNumberToObject(ru, "minor_faults", (double)r->ru.minflt);
 	cJSON_AddNumberToObject(ru, "major_faults", (double)r->ru.majflt);
@@ -463,6 +469,58 @@ static int emit_run(FILE *f, const struct run *r)
 	return ret;
 }
 
+/* A statistic: integral values as integers, others with 15 significant digits; NAN is null. */
+static void add_num(cJSON *o, const char *name, double v)
+{
+	char buf[40];
+
+	if (!isfinite(v)) {
+		cJSON_AddNullToObject(o, name);
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 9e15)
+		snprintf(buf, sizeof(buf), "%.0f", v);
+	else
+		snprintf(buf, sizeof(buf), "%.15g", v);
+	cJSON_AddRawToObject(o, name, buf);
+}
+
+/*
+ * summary{<metric>}: each metric over the measured runs that completed, or
+ * null; the reasons for the nulls go to summary_unavailable{<metric>}.
+ */
+static void add_summary(cJSON *root, const struct session *s)
+{
+	struct metric_summary ms[METRIC_NR];
+	cJSON *sum, *why;
+
+	if (metrics_summarize(s->runs, s->nruns, ms) < 0)
+		return;
+	sum = cJSON_AddObjectToObject(root, "summary");
+	why = cJSON_AddObjectToObject(root, "summary_unavailable");
+	for (int m = 0; m < METRIC_NR; m++) {
+		const struct metric_def *d = metric_def(m);
+		cJSON *o;
+
+		if (!ms[m].available) {
+			cJSON_AddNullToObject(sum, d->name);
+			add_str(why, d->name, ms[m].why);
+			continue;
+		}
+		o = cJSON_AddObjectToObject(sum, d->name);
+		add_str(o, "unit", metric_unit_name(d->unit));
+		cJSON_AddNumberToObject(o, "n", (double)ms[m].n);
+		add_num(o, "median", ms[m].median);
+		add_num(o, "mean", ms[m].mean);
+		add_num(o, "stddev", ms[m].stddev);
+		add_num(o, "cv", ms[m].cv);
+		add_num(o, "min", ms[m].min);
+		add_num(o, "max", ms[m].max);
+		add_num(o, "mad", ms[m].mad);
+		cJSON_AddNumberToObject(o, "outliers", (double)ms[m].outliers);
+	}
+}
+
 /* The session's top level as a tree; "runs" is a placeholder streamed by artifact_emit(). */
 static cJSON *session_json(const struct session *s)
 {
@@ -484,6 +542,7 @@ static cJSON *session_json(const struct session *s)
 		cJSON_AddItemToArray(argv, cJSON_CreateString(s->argv[i]));
 	add_str(cmd, "mode", s->mode ? s->mode : "run");
 	cJSON_AddArrayToObject(root, "runs");
+	add_summary(root, s);
 	return root;
 }
 

@@ -85,9 +85,10 @@ int gate_parse_fail_over(struct gate_spec *g, const char *spec, char *err, size_
 			size_t nlen = (size_t)(eq - p);
 
 			if (!nlen || nlen >= sizeof(name))
-				return fail(err, errlen,
-					    "--fail-over '%s': '%.*s' has no metric name before '='",
-					    spec, (int)len, p);
+				return fail(
+				    err, errlen,
+				    "--fail-over '%s': '%.*s' has no metric name before '='", spec,
+				    (int)len, p);
 			memcpy(name, p, nlen);
 			name[nlen] = '\0';
 			m = metric_by_name(name);
@@ -102,13 +103,15 @@ int gate_parse_fail_over(struct gate_spec *g, const char *spec, char *err, size_
 			val = eq + 1;
 			vlen = len - nlen - 1;
 			if (!vlen)
-				return fail(err, errlen,
-					    "--fail-over '%s': '%s=' has no threshold (e.g. %s=5%%)",
-					    spec, name, name);
+				return fail(
+				    err, errlen,
+				    "--fail-over '%s': '%s=' has no threshold (e.g. %s=5%%)", spec,
+				    name, name);
 		} else if (bare) {
-			return fail(err, errlen,
-				    "--fail-over '%s': more than one threshold without a metric name",
-				    spec);
+			return fail(
+			    err, errlen,
+			    "--fail-over '%s': more than one threshold without a metric name",
+			    spec);
 		}
 		ret = parse_percent(val, vlen, &t);
 		if (ret == -ERANGE)
@@ -473,8 +476,8 @@ static int compare_metric(const struct gate_spec *g, const struct gate_side *b,
 			gm->more_helps = true;
 		}
 	}
-	gm->noisy = (!isnan(gm->base_cv) && gm->base_cv >= t) ||
-		    (!isnan(gm->new_cv) && gm->new_cv >= t);
+	gm->noisy =
+	    (!isnan(gm->base_cv) && gm->base_cv >= t) || (!isnan(gm->new_cv) && gm->new_cv >= t);
 
 	switch (gm->verdict) {
 	case GATE_REGRESSION:
@@ -522,8 +525,8 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 	c->max_runs = g->max_runs;
 	c->nfingerprint_diff = 0;
 	if (!paired && b->host && n->host)
-		c->nfingerprint_diff = gate_fingerprint_diff(b->host, n->host, c->fingerprint_diff,
-							     4);
+		c->nfingerprint_diff =
+		    gate_fingerprint_diff(b->host, n->host, c->fingerprint_diff, 4);
 	sentinel(g, b, n, &c->sentinel);
 	if (c->nfingerprint_diff) {
 		char all[4 * 160 + 8] = "";
@@ -566,8 +569,7 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 			     "noise; reduce the noise or raise the threshold",
 			     metric_def(m)->name, gm->base_cv * 100, gm->new_cv * 100, th);
 		if (gm->verdict == GATE_IMPROVED)
-			note(c,
-			     "%s improved by %s [%s, %s]: the baseline may be refreshed",
+			note(c, "%s improved by %s [%s, %s]: the baseline may be refreshed",
 			     metric_def(m)->name, gate_fmt_change(gm->ratio, a, sizeof(a)),
 			     gate_fmt_change(gm->ci_low, lo, sizeof(lo)),
 			     gate_fmt_change(gm->ci_high, hi, sizeof(hi)));

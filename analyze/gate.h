@@ -105,8 +105,8 @@ struct gate_metric {
 	double base_cv, new_cv;	       /* NAN with fewer than 2 runs */
 	enum gate_verdict verdict;
 	enum gate_outcome outcome;
-	bool noisy;	    /* run-to-run noise (cv) at or above the threshold */
-	bool more_helps;    /* inconclusive, and more new runs could settle it */
+	bool noisy;		  /* run-to-run noise (cv) at or above the threshold */
+	bool more_helps;	  /* inconclusive, and more new runs could settle it */
 	char note[GATE_NOTE_LEN]; /* why the outcome is not what the verdict says, or "" */
 	double *base_values;	  /* the samples, so the verdict can be recomputed */
 	double *new_values;
@@ -114,9 +114,9 @@ struct gate_metric {
 
 struct gate_sentinel {
 	bool available;
-	char why[192]; /* when not available */
+	char why[192];			/* when not available */
 	double base_median, new_median; /* runqueue + steal per run, ns */
-	double limit;			/* growth that fires it: half the wall threshold of base wall */
+	double limit; /* growth that fires it: half the wall threshold of base wall */
 	bool fired;
 };
 

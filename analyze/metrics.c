@@ -2,10 +2,12 @@
 /* Per-run figures for summaries and the gate. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
 #include "run.h"
+#include "stats.h"
 
 static const struct metric_def defs[METRIC_NR] = {
     [METRIC_WALL] = {"wall", UNIT_NS, true},
@@ -65,7 +67,7 @@ static const char *source_reason(const struct run *r, const char *name)
 	for (int i = 0; i < r->quality.nsources; i++)
 		if (!strcmp(r->quality.sources[i].name, name) && !r->quality.sources[i].active)
 			return r->quality.sources[i].reason;
-	return "not used in this run";
+	return NULL;
 }
 
 bool metric_run_counts(const struct run *r)
@@ -94,9 +96,11 @@ int metric_value(const struct run *r, enum metric_id m, double *v, char *why, si
 			*v = (double)r->instructions;
 			return 0;
 		}
-		if (why)
-			snprintf(why, whylen, "instructions not counted: %s",
+		if (why && source_reason(r, "perf"))
+			snprintf(why, whylen, "no instruction counter: %s",
 				 source_reason(r, "perf"));
+		else if (why)
+			snprintf(why, whylen, "no instruction counter in this run");
 		return -ENODATA;
 	case METRIC_ON_CPU:
 	case METRIC_RUNQUEUE:
@@ -109,8 +113,10 @@ int metric_value(const struct run *r, enum metric_id m, double *v, char *why, si
 		return -EINVAL;
 	}
 	if (!run_source_active(r, "ebpf")) {
-		if (why)
+		if (why && source_reason(r, "ebpf"))
 			snprintf(why, whylen, "ebpf unavailable: %s", source_reason(r, "ebpf"));
+		else if (why)
+			snprintf(why, whylen, "the ebpf source was not used in this run");
 		return -ENODATA;
 	}
 	switch (m) {
@@ -142,4 +148,47 @@ int metric_noise(const struct run *r, double *v)
 		return -ENODATA;
 	*v = (double)(r->totals.state_ns[TSA_ST_RUNQ] + r->totals.steal_ns);
 	return 0;
+}
+
+int metrics_summarize(const struct run *runs, size_t n, struct metric_summary out[METRIC_NR])
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t counted = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		counted += metric_run_counts(&runs[i]);
+	for (int m = 0; m < METRIC_NR; m++) {
+		struct metric_summary *ms = &out[m];
+		struct stats_summary st;
+		size_t k = 0;
+
+		memset(ms, 0, sizeof(*ms));
+		ms->available = counted > 0;
+		if (!counted)
+			snprintf(ms->why, sizeof(ms->why), "no measured run completed");
+		for (size_t i = 0; i < n && ms->available; i++) {
+			if (!metric_run_counts(&runs[i]))
+				continue;
+			if (metric_value(&runs[i], m, &v[k], ms->why, sizeof(ms->why)))
+				ms->available = false;
+			k++;
+		}
+		if (!ms->available || stats_summarize(v, k, &st)) {
+			ms->available = false;
+			continue;
+		}
+		ms->n = st.n;
+		ms->median = st.median;
+		ms->mean = st.mean;
+		ms->stddev = st.stddev;
+		ms->cv = st.cv;
+		ms->min = st.min;
+		ms->max = st.max;
+		ms->mad = st.mad;
+		ms->outliers = st.outliers;
+	}
+	free(v);
+	return (int)counted;
 }

@@ -14,16 +14,16 @@
 struct run;
 
 enum metric_id {
-	METRIC_WALL = 0,	  /* the command's wall time (release to its exit) */
-	METRIC_CPU,		  /* user + sys of the tree, from rusage */
-	METRIC_ON_CPU,		  /* the tree's on-CPU time (eBPF) */
-	METRIC_RUNQUEUE,	  /* time the tree's threads waited for a CPU (eBPF) */
-	METRIC_BLOCKED,		  /* sleeping (S) + uninterruptible (D) (eBPF) */
-	METRIC_UNINTERRUPTIBLE,	  /* D (eBPF) */
-	METRIC_VOLUNTARY,	  /* voluntary context switches (eBPF) */
-	METRIC_INVOLUNTARY,	  /* involuntary context switches (eBPF) */
-	METRIC_MAX_RSS,		  /* largest max RSS of a process of the tree, KiB */
-	METRIC_INSTRUCTIONS,	  /* user-space instructions of the tree (PMU) */
+	METRIC_WALL = 0,	/* the command's wall time (release to its exit) */
+	METRIC_CPU,		/* user + sys of the tree, from rusage */
+	METRIC_ON_CPU,		/* the tree's on-CPU time (eBPF) */
+	METRIC_RUNQUEUE,	/* time the tree's threads waited for a CPU (eBPF) */
+	METRIC_BLOCKED,		/* sleeping (S) + uninterruptible (D) (eBPF) */
+	METRIC_UNINTERRUPTIBLE, /* D (eBPF) */
+	METRIC_VOLUNTARY,	/* voluntary context switches (eBPF) */
+	METRIC_INVOLUNTARY,	/* involuntary context switches (eBPF) */
+	METRIC_MAX_RSS,		/* largest max RSS of a process of the tree, KiB */
+	METRIC_INSTRUCTIONS,	/* user-space instructions of the tree (PMU) */
 	METRIC_NR,
 };
 
@@ -62,6 +62,23 @@ int metric_value(const struct run *r, enum metric_id m, double *v, char *why, si
  * the hypervisor stole from them (eBPF). -ENODATA when not measured.
  */
 int metric_noise(const struct run *r, double *v);
+
+struct stats_summary;
+
+/* One metric summarised over a series. */
+struct metric_summary {
+	bool available; /* measured in every run that counts */
+	char why[192];	/* when not */
+	size_t n;
+	double median, mean, stddev, cv, min, max, mad; /* see stats.h */
+	size_t outliers;
+};
+
+/*
+ * Summarise every metric over the runs of runs[0..n) that count
+ * (metric_run_counts). Returns how many counted, or -ENOMEM.
+ */
+int metrics_summarize(const struct run *runs, size_t n, struct metric_summary out[METRIC_NR]);
 
 /* A measured run that completed: not a warmup, exited with status 0. */
 bool metric_run_counts(const struct run *r);

@@ -23,6 +23,7 @@
 #include "outputs.h"
 #include "probes.h"
 #include "run.h"
+#include "series.h"
 #include "spawn.h"
 #include "status.h"
 #include "supervise.h"
@@ -106,7 +107,8 @@ static int run_main(struct tsarun_opts *o)
 	char err[512];
 	char *path = NULL;
 	int sigfd = -1, code = EXIT_TSARUN;
-	struct run *r;
+	struct series se = {0};
+	int ret;
 
 	if (target_user__resolve(&user, o->user, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);
@@ -150,29 +152,43 @@ static int run_main(struct tsarun_opts *o)
 	host_probe(&s.host);
 
 	ps = probeset__new(o);
-	s.runs = calloc(1, sizeof(*s.runs));
-	if (!ps || !s.runs) {
+	if (!ps) {
 		fprintf(stderr, "tsarun: out of memory\n");
 		goto out_session;
 	}
-	s.nruns = 1;
-	r = &s.runs[0];
-	probeset__describe(ps, r);
+	if (!s.host.pmu)
+		probeset__unavailable(ps, "perf", s.host.pmu_reason, o->verbose);
 
 	sv.o = o;
 	sv.spawner = spawner;
 	sv.probes = ps->probes;
 	sv.nprobes = ps->nprobes;
 	sv.sigfd = sigfd;
-	if (supervise_run(&sv, r, err, sizeof(err))) {
+	se.sv[SERIES_NEW] = &sv;
+	se.ps = ps;
+	se.verbose = o->verbose;
+	se.quiet = o->quiet;
+	ret = series_run(&se, o->warmup, o->runs, err, sizeof(err));
+	/* The session owns the runs from here on. */
+	s.runs = se.runs[SERIES_NEW];
+	s.nruns = se.n[SERIES_NEW];
+	se.runs[SERIES_NEW] = NULL;
+	se.n[SERIES_NEW] = 0;
+	if (ret) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		goto out_session;
 	}
-	code = status_exit_code(r);
+	if (se.stopped)
+		code = status_exit_code(se.stop_side == SERIES_NEW
+					    ? &s.runs[se.stop_index]
+					    : &se.runs[se.stop_side][se.stop_index]);
+	else
+		code = 0;
 	if (outputs_write(&s, o, &user, path) && code == 0)
 		code = EXIT_TSARUN;
 
 out_session:
+	series__free(&se);
 	session__free(&s);
 	probeset__free(ps);
 	spawner__free(spawner);

@@ -42,6 +42,12 @@ static const char usage[] =
     "      --kill-grace DUR     time between SIGTERM and SIGKILL (default 2s)\n"
     "      --ringbuf SIZE       BPF ring buffer for thread records (default 4M)\n"
     "\n"
+    "Repeated runs:\n"
+    "  -r, --runs N             run the command N times (default 1); the artifact\n"
+    "                           keeps every run's figures and their summary (median,\n"
+    "                           mean, stddev, cv, min, max, outliers) per metric\n"
+    "      --warmup N           run it N times first, not counted\n"
+    "\n"
     "Other:\n"
     "  -h, --help               show this help\n"
     "  -V, --version            show the version\n"
@@ -74,6 +80,7 @@ void options_defaults(struct tsarun_opts *o)
 	o->sort = SORT_WALL;
 	o->top = 20;
 	o->ringbuf_bytes = 4ull << 20;
+	o->runs = 1;
 }
 
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -201,6 +208,7 @@ enum {
 	OPT_DESCENDANTS,
 	OPT_KILL_GRACE,
 	OPT_RINGBUF,
+	OPT_WARMUP,
 };
 
 static const struct option long_opts[] = {
@@ -218,6 +226,8 @@ static const struct option long_opts[] = {
     {"descendants", required_argument, NULL, OPT_DESCENDANTS},
     {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
     {"ringbuf", required_argument, NULL, OPT_RINGBUF},
+    {"runs", required_argument, NULL, 'r'},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -251,7 +261,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	optind = 0; /* GNU: full reinitialisation, so repeated calls (tests) work */
 	opterr = 0;
 	/* '+': stop at the first non-option, which belongs to the command. */
-	while ((c = getopt_long(argc, argv, "+:hVqv", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hVqvr:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			if (!*optarg)
@@ -333,6 +343,20 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 					    "--ringbuf: '%s' is not a size from 4K to 1G (e.g. 4M)",
 					    optarg);
 			o->ringbuf_bytes = v;
+			break;
+		case 'r':
+			if (parse_uint(optarg, 1, 10000, &v))
+				return fail(err, errlen,
+					    "--runs: '%s' is not a number from 1 to 10000", optarg);
+			o->runs = (unsigned)v;
+			o->runs_given = true;
+			break;
+		case OPT_WARMUP:
+			if (parse_uint(optarg, 0, 1000, &v))
+				return fail(err, errlen,
+					    "--warmup: '%s' is not a number from 0 to 1000",
+					    optarg);
+			o->warmup = (unsigned)v;
 			break;
 		case 'h':
 			o->mode = MODE_HELP;

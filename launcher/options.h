@@ -55,6 +55,11 @@ struct tsarun_opts {
 	uint64_t ringbuf_bytes;
 
 	bool doctor_json;
+
+	/* Repeated runs (-r/--runs, --warmup). */
+	unsigned runs; /* measured runs (default 1) */
+	bool runs_given;
+	unsigned warmup; /* runs before them, not counted */
 };
 
 /* Fill *o with the defaults. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "artifact.h"
+#include "gate_report.h"
 #include "options.h"
 #include "outputs.h"
 #include "run.h"
@@ -48,6 +49,8 @@ static void write_table(const struct session *s, const struct tsarun_opts *o,
 	}
 	to.color = use_color(o, f);
 	table_print(f, r, &to);
+	if (s->nruns > 1)
+		gate_report_runs(f, s->runs, s->nruns, to.color);
 	if (f != stderr)
 		fclose(f);
 }

@@ -9,7 +9,7 @@
 #include "run.h"
 #include "sched.h"
 
-static void unavailable(struct probeset *ps, const char *name, const char *reason, int verbose)
+void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose)
 {
 	if (ps->nunavailable == PROBESET_MAX)
 		return;
@@ -33,7 +33,7 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	if (ps->sched)
 		sched_probe__as_probe(ps->sched, &ps->probes[ps->nprobes++]);
 	else
-		unavailable(ps, "ebpf", err, o->verbose);
+		probeset__unavailable(ps, "ebpf", err, o->verbose);
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the memory back. */
 	malloc_trim(0);
 	return ps;

@@ -32,6 +32,9 @@ struct probeset {
 struct probeset *probeset__new(const struct tsarun_opts *o);
 void probeset__free(struct probeset *ps);
 
+/* Record a source that cannot be used this session, with the reason. */
+void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose);
+
 /* Record in r which sources are active and which are not, with reasons. */
 void probeset__describe(const struct probeset *ps, struct run *r);
 

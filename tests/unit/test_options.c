@@ -60,6 +60,23 @@ static void test_defaults(void **state)
 	assert_int_equal(o.top, 20);
 	assert_int_equal(o.ringbuf_bytes, 4u << 20);
 	assert_int_equal(o.color, COLOR_AUTO);
+	assert_int_equal(o.runs, 1);
+	assert_false(o.runs_given);
+	assert_int_equal(o.warmup, 0);
+}
+
+static void test_runs(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-r", "10", "--warmup", "2", "--", "true"), 0);
+	assert_int_equal(o.runs, 10);
+	assert_true(o.runs_given);
+	assert_int_equal(o.warmup, 2);
+	assert_int_equal(PARSE(&o, err, "--runs=3", "--warmup=0", "true"), 0);
+	assert_int_equal(o.runs, 3);
+	assert_int_equal(o.warmup, 0);
 }
 
 static void test_values(void **state)
@@ -113,6 +130,11 @@ static void test_bad_values_are_named(void **state)
 	    {"--ringbuf", "2G", "--ringbuf: '2G'"},
 	    {"--json", "", "--json: empty"},
 	    {"--user", "", "--user: empty"},
+	    {"--runs", "0", "--runs: '0'"},
+	    {"-r", "x", "--runs: 'x'"},
+	    {"--runs", "10001", "--runs: '10001'"},
+	    {"--warmup", "-1", "--warmup: '-1'"},
+	    {"--warmup", "1001", "--warmup: '1001'"},
 	};
 	struct tsarun_opts o;
 	char err[256];
@@ -217,6 +239,7 @@ int main(void)
 	    cmocka_unit_test(test_command_without_dashdash_stops_at_first_word),
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_values),
+	    cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_quiet_implies_no_table),
 	    cmocka_unit_test(test_bad_values_are_named),
 	    cmocka_unit_test(test_errors),

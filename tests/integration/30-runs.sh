@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Repeated runs: warmups, measured runs, the summary per metric, which runs
+# keep thread detail, and how a failing or interrupted run ends a series.
+. "$(dirname "$0")/../lib.sh"
+need_bpf "repeated runs"
+cd "$T_TMP"
+J=$T_TMP/a.json
+jcheck() { check "$1" sh -c "jq -e '$2' '$J' >/dev/null"; }
+
+"$TSARUN" --color never -r 5 --warmup 2 --json "$J" -- "$WORKLOADS/burn" 40 2>"$T_TMP/err"
+equal "5 runs after 2 warmups: exit 0" "$?" 0
+equal "runs[] has 7 entries" "$(jqv "$J" '.runs | length')" 7
+equal "the first 2 are warmups" "$(jqv "$J" '[.runs[].warmup] | map(tostring) | join(",")')" \
+	"true,true,false,false,false,false,false"
+equal "indexes follow the order" "$(jqv "$J" '[.runs[].index] | map(tostring) | join(",")')" "0,1,2,3,4,5,6"
+equal "only the last run keeps thread detail" "$(jqv "$J" '[.runs[].detailed] | map(tostring) | join(",")')" \
+	"false,false,false,false,false,false,true"
+equal "earlier runs have no thread rows" "$(jqv "$J" '[.runs[:-1][].threads | length] | add')" 0
+equal "... but keep their totals" "$(jqv "$J" '[.runs[].totals.threads] | map(tostring) | join(",")')" "1,1,1,1,1,1,1"
+equal "the summary counts the measured runs" "$(jqv "$J" '.summary.cpu.n')" 5
+# burn spins 40 ms of its own CPU time; exec and exit add well under 2 ms.
+within "summary: cpu median is the 40 ms burned (ms)" "$(jqv "$J" '.summary.cpu.median / 1e6')" 41 5
+within "summary: on-CPU median agrees with cpu (ms)" "$(jqv "$J" '.summary.on_cpu.median / 1e6')" \
+	"$(jqv "$J" '.summary.cpu.median / 1e6')" 5
+equal "summary: the median is the median of the measured runs" "$(jqv "$J" '.summary.cpu.median')" \
+	"$(jqv "$J" '[.runs[] | select(.warmup | not) | .user_ns + .sys_ns] | sort | .[2]')"
+equal "summary: min and max are the measured runs'" \
+	"$(jqv "$J" '[.summary.wall.min, .summary.wall.max] | map(tostring) | join(",")')" \
+	"$(jqv "$J" '[.runs[] | select(.warmup | not) | .wall_ns] | [min, max] | map(tostring) | join(",")')"
+jcheck "summary: mean, stddev, cv, mad, outliers are there" \
+	'.summary.wall | (.mean > 0) and (.stddev >= 0) and (.cv >= 0) and (.mad >= 0) and (.outliers >= 0)'
+if [ "$(jqv "$J" '.host.pmu')" = false ]; then
+	equal "no PMU: instructions are null, not 0" "$(jqv "$J" '.summary.instructions')" null
+	jcheck "no PMU: the reason is given" '.summary_unavailable.instructions | test("PMU|counter")'
+	equal "no PMU: each run's instructions are null" "$(jqv "$J" '[.runs[].instructions] | unique | map(tostring) | join(",")')" null
+fi
+check "the report has the per-metric summary" grep -q '^  METRIC .*MEDIAN .*OUTLIERS' "$T_TMP/err"
+check "the report says how many runs" grep -q '5 measured runs after 2 warmups' "$T_TMP/err"
+validate "$J"
+
+# One run: the summary is there, with n = 1 and no spread.
+"$TSARUN" -q --json "$J" -- true
+equal "one run: summary n is 1" "$(jqv "$J" '.summary.cpu.n')" 1
+equal "one run: stddev is null" "$(jqv "$J" '.summary.cpu.stddev')" null
+validate "$J"
+
+# A failing run ends the series, and its status is tsarun's.
+echo 0 >"$T_TMP/count"
+"$TSARUN" -q -r 10 --json "$J" -- sh -c "n=\$(cat $T_TMP/count); echo \$((n + 1)) >$T_TMP/count; [ \$n -lt 2 ]" 2>"$T_TMP/err"
+equal "the third run fails: exit 1" "$?" 1
+equal "the series stopped after it" "$(jqv "$J" '.runs | length')" 3
+equal "the failing run keeps its detail" "$(jqv "$J" '.runs[2].detailed')" true
+"$TSARUN" -r 10 --no-table --json "$J" -- sh -c 'exit 4' 2>"$T_TMP/err"
+equal "a command that fails at once: its status" "$?" 4
+check "stderr says the series stopped" grep -q 'measured run 1 of the command: exit 4; the series stops here' "$T_TMP/err"
+"$TSARUN" -q -r 3 --json "$J" -- "$T_TMP/no-such-command" 2>/dev/null
+equal "a command that cannot start: 127, one run" "$?,$(jqv "$J" '.runs | length')" "127,1"
+validate "$J"
+
+# Interrupted: the series ends, the artifact is written, 128+N.
+"$TSARUN" -q -r 100 --json "$J" -- sleep 0.2 &
+pid=$!
+sleep 0.7
+kill -TERM $pid
+wait $pid
+equal "SIGTERM during a series: 143" "$?" 143
+jcheck "the series ended early" '.runs | length < 100'
+equal "the last run is marked interrupted" "$(jqv "$J" '.runs[-1].status')" interrupted
+validate "$J"
+
+# Many runs of many threads: memory holds one run's threads.
+"$TSARUN" -q -r 4 --json "$J" -- "$WORKLOADS/threads" 300 4 10
+equal "300 threads x 4 runs: only the last run lists its threads" "$(jqv "$J" '[.runs[].threads | length] | map(tostring) | join(",")')" "0,0,0,301"
+equal "every run counts its threads in the totals" "$(jqv "$J" '[.runs[].totals.threads] | unique | map(tostring) | join(",")')" 301
+
+for bad in 0 -1 x 10001; do
+	"$TSARUN" -q -r "$bad" -- true 2>"$T_TMP/err"
+	equal "--runs $bad: exit 125" "$?" 125
+done
+check "a bad --runs is named" grep -q -- "--runs: '10001'" "$T_TMP/err"
+"$TSARUN" -q --warmup x -- true 2>"$T_TMP/err"
+equal "--warmup x: exit 125" "$?" 125
