@@ -86,7 +86,8 @@ equal "Ctrl-C: a command that handled it and exited 0 gives 130" "$rc" 130
 "$TSARUN" -q --json "$J" -- sh -c "(sleep 0.3; touch $T_TMP/orphan-done) & exit 0"
 check "an orphaned grandchild finished before tsarun returned" test -e "$T_TMP/orphan-done"
 equal "the orphan was reaped by tsarun" "$(jqv "$J" '.runs[0].descendants.reaped_orphans')" 1
-equal "descendants still running at exit are counted (the subshell and its sleep)" "$(jqv "$J" '.runs[0].descendants.running_at_exit')" 2
+# The subshell, and its sleep if it has forked it by then: one or two.
+at_least "descendants still running at exit are counted" "$(jqv "$J" '.runs[0].descendants.running_at_exit')" 1
 at_least "the time waited for them is reported (ms)" "$(jqv "$J" '.runs[0].descendants.waited_ns / 1e6')" 250
 "$TSARUN" -q --descendants leave --json "$J" -- sh -c 'sleep 3 & exit 0'
 equal "--descendants leave: reported as left running" "$(jqv "$J" '.runs[0].descendants.left_running')" 1
