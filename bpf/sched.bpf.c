@@ -306,6 +306,20 @@ static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, _
 	t->exec_id0 = exec_id(p);
 	read_kcounters(p, t->kstart);
 	t->exec_mark = t->kstart[TSA_K_SUM_EXEC];
+	/*
+	 * A task first seen as it is switched in has been queued since
+	 * last_queued: the kernel adds that wait to run_delay after this
+	 * tracepoint, though it came before tracking began. Count it as
+	 * already there, so the kernel's delta covers what we cover.
+	 */
+	if (bpf_core_field_exists(p->sched_info.last_queued)) {
+		__u64 lq = BPF_CORE_READ(p, sched_info.last_queued);
+		struct rqinfo ri;
+
+		read_rq(p, &ri);
+		if (lq && ri.ok && ri.clock > lq)
+			t->kstart[TSA_K_RUN_DELAY] += ri.clock - lq;
+	}
 	__sync_fetch_and_add(&live_tasks, 1);
 	count(TSA_C_TRACKED);
 }
