@@ -1,0 +1,968 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Flame graph renderer. Stacks are merged into a tree of nodes (one per
+ * distinct path from the root), names are interned, and the SVG is written
+ * in one depth-first pass with children in name order, as flamegraph.pl
+ * lays them out. The script embedded in the SVG does the interaction.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame.h"
+
+struct fnode {
+	uint32_t parent;
+	uint32_t name;	/* index into names */
+	uint32_t depth; /* root is 0 */
+	int32_t fcat;	/* the frame's own category, -1: none */
+	uint64_t value; /* inclusive */
+	uint64_t cat[FLAME_MAX_CATS];
+};
+
+struct flame {
+	struct fnode *nodes;
+	size_t nnodes, nodes_cap;
+
+	char *arena; /* interned names, NUL-terminated, back to back */
+	size_t alen, acap;
+	uint32_t *name_off; /* name id -> offset in arena */
+	size_t nnames, names_cap;
+	uint32_t *name_tab; /* open addressing: name id + 1, 0 is empty */
+	size_t name_tab_cap;
+
+	uint32_t
+	    *edge_tab; /* open addressing: node index, 0 is empty (the root is never a child) */
+	size_t edge_tab_cap, nedges;
+
+	struct {
+		char name[64];
+		enum flame_palette pal;
+		bool named;
+	} cats[FLAME_MAX_CATS];
+	uint32_t maxdepth;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static uint64_t hash_edge(uint32_t parent, uint32_t name)
+{
+	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9E3779B97F4A7C15ull;
+
+	return h ^ (h >> 29);
+}
+
+static const char *name_of(const struct flame *f, uint32_t id)
+{
+	return f->arena + f->name_off[id];
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	n = realloc(*p, c * elem);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+static int name_tab_rehash(struct flame *f, size_t cap)
+{
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t id = 0; id < f->nnames; id++) {
+		const char *s = name_of(f, (uint32_t)id);
+		size_t i = hash_bytes(s, strlen(s)) & (cap - 1);
+
+		while (t[i])
+			i = (i + 1) & (cap - 1);
+		t[i] = (uint32_t)id + 1;
+	}
+	free(f->name_tab);
+	f->name_tab = t;
+	f->name_tab_cap = cap;
+	return 0;
+}
+
+/* The id of name s[0..n), interned on first sight. Returns -ENOMEM or the id. */
+static int64_t intern(struct flame *f, const char *s, size_t n)
+{
+	size_t i;
+	int err;
+
+	if ((f->nnames + 1) * 2 > f->name_tab_cap) {
+		err = name_tab_rehash(f, f->name_tab_cap ? f->name_tab_cap * 2 : 256);
+		if (err)
+			return err;
+	}
+	i = hash_bytes(s, n) & (f->name_tab_cap - 1);
+	while (f->name_tab[i]) {
+		const char *t = name_of(f, f->name_tab[i] - 1);
+
+		if (!strncmp(t, s, n) && t[n] == '\0')
+			return f->name_tab[i] - 1;
+		i = (i + 1) & (f->name_tab_cap - 1);
+	}
+	if (grow((void **)&f->arena, &f->acap, f->alen + n + 1, 1) ||
+	    grow((void **)&f->name_off, &f->names_cap, f->nnames + 1, sizeof(*f->name_off)))
+		return -ENOMEM;
+	memcpy(f->arena + f->alen, s, n);
+	f->arena[f->alen + n] = '\0';
+	f->name_off[f->nnames] = (uint32_t)f->alen;
+	f->alen += n + 1;
+	f->name_tab[i] = (uint32_t)f->nnames + 1;
+	return (int64_t)f->nnames++;
+}
+
+static int edge_tab_rehash(struct flame *f, size_t cap)
+{
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t n = 1; n < f->nnodes; n++) {
+		size_t i = hash_edge(f->nodes[n].parent, f->nodes[n].name) & (cap - 1);
+
+		while (t[i])
+			i = (i + 1) & (cap - 1);
+		t[i] = (uint32_t)n;
+	}
+	free(f->edge_tab);
+	f->edge_tab = t;
+	f->edge_tab_cap = cap;
+	return 0;
+}
+
+/* The child of parent called name, created on first sight. Returns -ENOMEM or its index. */
+static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
+{
+	struct fnode *n;
+	size_t i;
+	int err;
+
+	if ((f->nnodes + 1) * 2 > f->edge_tab_cap) {
+		err = edge_tab_rehash(f, f->edge_tab_cap ? f->edge_tab_cap * 2 : 1024);
+		if (err)
+			return err;
+	}
+	i = hash_edge(parent, name) & (f->edge_tab_cap - 1);
+	while (f->edge_tab[i]) {
+		n = &f->nodes[f->edge_tab[i]];
+		if (n->parent == parent && n->name == name)
+			return f->edge_tab[i];
+		i = (i + 1) & (f->edge_tab_cap - 1);
+	}
+	if (grow((void **)&f->nodes, &f->nodes_cap, f->nnodes + 1, sizeof(*f->nodes)))
+		return -ENOMEM;
+	n = &f->nodes[f->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->parent = parent;
+	n->name = name;
+	n->depth = f->nodes[parent].depth + 1;
+	n->fcat = -1;
+	if (n->depth > f->maxdepth)
+		f->maxdepth = n->depth;
+	f->edge_tab[i] = (uint32_t)f->nnodes;
+	return (int64_t)f->nnodes++;
+}
+
+struct flame *flame__new(void)
+{
+	struct flame *f = calloc(1, sizeof(*f));
+	int64_t root;
+
+	if (!f)
+		return NULL;
+	root = intern(f, "all", 3);
+	if (root < 0 || grow((void **)&f->nodes, &f->nodes_cap, 1, sizeof(*f->nodes))) {
+		flame__free(f);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
+	f->nodes[0].name = (uint32_t)root;
+	f->nodes[0].fcat = -1;
+	f->nnodes = 1;
+	for (int c = 0; c < FLAME_MAX_CATS; c++)
+		f->cats[c].pal = FLAME_PAL_HOT;
+	return f;
+}
+
+void flame__free(struct flame *f)
+{
+	if (!f)
+		return;
+	free(f->nodes);
+	free(f->arena);
+	free(f->name_off);
+	free(f->name_tab);
+	free(f->edge_tab);
+	free(f);
+}
+
+int flame__set_category(struct flame *f, int cat, const char *name, enum flame_palette pal)
+{
+	if (cat < 0 || cat >= FLAME_MAX_CATS || pal < 0 || pal >= FLAME_PAL_NR)
+		return -EINVAL;
+	snprintf(f->cats[cat].name, sizeof(f->cats[cat].name), "%s", name ? name : "");
+	f->cats[cat].pal = pal;
+	f->cats[cat].named = true;
+	return 0;
+}
+
+/* Add value along the path of frames given as (pointer, length) pairs. */
+static int add_path(struct flame *f, const char *const *frames, const size_t *lens,
+		    const int *fcats, size_t n, uint64_t value, int cat)
+{
+	uint32_t cur = 0;
+
+	if (cat < 0 || cat >= FLAME_MAX_CATS)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = frames[i] ? frames[i] : "";
+		size_t len = lens ? lens[i] : strlen(s);
+		int64_t id, c;
+
+		if (!len) {
+			s = "[unknown]";
+			len = strlen(s);
+		}
+		id = intern(f, s, len);
+		if (id < 0)
+			return (int)id;
+		c = child(f, cur, (uint32_t)id);
+		if (c < 0)
+			return (int)c;
+		cur = (uint32_t)c;
+		if (fcats && fcats[i] >= 0 && fcats[i] < FLAME_MAX_CATS)
+			f->nodes[cur].fcat = fcats[i];
+	}
+	/* Inclusive values: every node on the path, and the root. */
+	for (;;) {
+		f->nodes[cur].value += value;
+		f->nodes[cur].cat[cat] += value;
+		if (!cur)
+			break;
+		cur = f->nodes[cur].parent;
+	}
+	return 0;
+}
+
+int flame__add_ex(struct flame *f, const char *const *frames, const int *frame_cats, size_t n,
+		  uint64_t value, int cat)
+{
+	return add_path(f, frames, NULL, frame_cats, n, value, cat);
+}
+
+int flame__add(struct flame *f, const char *const *frames, size_t n, uint64_t value, int cat)
+{
+	return add_path(f, frames, NULL, NULL, n, value, cat);
+}
+
+uint64_t flame__total(const struct flame *f)
+{
+	return f->nodes[0].value;
+}
+
+/* One folded line (no newline). Returns 0, -EINVAL when it does not parse, -ENOMEM. */
+static int parse_line(struct flame *f, const char *s, size_t len, int cat)
+{
+	const char **frames = NULL;
+	size_t *lens = NULL, n = 0, sp, nsemi = 0;
+	uint64_t v = 0;
+	int err;
+
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+		len--;
+	for (sp = len; sp > 0 && s[sp - 1] != ' ' && s[sp - 1] != '\t'; sp--)
+		;
+	if (sp == 0 || sp == len)
+		return -EINVAL;
+	for (size_t i = sp; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	len = sp - 1;
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	if (!len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		nsemi += s[i] == ';';
+	frames = malloc((nsemi + 1) * sizeof(*frames));
+	lens = malloc((nsemi + 1) * sizeof(*lens));
+	if (!frames || !lens) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0, start = 0; i <= len; i++) {
+		if (i < len && s[i] != ';')
+			continue;
+		frames[n] = s + start;
+		lens[n++] = i - start;
+		start = i + 1;
+	}
+	err = add_path(f, frames, lens, NULL, n, v, cat);
+out:
+	free(frames);
+	free(lens);
+	return err;
+}
+
+int flame__parse_folded(struct flame *f, const char *text, size_t len, int cat, size_t *bad)
+{
+	size_t nbad = 0;
+	int err = 0;
+
+	if (cat < 0 || cat >= FLAME_MAX_CATS)
+		return -EINVAL;
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len, l = end - i;
+		const char *line = text + i;
+
+		i = end + 1;
+		while (l && (line[l - 1] == '\r'))
+			l--;
+		if (!l || line[0] == '#')
+			continue;
+		err = parse_line(f, line, l, cat);
+		if (err == -EINVAL) {
+			nbad++;
+			err = 0;
+		} else if (err) {
+			break;
+		}
+	}
+	if (bad)
+		*bad = nbad;
+	return err;
+}
+
+/* SVG output. */
+
+#define XPAD	   10
+#define FRAME_H	   16
+#define FONT_SIZE  12
+#define FONT_WIDTH 0.59
+#define TOP_PAD	   60
+#define BOTTOM_PAD 34
+
+/*
+ * Copy s into out (size outlen) as text safe for XML: valid UTF-8 kept,
+ * invalid bytes and control characters become '?', markup characters are
+ * escaped. At most max_chars characters are taken (".." marks a cut).
+ */
+static void xml_text(char *out, size_t outlen, const char *s, size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, chars = 0;
+
+	if (!outlen)
+		return;
+	while (*p) {
+		char tmp[8];
+		size_t tl = 0, need = 1;
+		const char *rep = NULL;
+
+		if (*p < 0x80) {
+			if (*p < 0x20 || *p == 0x7f)
+				tmp[tl++] = '?';
+			else if (*p == '&')
+				rep = "&amp;";
+			else if (*p == '<')
+				rep = "&lt;";
+			else if (*p == '>')
+				rep = "&gt;";
+			else if (*p == '"')
+				rep = "&quot;";
+			else if (*p == '\'')
+				rep = "&apos;";
+			else
+				tmp[tl++] = (char)*p;
+		} else {
+			unsigned int cp = 0;
+			size_t k;
+
+			if ((*p & 0xe0) == 0xc0) {
+				need = 2;
+				cp = *p & 0x1f;
+			} else if ((*p & 0xf0) == 0xe0) {
+				need = 3;
+				cp = *p & 0x0f;
+			} else if ((*p & 0xf8) == 0xf0) {
+				need = 4;
+				cp = *p & 0x07;
+			} else {
+				need = 0;
+			}
+			for (k = 1; need && k < need; k++) {
+				if ((p[k] & 0xc0) != 0x80) {
+					need = 0;
+					break;
+				}
+				cp = cp << 6 | (p[k] & 0x3f);
+			}
+			/* Overlong forms, surrogates, beyond Unicode, and XML's non-characters. */
+			if (need &&
+			    ((need == 2 && cp < 0x80) || (need == 3 && cp < 0x800) ||
+			     (need == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
+			     cp > 0x10ffff || cp == 0xfffe || cp == 0xffff))
+				need = 0;
+			if (need) {
+				memcpy(tmp, p, need);
+				tl = need;
+			} else {
+				tmp[tl++] = '?';
+				need = 1;
+			}
+		}
+		if (chars == max_chars) {
+			/* Cut: replace the last two characters' room with "..". */
+			while (o > 0 && chars > max_chars - 2 && max_chars >= 2) {
+				/* step back one character (an entity or a UTF-8 sequence) */
+				size_t b = o - 1;
+
+				if (out[b] == ';') {
+					while (b > 0 && out[b] != '&')
+						b--;
+				} else {
+					while (b > 0 && ((unsigned char)out[b] & 0xc0) == 0x80)
+						b--;
+				}
+				o = b;
+				chars--;
+			}
+			if (o + 2 < outlen) {
+				out[o++] = '.';
+				out[o++] = '.';
+			}
+			break;
+		}
+		if (rep)
+			tl = strlen(rep);
+		if (o + tl + 1 > outlen)
+			break;
+		memcpy(out + o, rep ? rep : tmp, tl);
+		o += tl;
+		chars++;
+		p += need;
+	}
+	out[o] = '\0';
+}
+
+static bool duration_units(const char *u, double *ns_per_unit)
+{
+	if (!strcmp(u, "ns"))
+		*ns_per_unit = 1;
+	else if (!strcmp(u, "us"))
+		*ns_per_unit = 1e3;
+	else if (!strcmp(u, "ms"))
+		*ns_per_unit = 1e6;
+	else if (!strcmp(u, "s"))
+		*ns_per_unit = 1e9;
+	else
+		return false;
+	return true;
+}
+
+static const char *fmt_value(uint64_t v, const char *units, char *buf, size_t len)
+{
+	double k;
+
+	if (duration_units(units, &k)) {
+		double ns = (double)v * k;
+
+		if (ns >= 1e9)
+			snprintf(buf, len, "%.3f s", ns / 1e9);
+		else if (ns >= 1e6)
+			snprintf(buf, len, "%.2f ms", ns / 1e6);
+		else if (ns >= 1e3)
+			snprintf(buf, len, "%.1f us", ns / 1e3);
+		else
+			snprintf(buf, len, "%.0f ns", ns);
+	} else {
+		snprintf(buf, len, "%llu %s", (unsigned long long)v, units);
+	}
+	return buf;
+}
+
+/* A deterministic number in [0, 1) from a name, so a function keeps its colour. */
+static double name_hash(const char *s)
+{
+	uint64_t h = hash_bytes(s, strlen(s));
+
+	return (double)(h >> 11) / (double)(1ull << 53);
+}
+
+static bool is_kernel_frame(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 4 && !strcmp(s + n - 4, "_[k]");
+}
+
+static void color(enum flame_palette pal, const char *name, char *buf, size_t len)
+{
+	double v = name_hash(name), w = name_hash(name + (name[0] ? 1 : 0));
+	int r, g, b;
+
+	switch (pal) {
+	case FLAME_PAL_YELLOW:
+		r = 175 + (int)(55 * v);
+		g = r;
+		b = 50 + (int)(20 * w);
+		break;
+	case FLAME_PAL_BLUE:
+		r = 80 + (int)(60 * v);
+		g = r;
+		b = 190 + (int)(55 * w);
+		break;
+	case FLAME_PAL_PURPLE:
+		r = 170 + (int)(55 * v);
+		g = 90 + (int)(40 * v);
+		b = 200 + (int)(55 * w);
+		break;
+	case FLAME_PAL_GREEN:
+		g = 200 + (int)(55 * v);
+		r = 50 + (int)(60 * w);
+		b = r;
+		break;
+	case FLAME_PAL_AQUA:
+		r = 50 + (int)(60 * v);
+		g = 165 + (int)(55 * v);
+		b = 165 + (int)(55 * w);
+		break;
+	case FLAME_PAL_ORANGE:
+		r = 190 + (int)(65 * v);
+		g = 90 + (int)(65 * v);
+		b = 0;
+		break;
+	case FLAME_PAL_GREY:
+		r = 160 + (int)(40 * v);
+		g = r;
+		b = r;
+		break;
+	case FLAME_PAL_HOT:
+	default:
+		r = 205 + (int)(50 * w);
+		g = (int)(230 * v);
+		b = (int)(55 * v);
+		break;
+	}
+	if (is_kernel_frame(name)) {
+		r = r * 4 / 5;
+		g = g * 4 / 5;
+		b = b * 4 / 5;
+	}
+	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
+}
+
+/* The category that colours node n: its own, else the one with the most value. */
+static int node_cat(const struct flame *f, const struct fnode *n)
+{
+	int best = 0;
+
+	if (n->fcat >= 0)
+		return n->fcat;
+	for (int c = 1; c < FLAME_MAX_CATS; c++)
+		if (n->cat[c] > n->cat[best])
+			best = c;
+	return best;
+}
+
+static const char *cat_label(const struct flame *f, int c, char *buf, size_t len)
+{
+	if (f->cats[c].named && f->cats[c].name[0])
+		return f->cats[c].name;
+	snprintf(buf, len, "category %d", c);
+	return buf;
+}
+
+static const char script[] =
+    "\"use strict\";\n"
+    "var svg, frames, details, searchbtn, unzoombtn, matchedtxt, W, searching = null;\n"
+    "var XPAD = 10, FS = 12, FW = 0.59;\n"
+    "function init(evt) {\n"
+    "  svg = document.getElementsByTagName(\"svg\")[0];\n"
+    "  frames = document.getElementById(\"frames\");\n"
+    "  details = document.getElementById(\"details\").firstChild;\n"
+    "  searchbtn = document.getElementById(\"search\");\n"
+    "  unzoombtn = document.getElementById(\"unzoom\");\n"
+    "  matchedtxt = document.getElementById(\"matched\");\n"
+    "  W = parseFloat(svg.getAttribute(\"width\"));\n"
+    "  var gs = frames.children;\n"
+    "  for (var i = 0; i < gs.length; i++) {\n"
+    "    var r = rect(gs[i]);\n"
+    "    r.setAttribute(\"data-x\", r.getAttribute(\"x\"));\n"
+    "    r.setAttribute(\"data-w\", r.getAttribute(\"width\"));\n"
+    "    r.setAttribute(\"data-f\", r.getAttribute(\"fill\"));\n"
+    "  }\n"
+    "}\n"
+    "function rect(g) { return g.getElementsByTagName(\"rect\")[0]; }\n"
+    "function info(g) { return g.getElementsByTagName(\"title\")[0].textContent.split(\"\\n\"); "
+    "}\n"
+    "function frame_of(n) {\n"
+    "  while (n && n !== svg) {\n"
+    "    if (n.parentNode === frames) return n;\n"
+    "    n = n.parentNode;\n"
+    "  }\n"
+    "  return null;\n"
+    "}\n"
+    "function fit(g) {\n"
+    "  var r = rect(g), t = g.getElementsByTagName(\"text\")[0], name = info(g)[0];\n"
+    "  var w = parseFloat(r.getAttribute(\"width\")) - 6, n = Math.floor(w / (FS * FW));\n"
+    "  t.setAttribute(\"x\", parseFloat(r.getAttribute(\"x\")) + 3);\n"
+    "  if (n < 3) { t.textContent = \"\"; return; }\n"
+    "  t.textContent = name.length <= n ? name : name.substring(0, n - 2) + \"..\";\n"
+    "}\n"
+    "function zoom(node) {\n"
+    "  var r = rect(node), xmin = parseFloat(r.getAttribute(\"data-x\"));\n"
+    "  var w = parseFloat(r.getAttribute(\"data-w\")), xmax = xmin + w;\n"
+    "  var ymin = parseFloat(r.getAttribute(\"y\")), ratio = (W - 2 * XPAD) / w, e = 0.0001;\n"
+    "  unzoombtn.classList.remove(\"hide\");\n"
+    "  var gs = frames.children;\n"
+    "  for (var i = 0; i < gs.length; i++) {\n"
+    "    var g = gs[i], rr = rect(g), x = parseFloat(rr.getAttribute(\"data-x\"));\n"
+    "    var gw = parseFloat(rr.getAttribute(\"data-w\")), y = "
+    "parseFloat(rr.getAttribute(\"y\"));\n"
+    "    g.classList.remove(\"parent\");\n"
+    "    g.classList.remove(\"hide\");\n"
+    "    if (y > ymin && x <= xmin + e && x + gw >= xmax - e) {\n"
+    "      g.classList.add(\"parent\");\n"
+    "      rr.setAttribute(\"x\", XPAD);\n"
+    "      rr.setAttribute(\"width\", W - 2 * XPAD);\n"
+    "    } else if (y <= ymin && x >= xmin - e && x + gw <= xmax + e) {\n"
+    "      rr.setAttribute(\"x\", XPAD + (x - xmin) * ratio);\n"
+    "      rr.setAttribute(\"width\", gw * ratio);\n"
+    "    } else {\n"
+    "      g.classList.add(\"hide\");\n"
+    "      continue;\n"
+    "    }\n"
+    "    fit(g);\n"
+    "  }\n"
+    "  if (searching) search(searching);\n"
+    "}\n"
+    "function unzoom() {\n"
+    "  unzoombtn.classList.add(\"hide\");\n"
+    "  var gs = frames.children;\n"
+    "  for (var i = 0; i < gs.length; i++) {\n"
+    "    var g = gs[i], r = rect(g);\n"
+    "    g.classList.remove(\"parent\");\n"
+    "    g.classList.remove(\"hide\");\n"
+    "    r.setAttribute(\"x\", r.getAttribute(\"data-x\"));\n"
+    "    r.setAttribute(\"width\", r.getAttribute(\"data-w\"));\n"
+    "    fit(g);\n"
+    "  }\n"
+    "  if (searching) search(searching);\n"
+    "}\n"
+    "function reset_search() {\n"
+    "  searching = null;\n"
+    "  var gs = frames.children;\n"
+    "  for (var i = 0; i < gs.length; i++) {\n"
+    "    var r = rect(gs[i]);\n"
+    "    r.setAttribute(\"fill\", r.getAttribute(\"data-f\"));\n"
+    "  }\n"
+    "  searchbtn.firstChild.nodeValue = \"Search\";\n"
+    "  matchedtxt.classList.add(\"hide\");\n"
+    "}\n"
+    "function search(term) {\n"
+    "  var re;\n"
+    "  try { re = new RegExp(term); } catch (e) { alert(\"not a regular expression: \" + "
+    "term); return; }\n"
+    "  reset_search();\n"
+    "  searching = term;\n"
+    "  var gs = frames.children, m = [];\n"
+    "  for (var i = 0; i < gs.length; i++) {\n"
+    "    var g = gs[i], r = rect(g);\n"
+    "    if (!re.test(info(g)[0])) continue;\n"
+    "    r.setAttribute(\"fill\", \"rgb(230,0,230)\");\n"
+    "    m.push([parseFloat(r.getAttribute(\"data-x\")), "
+    "parseFloat(r.getAttribute(\"data-w\"))]);\n"
+    "  }\n"
+    "  m.sort(function (a, b) { return a[0] - b[0]; });\n"
+    "  var sum = 0, end = -1;\n"
+    "  for (var j = 0; j < m.length; j++) {\n"
+    "    var s = m[j][0], e = m[j][0] + m[j][1];\n"
+    "    if (s >= end) { sum += e - s; end = e; } else if (e > end) { sum += e - end; end = e; "
+    "}\n"
+    "  }\n"
+    "  searchbtn.firstChild.nodeValue = \"Reset Search\";\n"
+    "  matchedtxt.firstChild.nodeValue = \"Matched: \" + (100 * sum / (W - 2 * "
+    "XPAD)).toFixed(1) + \"%\";\n"
+    "  matchedtxt.classList.remove(\"hide\");\n"
+    "}\n"
+    "function search_prompt() {\n"
+    "  if (searching) { reset_search(); return; }\n"
+    "  var t = prompt(\"Search frames (regular expression):\", \"\");\n"
+    "  if (t) search(t);\n"
+    "}\n"
+    "window.addEventListener(\"click\", function (e) {\n"
+    "  if (e.target.id === \"unzoom\") { unzoom(); return; }\n"
+    "  if (e.target.id === \"search\") { search_prompt(); return; }\n"
+    "  var g = frame_of(e.target);\n"
+    "  if (g) zoom(g);\n"
+    "}, false);\n"
+    "window.addEventListener(\"mouseover\", function (e) {\n"
+    "  var g = frame_of(e.target);\n"
+    "  if (g) details.nodeValue = info(g).join(\"  |  \");\n"
+    "}, false);\n"
+    "window.addEventListener(\"mouseout\", function (e) {\n"
+    "  if (frame_of(e.target)) details.nodeValue = \" \";\n"
+    "}, false);\n"
+    "window.addEventListener(\"keydown\", function (e) {\n"
+    "  if (e.keyCode === 114 || ((e.ctrlKey || e.metaKey) && e.keyCode === 70)) {\n"
+    "    e.preventDefault();\n"
+    "    search_prompt();\n"
+    "  } else if (e.keyCode === 27) {\n"
+    "    reset_search();\n"
+    "    unzoom();\n"
+    "  }\n"
+    "}, false);\n";
+
+static const char style[] =
+    "text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
+    "#title { text-anchor: middle; font-size: 17px; }\n"
+    "#subtitle { text-anchor: middle; fill: rgb(90,90,90); }\n"
+    "#search, #unzoom, #matched { cursor: pointer; }\n"
+    "#search:hover, #unzoom:hover { fill: rgb(0,0,160); }\n"
+    "#matched { text-anchor: end; }\n"
+    ".hide { display: none; }\n"
+    ".parent { opacity: 0.5; }\n"
+    "#frames > g:hover > rect { stroke: rgb(0,0,0); stroke-width: 0.5; cursor: pointer; }\n";
+
+struct render {
+	const struct flame *f;
+	FILE *out;
+	const char *units;
+	double pxper; /* pixels per unit of value */
+	double min_px;
+	int height;
+	uint32_t *kids; /* children of node i: kids[kid_off[i] .. kid_off[i+1]) */
+	size_t *kid_off;
+};
+
+static int cmp_kids(const void *a, const void *b, void *ctx)
+{
+	const struct flame *f = ctx;
+	const struct fnode *x = &f->nodes[*(const uint32_t *)a],
+			   *y = &f->nodes[*(const uint32_t *)b];
+
+	return strcmp(name_of(f, x->name), name_of(f, y->name));
+}
+
+static int build_kids(struct render *r)
+{
+	const struct flame *f = r->f;
+	size_t *fill;
+
+	r->kid_off = calloc(f->nnodes + 1, sizeof(*r->kid_off));
+	r->kids = malloc((f->nnodes ? f->nnodes : 1) * sizeof(*r->kids));
+	fill = calloc(f->nnodes + 1, sizeof(*fill));
+	if (!r->kid_off || !r->kids || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
+	for (size_t i = 1; i < f->nnodes; i++)
+		r->kid_off[f->nodes[i].parent + 1]++;
+	for (size_t i = 0; i < f->nnodes; i++)
+		r->kid_off[i + 1] += r->kid_off[i];
+	for (size_t i = 1; i < f->nnodes; i++) {
+		uint32_t p = f->nodes[i].parent;
+
+		r->kids[r->kid_off[p] + fill[p]++] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < f->nnodes; i++)
+		qsort_r(r->kids + r->kid_off[i], r->kid_off[i + 1] - r->kid_off[i],
+			sizeof(*r->kids), cmp_kids, (void *)f);
+	free(fill);
+	return 0;
+}
+
+static void frame_svg(struct render *r, uint32_t idx, uint64_t start)
+{
+	const struct flame *f = r->f;
+	const struct fnode *n = &f->nodes[idx];
+	const char *name = name_of(f, n->name);
+	double x = XPAD + (double)start * r->pxper, w = (double)n->value * r->pxper;
+	double y = r->height - BOTTOM_PAD - (double)(n->depth + 1) * FRAME_H;
+	char esc[1024], label[512], fill[32], v[48], pct[32];
+	int cats = 0, lc;
+
+	for (int c = 0; c < FLAME_MAX_CATS; c++)
+		cats += n->cat[c] != 0;
+	xml_text(esc, sizeof(esc), name, 300);
+	lc = (int)((w - 6) / (FONT_SIZE * FONT_WIDTH));
+	if (lc >= 3)
+		xml_text(label, sizeof(label), name, (size_t)lc);
+	else
+		label[0] = '\0';
+	color(f->cats[node_cat(f, n)].pal, name, fill, sizeof(fill));
+	snprintf(pct, sizeof(pct), "%.2f%%",
+		 f->nodes[0].value ? 100.0 * (double)n->value / (double)f->nodes[0].value : 0);
+	fprintf(r->out, "<g>\n<title>%s\n%s, %s", esc, fmt_value(n->value, r->units, v, sizeof(v)),
+		pct);
+	if (cats > 1 || (cats == 1 && f->cats[node_cat(f, n)].named)) {
+		const char *sep = "\n";
+
+		for (int c = 0; c < FLAME_MAX_CATS; c++) {
+			char cl[64], cn[128];
+
+			if (!n->cat[c])
+				continue;
+			xml_text(cn, sizeof(cn), cat_label(f, c, cl, sizeof(cl)), 60);
+			fprintf(r->out, "%s%s %s (%.1f%%)", sep, cn,
+				fmt_value(n->cat[c], r->units, v, sizeof(v)),
+				100.0 * (double)n->cat[c] / (double)n->value);
+			sep = ", ";
+		}
+	}
+	fprintf(r->out,
+		"</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+		"rx=\"2\" ry=\"2\"/>\n<text x=\"%.2f\" y=\"%.1f\">%s</text>\n</g>\n",
+		x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 4.5, label);
+}
+
+/* Depth-first, children in name order; frames too narrow to see are left out with their subtree. */
+static int frames_svg(struct render *r)
+{
+	struct item {
+		uint32_t idx;
+		uint64_t start;
+	} * stack;
+	size_t top = 0;
+
+	/* Every node is pushed at most once. */
+	stack = malloc((r->f->nnodes + 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	stack[top++] = (struct item){0, 0};
+	while (top) {
+		struct item it = stack[--top];
+		const struct fnode *n = &r->f->nodes[it.idx];
+		size_t lo = r->kid_off[it.idx], hi = r->kid_off[it.idx + 1];
+		uint64_t off = it.start;
+
+		if ((double)n->value * r->pxper < r->min_px)
+			continue;
+		frame_svg(r, it.idx, it.start);
+		/* Push in reverse so the first child is drawn first. */
+		for (size_t k = lo; k < hi; k++)
+			off += r->f->nodes[r->kids[k]].value;
+		for (size_t k = hi; k > lo; k--) {
+			uint32_t c = r->kids[k - 1];
+
+			off -= r->f->nodes[c].value;
+			stack[top++] = (struct item){c, off};
+		}
+	}
+	free(stack);
+	return 0;
+}
+
+int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o)
+{
+	struct flame_svg_opts def = {0};
+	struct render r = {.f = f, .out = out};
+	const char *title;
+	char esc[512], v[48];
+	int width, err = 0, legend_x;
+
+	if (!o)
+		o = &def;
+	title = o->title ? o->title : "Flame Graph";
+	r.units = o->units && *o->units ? o->units : "samples";
+	width = o->width > 2 * XPAD + 100 ? o->width : 1200;
+	r.min_px = o->min_width_px > 0 ? o->min_width_px : 0.1;
+	r.height = (int)(f->maxdepth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD;
+	r.pxper = f->nodes[0].value ? (double)(width - 2 * XPAD) / (double)f->nodes[0].value : 0;
+	err = build_kids(&r);
+	if (err)
+		goto out;
+
+	fprintf(out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" onload=\"init(evt)\" "
+		"viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
+		"<!-- Flame graph written by tsarun. Frames are merged by name from the root "
+		"(bottom) up; width is value. -->\n",
+		width, r.height, width, r.height);
+	fprintf(out,
+		"<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" "
+		"offset=\"95%%\"/></linearGradient></defs>\n"
+		"<style type=\"text/css\"><![CDATA[\n%s]]></style>\n"
+		"<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n",
+		style, script);
+	fprintf(out,
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
+		width, r.height);
+	xml_text(esc, sizeof(esc), title, 200);
+	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"22\">%s</text>\n", width / 2, esc);
+	if (o->subtitle) {
+		xml_text(esc, sizeof(esc), o->subtitle, 200);
+		fprintf(out, "<text id=\"subtitle\" x=\"%d\" y=\"38\">%s</text>\n", width / 2, esc);
+	}
+	fprintf(out,
+		"<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"22\">Reset Zoom</text>\n"
+		"<text id=\"search\" x=\"%d\" y=\"22\">Search</text>\n"
+		"<text id=\"matched\" class=\"hide\" x=\"%d\" y=\"%d\"> </text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
+		XPAD, width - XPAD - 60, width - XPAD, r.height - 12, XPAD, r.height - 12);
+
+	/* Legend: what each colour means, with its share of the total. */
+	legend_x = XPAD;
+	for (int c = 0; c < FLAME_MAX_CATS; c++) {
+		char fill[32], cl[64], item[192];
+		int n;
+
+		if (!f->cats[c].named || !f->nodes[0].cat[c])
+			continue;
+		color(f->cats[c].pal, "", fill, sizeof(fill));
+		xml_text(esc, sizeof(esc), cat_label(f, c, cl, sizeof(cl)), 60);
+		n = snprintf(item, sizeof(item), "%s %s (%.1f%%)", esc,
+			     fmt_value(f->nodes[0].cat[c], r.units, v, sizeof(v)),
+			     100.0 * (double)f->nodes[0].cat[c] / (double)f->nodes[0].value);
+		fprintf(out,
+			"<rect x=\"%d\" y=\"44\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"54\">%s</text>\n",
+			legend_x, fill, legend_x + 16, item);
+		legend_x += 16 + (int)(n * FONT_SIZE * FONT_WIDTH) + 16;
+	}
+
+	fprintf(out, "<g id=\"frames\">\n");
+	if (f->nodes[0].value)
+		err = frames_svg(&r);
+	fprintf(out, "</g>\n");
+	if (!f->nodes[0].value)
+		fprintf(out, "<text x=\"%d\" y=\"%d\">no samples: nothing to draw</text>\n", XPAD,
+			r.height - BOTTOM_PAD - 4);
+	fprintf(out, "</svg>\n");
+	if (!err && ferror(out))
+		err = -EIO;
+out:
+	free(r.kids);
+	free(r.kid_off);
+	return err;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Flame graphs: folded stacks in, an interactive SVG out (hover details,
+ * click to zoom, search, a legend), with no perl and nothing downloaded.
+ * Generic on purpose: the off-CPU, on-CPU and wall-clock profiles use it,
+ * and so can any other profile that can be written as stacks of names with
+ * a value (the bash profiler's commands, for instance).
+ *
+ *   struct flame *f = flame__new();
+ *   flame__set_category(f, 1, "sleeping (S)", FLAME_PAL_BLUE);
+ *   flame__add(f, (const char *[]){"main", "read"}, 2, 1500, 1);
+ *   flame__parse_folded(f, text, len, 0, &bad);   // "a;b;c 42" lines
+ *   flame__write_svg(f, stdout, &(struct flame_svg_opts){.title = "..."});
+ *   flame__free(f);
+ *
+ * Colour carries meaning: each stack belongs to a category (0 unless said
+ * otherwise) whose palette colours its frames; a frame shared by stacks of
+ * several categories takes the colour of the one with the most value under
+ * it, and its tooltip shows the split. A frame may also carry its own
+ * category (flame__add_ex), which then wins. Frame names ending in "_[k]"
+ * (the flamegraph.pl convention for kernel frames) get a darker shade of
+ * their category's colour. Within a palette the shade follows a hash of the
+ * name, so one function keeps its colour across graphs.
+ *
+ * Ownership: the flame copies every name it is given; the caller keeps its
+ * strings. Not thread-safe. Functions return 0 or -errno.
+ */
+#ifndef TSARUN_FLAME_H
+#define TSARUN_FLAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define FLAME_MAX_CATS 8
+
+enum flame_palette {
+	FLAME_PAL_HOT = 0, /* red to yellow: CPU (the classic flame graph) */
+	FLAME_PAL_YELLOW,  /* waiting for a CPU */
+	FLAME_PAL_BLUE,	   /* sleeping */
+	FLAME_PAL_PURPLE,  /* uninterruptible */
+	FLAME_PAL_GREEN,
+	FLAME_PAL_AQUA,
+	FLAME_PAL_ORANGE,
+	FLAME_PAL_GREY, /* unattributed, unknown */
+	FLAME_PAL_NR,
+};
+
+struct flame;
+
+struct flame *flame__new(void);
+void flame__free(struct flame *f);
+
+/* Name category cat (0 <= cat < FLAME_MAX_CATS) for the legend and pick its palette. */
+int flame__set_category(struct flame *f, int cat, const char *name, enum flame_palette pal);
+
+/* Add value to the stack frames[0] (root) ... frames[n-1] (leaf). Empty names become "[unknown]". */
+int flame__add(struct flame *f, const char *const *frames, size_t n, uint64_t value, int cat);
+
+/* The same, with a category per frame (frame_cats[i] < 0: none, use the stack's). */
+int flame__add_ex(struct flame *f, const char *const *frames, const int *frame_cats, size_t n,
+		  uint64_t value, int cat);
+
+/*
+ * Add the lines of a folded profile ("frame;frame;frame VALUE", as written
+ * by flamegraph.pl's stackcollapse scripts, inferno and tsarun) under
+ * category cat. Lines that do not parse are skipped and counted in *bad
+ * (may be NULL); empty lines and lines starting with '#' are ignored.
+ */
+int flame__parse_folded(struct flame *f, const char *text, size_t len, int cat, size_t *bad);
+
+/* Sum of every value added. */
+uint64_t flame__total(const struct flame *f);
+
+struct flame_svg_opts {
+	const char *title;    /* default "Flame Graph" */
+	const char *subtitle; /* optional second line */
+	/*
+	 * What values count: "ns", "us", "ms" and "s" are shown as durations;
+	 * anything else ("samples", "commands") is printed after the number.
+	 * Default "samples".
+	 */
+	const char *units;
+	int width;	     /* pixels, default 1200 */
+	double min_width_px; /* frames narrower than this are left out, default 0.1 */
+};
+
+/*
+ * Write the graph as a standalone SVG document (well-formed XML, UTF-8;
+ * names with invalid UTF-8 or control characters are repaired). Opened in
+ * a browser it is interactive: hover a frame for its details, click to zoom
+ * into it, Ctrl-F or the Search button to highlight frames by regular
+ * expression. An empty flame writes a graph that says so.
+ */
+int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o);
+
+#endif /* TSARUN_FLAME_H */
