@@ -52,7 +52,7 @@ CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 # the binary does not depend on the exact libbpf soname at run time.
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	-D_GNU_SOURCE -MMD -MP -iquote $(OUTPUT) -iquote . -iquote bpf -iquote analyze -iquote launcher \
+	-D_GNU_SOURCE -MMD -MP -iquote $(OUTPUT) -iquote . -iquote bpf -iquote analyze -iquote launcher -iquote shell \
 	-DTSARUN_VERSION='"$(VERSION)"' -DTSARUN_REV='"$(GIT_REV)"' \
 	-DTSARUN_LIBDIR='"$(LIBDIR)"' \
 	$(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
@@ -63,6 +63,14 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
 	-Wall -Wno-unused-function -mcpu=v3
 
 BPF_PROGS := sched
+
+# The bash builtin (tsarun --bash), built against the bash-builtins headers.
+BASH_INC ?= /usr/include/bash
+SHELL_SO := $(OUTPUT)/shell/tsarun-trap.so
+SHELL_ENV := $(OUTPUT)/shell/tsarun-env.bash
+SHELL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC -shared \
+	-DHAVE_CONFIG_H -DSHELL -I$(BASH_INC) -I$(BASH_INC)/include -I$(BASH_INC)/builtins \
+	-iquote shell $(EXTRA_SHELL_CFLAGS)
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_PROGS))
 BPF_SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
 
@@ -87,9 +95,9 @@ TSARUN := $(OUTPUT)/tsarun
 .PHONY: all clean check unit integration bench demo deps install format format-check \
 	asan tests workloads
 
-all: $(TSARUN)
+all: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/launcher $(OUTPUT)/analyze $(OUTPUT)/tests/unit \
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/launcher $(OUTPUT)/analyze $(OUTPUT)/shell $(OUTPUT)/tests/unit \
 $(OUTPUT)/tests/workloads $(OUTPUT)/examples:
 	$(Q)mkdir -p $@
 
@@ -108,6 +116,14 @@ $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/tsarun.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/
 $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(SHELL_SO): shell/tsarun-trap.c shell/tsa_wire.h | $(OUTPUT)/shell
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SHELL_CFLAGS) $< -o $@ -lpthread
+
+$(SHELL_ENV): shell/tsarun-env.bash | $(OUTPUT)/shell
+	$(call msg,CP,$@)
+	$(Q)cp $< $@
 
 # User-space objects that include a skeleton must wait for it.
 $(LAUNCHER_OBJS) $(MAIN_OBJ): $(BPF_SKELS)
@@ -152,7 +168,7 @@ workloads: $(WORKLOAD_BINS)
 unit: $(UNIT_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run-suites unit
 
-integration: $(TSARUN) $(WORKLOAD_BINS)
+integration: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run-suites integration
 
 # The sanitizer build is a separate output tree, so it never mixes objects.
@@ -161,10 +177,10 @@ asan:
 		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		EXTRA_LDFLAGS="-fsanitize=address,undefined" $(OUTPUT)/asan/tsarun tests
 
-check: $(TSARUN) tests asan
+check: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) tests asan
 	$(Q)OUTPUT=$(OUTPUT) tests/run-suites all
 
-bench: $(TSARUN) $(WORKLOAD_BINS)
+bench: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/bench/run
 
 $(OUTPUT)/examples/%: examples/%.c | $(OUTPUT)/examples
@@ -183,7 +199,7 @@ format:
 format-check:
 	$(Q)ci/format-check
 
-install: $(TSARUN)
+install: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/tsarun)
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	$(Q)install -m 0755 $(TSARUN) $(DESTDIR)$(BINDIR)/tsarun

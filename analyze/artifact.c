@@ -14,6 +14,7 @@
 
 #include "artifact.h"
 #include "metrics.h"
+#include "bashprof.h"
 #include "run.h"
 #include "status.h"
 
@@ -386,6 +387,89 @@ static cJSON *run_json(const struct run *r)
 	return o;
 }
 
+/* The bash profile (--bash): the call tree, flattened with parent ids. */
+static cJSON *bash_json(const struct bashprof *bp, const char *folded)
+{
+	const struct bash_quality *q = bashprof__quality(bp);
+	const struct bash_total *t = bashprof__total(bp);
+	cJSON *o = cJSON_CreateObject(), *tot, *cost, *qj, *cmds;
+
+	add_str(o, "recorder", q->fallback ? "pure-bash" : "builtin");
+	if (folded)
+		add_str(o, "folded", folded);
+	else
+		cJSON_AddNullToObject(o, "folded");
+	tot = cJSON_AddObjectToObject(o, "total");
+	add_u64(tot, "self_wall_ns", t->self_wall_ns);
+	add_u64(tot, "total_wall_ns", t->total_wall_ns);
+	add_u64(tot, "cpu_ns", t->cpu_ns);
+	add_u64(tot, "commands", t->commands);
+	add_u64(tot, "raw_self_wall_ns", t->raw_self_wall_ns);
+	add_u64(tot, "raw_cpu_ns", t->raw_cpu_ns);
+	if (q->cal_wall_ns) {
+		cost = cJSON_AddObjectToObject(o, "trap_cost");
+		add_u64(cost, "wall_ns", q->cal_wall_ns);
+		add_u64(cost, "cpu_ns", q->cal_cpu_ns);
+	} else {
+		cJSON_AddNullToObject(o, "trap_cost");
+		add_str(o, "trap_cost_reason",
+			q->fallback ? "the pure-bash trap does not measure its cost"
+				    : "no calibration record arrived");
+	}
+	qj = cJSON_AddObjectToObject(o, "quality");
+	add_u64(qj, "datagrams", q->datagrams);
+	add_u64(qj, "records", q->records);
+	add_u64(qj, "lost_records", q->lost_records);
+	add_u64(qj, "bad_records", q->bad_records);
+	add_u64(qj, "bad_datagrams", q->bad_datagrams);
+	add_u64(qj, "unknown_streams", q->unknown_streams);
+	add_u64(qj, "streams", q->streams);
+	add_u64(qj, "unterminated_streams", q->unterminated);
+	add_u64(qj, "orphan_streams", q->orphan_streams);
+	add_u64(qj, "attached_processes", q->attached_processes);
+	add_u64(qj, "unattached_processes", q->unattached_processes);
+	cmds = cJSON_AddArrayToObject(o, "commands");
+	for (size_t i = 0; i < bashprof__nodes(bp); i++) {
+		const struct bash_node *n = bashprof__node(bp, i);
+		cJSON *c = cJSON_CreateObject(), *procs;
+
+		add_u64(c, "id", n->id);
+		if (n->parent)
+			add_u64(c, "parent", n->parent->id);
+		else
+			cJSON_AddNullToObject(c, "parent");
+		add_str(c, "kind", bash_kind_name(n->kind));
+		add_str(c, "source", n->file);
+		add_u64(c, "line", n->line);
+		add_str(c, "text", n->text);
+		add_u64(c, "depth", n->depth);
+		add_u64(c, "count", n->count);
+		add_u64(c, "wall_ns", n->wall_ns);
+		add_u64(c, "cpu_ns", n->cpu_ns);
+		add_u64(c, "raw_wall_ns", n->raw_wall_ns);
+		add_u64(c, "raw_cpu_ns", n->raw_cpu_ns);
+		cJSON_AddBoolToObject(c, "pipeline_part", n->pipe_part);
+		procs = cJSON_AddArrayToObject(c, "processes");
+		for (uint32_t k = 0; k < n->nprocs; k++) {
+			const struct bash_procs *p = &n->procs[k];
+			cJSON *pj = cJSON_CreateObject();
+
+			add_str(pj, "comm", p->comm);
+			add_u64(pj, "count", p->count);
+			add_u64(pj, "first_pid", p->first_pid);
+			add_u64(pj, "wall_ns", p->wall_ns);
+			add_u64(pj, "on_cpu_ns", p->state_ns[TSA_ST_ONCPU]);
+			add_u64(pj, "runqueue_ns", p->state_ns[TSA_ST_RUNQ]);
+			add_u64(pj, "sleeping_ns", p->state_ns[TSA_ST_SLEEP]);
+			add_u64(pj, "uninterruptible_ns", p->state_ns[TSA_ST_DISK]);
+			add_u64(pj, "stopped_ns", p->state_ns[TSA_ST_STOPPED]);
+			cJSON_AddItemToArray(procs, pj);
+		}
+		cJSON_AddItemToArray(cmds, c);
+	}
+	return o;
+}
+
 /*
  * The artifact is written as a stream: each thread and process object is
  * built, printed and freed in turn, so the memory a run with 10,000 threads
@@ -543,6 +627,9 @@ static cJSON *session_json(const struct session *s)
 	add_str(cmd, "mode", s->mode ? s->mode : "run");
 	cJSON_AddArrayToObject(root, "runs");
 	add_summary(root, s);
+	if (s->nruns && s->runs[s->nruns - 1].bash)
+		cJSON_AddItemToObject(root, "bash",
+				      bash_json(s->runs[s->nruns - 1].bash, s->bash_folded));
 	return root;
 }
 

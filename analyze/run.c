@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bashprof.h"
 #include "run.h"
 
 void run__free_detail(struct run *r)
@@ -21,8 +22,11 @@ void session__free(struct session *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nruns; i++)
+	for (size_t i = 0; i < s->nruns; i++) {
 		run__free_detail(&s->runs[i]);
+		bashprof__free(s->runs[i].bash);
+		s->runs[i].bash = NULL;
+	}
 	free(s->runs);
 	s->runs = NULL;
 	s->nruns = 0;

@@ -18,6 +18,8 @@
 
 #include "tsarun.h"
 
+struct bashprof;
+
 #define RUN_MAX_SOURCES 8
 #define RUN_REASON_LEN	192
 
@@ -242,6 +244,7 @@ struct run {
 	size_t nprocs;
 	struct run_totals totals;
 	struct run_quality quality;
+	struct bashprof *bash; /* --bash: the profile, owned by the run (session__free) */
 };
 
 struct host_info {
@@ -264,7 +267,8 @@ struct session {
 	struct host_info host;
 	char *const *argv;
 	int argc;
-	const char *mode; /* "run" */
+	const char *mode;	 /* "run", "bash" */
+	const char *bash_folded; /* --bash: where the folded stacks went (NULL: not written) */
 	struct run *runs;
 	size_t nruns;
 };

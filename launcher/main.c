@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bashprobe.h"
 #include "doctor.h"
 #include "host.h"
 #include "options.h"
@@ -103,6 +104,9 @@ static int run_main(struct tsarun_opts *o)
 	struct supervisor sv = {0};
 	struct probeset *ps = NULL;
 	struct spawner *spawner = NULL;
+	struct bash_probe *bash = NULL;
+	char *const *argv = o->argv;
+	int argc = o->argc;
 	sigset_t mask, orig;
 	char err[512];
 	char *path = NULL;
@@ -138,17 +142,27 @@ static int run_main(struct tsarun_opts *o)
 		fprintf(stderr, "tsarun: cannot become a child subreaper: %s\n", strerror(errno));
 		goto out_sigfd;
 	}
+	/* --bash: the environment and command line the spawner hands to bash. */
+	if (o->bash) {
+		bash = bash_probe__new(o, &user, err, sizeof(err));
+		if (!bash) {
+			fprintf(stderr, "tsarun: --bash: %s\n", err);
+			goto out_sigfd;
+		}
+		argv = bash_probe__argv(bash);
+		argc = bash_probe__argc(bash);
+	}
 	/* Before anything large is loaded: commands are forked from this small image. */
-	spawner = spawner__new(o->argv, &user, &orig);
+	spawner = spawner__new(argv, &user, &orig);
 	if (!spawner) {
 		fprintf(stderr, "tsarun: cannot start the spawner process: %s\n", strerror(errno));
 		goto out_sigfd;
 	}
 
 	s.tool_version = TSARUN_VERSION;
-	s.argv = o->argv;
-	s.argc = o->argc;
-	s.mode = "run";
+	s.argv = argv;
+	s.argc = argc;
+	s.mode = o->bash ? "bash" : "run";
 	host_probe(&s.host);
 
 	ps = probeset__new(o);
@@ -158,6 +172,8 @@ static int run_main(struct tsarun_opts *o)
 	}
 	if (!s.host.pmu)
 		probeset__unavailable(ps, "perf", s.host.pmu_reason, o->verbose);
+	if (bash)
+		probeset__add_bash(ps, bash);
 
 	sv.o = o;
 	sv.spawner = spawner;
@@ -193,6 +209,7 @@ out_session:
 	probeset__free(ps);
 	spawner__free(spawner);
 out_sigfd:
+	bash_probe__free(bash);
 	close(sigfd);
 out_mask:
 	sigprocmask(SIG_SETMASK, &orig, NULL);

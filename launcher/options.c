@@ -13,6 +13,8 @@
 
 static const char usage[] =
     "Usage: tsarun [OPTIONS] [--] COMMAND [ARG...]\n"
+    "       tsarun [OPTIONS] --bash SCRIPT [ARG...]\n"
+    "       tsarun [OPTIONS] --bash -c 'COMMANDS' [ARG...]\n"
     "       tsarun doctor [--json]\n"
     "\n"
     "Run COMMAND and account for where every thread of it, and of every process\n"
@@ -47,6 +49,15 @@ static const char usage[] =
     "                           keeps every run's figures and their summary (median,\n"
     "                           mean, stddev, cv, min, max, outliers) per metric\n"
     "      --warmup N           run it N times first, not counted\n"
+    "Bash scripts:\n"
+    "      --bash SCRIPT [ARG...]   profile a bash script command by command (traps\n"
+    "                           injected through BASH_ENV; the script is unchanged).\n"
+    "                           Everything after SCRIPT belongs to the script.\n"
+    "      --bash -c CMDS [ARG...]  the same for a command string, as bash -c\n"
+    "      --bash-no-follow     do not profile nested bash processes (bash -c, ...)\n"
+    "                           The tree goes to stderr after the table, the profile\n"
+    "                           into the artifact's \"bash\" key, folded stacks to\n"
+    "                           bash.folded beside the artifact.\n"
     "\n"
     "Other:\n"
     "  -h, --help               show this help\n"
@@ -63,6 +74,7 @@ static const char usage[] =
     "  sudo tsarun -- ./bench                  account for every thread of ./bench\n"
     "  sudo tsarun --sort runq -- make -j8     who waited for a CPU the longest\n"
     "  sudo tsarun --json run.json -q -- ./t   artifact only, no table\n"
+    "  sudo tsarun --bash ./deploy.sh prod     where a bash script spends its time\n"
     "  tsarun doctor                           which sources work here\n";
 
 const char *options_usage(void)
@@ -209,6 +221,8 @@ enum {
 	OPT_KILL_GRACE,
 	OPT_RINGBUF,
 	OPT_WARMUP,
+	OPT_BASH,
+	OPT_BASH_NO_FOLLOW,
 };
 
 static const struct option long_opts[] = {
@@ -228,6 +242,8 @@ static const struct option long_opts[] = {
     {"ringbuf", required_argument, NULL, OPT_RINGBUF},
     {"runs", required_argument, NULL, 'r'},
     {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"bash", no_argument, NULL, OPT_BASH},
+    {"bash-no-follow", no_argument, NULL, OPT_BASH_NO_FOLLOW},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -261,7 +277,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	optind = 0; /* GNU: full reinitialisation, so repeated calls (tests) work */
 	opterr = 0;
 	/* '+': stop at the first non-option, which belongs to the command. */
-	while ((c = getopt_long(argc, argv, "+:hVqvr:", long_opts, NULL)) != -1) {
+	while (!o->bash && (c = getopt_long(argc, argv, "+:hVqvr:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			if (!*optarg)
@@ -358,6 +374,13 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 					    optarg);
 			o->warmup = (unsigned)v;
 			break;
+		case OPT_BASH:
+			/* Everything after --bash belongs to the script (or to -c). */
+			o->bash = true;
+			break;
+		case OPT_BASH_NO_FOLLOW:
+			o->bash_no_follow = true;
+			break;
 		case 'h':
 			o->mode = MODE_HELP;
 			return 0;
@@ -376,6 +399,21 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		}
 	}
 
+	if (o->bash) {
+		if (optind < argc && !strcmp(argv[optind], "--"))
+			optind++;
+		if (optind < argc && !strcmp(argv[optind], "-c")) {
+			o->bash_command = true;
+			optind++;
+			if (optind >= argc)
+				return fail(err, errlen, "--bash -c: no commands given");
+		}
+		if (optind >= argc)
+			return fail(
+			    err, errlen,
+			    "--bash: no script given (usage: tsarun [OPTIONS] --bash SCRIPT "
+			    "[ARG...])");
+	}
 	if (optind >= argc)
 		return fail(err, errlen,
 			    "no command given (usage: tsarun [OPTIONS] -- COMMAND [ARG...])");

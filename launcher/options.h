@@ -14,7 +14,7 @@
 #include "table.h" /* enum sort_key */
 
 enum tsarun_mode {
-	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...] */
+	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...], or --bash SCRIPT */
 	MODE_DOCTOR,  /* tsarun doctor [--json] */
 	MODE_HELP,
 	MODE_VERSION,
@@ -60,6 +60,11 @@ struct tsarun_opts {
 	unsigned runs; /* measured runs (default 1) */
 	bool runs_given;
 	unsigned warmup; /* runs before them, not counted */
+
+	/* --bash SCRIPT [ARG...] or --bash -c CMDS [ARG...]: argv is SCRIPT or CMDS onwards */
+	bool bash;
+	bool bash_command; /* -c */
+	bool bash_no_follow;
 };
 
 /* Fill *o with the defaults. */

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "artifact.h"
 #include "gate_report.h"
+#include "bashprof.h"
 #include "options.h"
 #include "outputs.h"
 #include "run.h"
@@ -51,8 +53,50 @@ static void write_table(const struct session *s, const struct tsarun_opts *o,
 	table_print(f, r, &to);
 	if (s->nruns > 1)
 		gate_report_runs(f, s->runs, s->nruns, to.color);
+	if (r->bash) {
+		struct bashprof_print_opts bo = {.color = to.color};
+
+		bashprof__print(r->bash, f, &bo);
+	}
 	if (f != stderr)
 		fclose(f);
+}
+
+/*
+ * --bash: bash.folded beside the artifact. Not when the artifact goes to
+ * a device or a pipe (--json /dev/null): there is no "beside" there.
+ */
+static char *write_folded(const struct run *r, const char *artifact_path,
+			  const struct target_user *user)
+{
+	struct stat st;
+	char *dir, *path = NULL, *slash;
+	FILE *f;
+
+	if (!stat(artifact_path, &st) && !S_ISREG(st.st_mode))
+		return NULL;
+	dir = strdup(artifact_path);
+	if (!dir)
+		return NULL;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (asprintf(&path, "%s/bash.folded", slash ? (dir[0] ? dir : "/") : ".") < 0)
+		path = NULL;
+	free(dir);
+	if (!path)
+		return NULL;
+	f = fopen(path, "we");
+	if (!f || bashprof__write_folded(r->bash, f) || fclose(f)) {
+		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(errno));
+		if (f)
+			fclose(f);
+		free(path);
+		return NULL;
+	}
+	if (user->change && chown(path, user->uid, user->gid))
+		(void)0;
+	return path;
 }
 
 int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
@@ -66,6 +110,12 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 	char err[512];
 	int ret = 0;
 
+	char *folded = NULL;
+
+	if (s->nruns && s->runs[s->nruns - 1].bash) {
+		folded = write_folded(&s->runs[s->nruns - 1], artifact_path, user);
+		s->bash_folded = folded;
+	}
 	if (!o->no_table && s->nruns)
 		write_table(s, o, artifact_path);
 	if (!getrusage(RUSAGE_SELF, &self))
@@ -74,5 +124,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 		fprintf(stderr, "tsarun: %s\n", err);
 		ret = -EIO;
 	}
+	s->bash_folded = NULL;
+	free(folded);
 	return ret;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bashprobe.h"
 #include "options.h"
 #include "probes.h"
 #include "run.h"
@@ -37,6 +38,12 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the memory back. */
 	malloc_trim(0);
 	return ps;
+}
+
+void probeset__add_bash(struct probeset *ps, struct bash_probe *b)
+{
+	if (ps->nprobes < PROBESET_MAX)
+		bash_probe__as_probe(b, &ps->probes[ps->nprobes++]);
 }
 
 void probeset__free(struct probeset *ps)

@@ -14,6 +14,7 @@
 struct run;
 struct tsarun_opts;
 struct sched_probe;
+struct bash_probe;
 
 #define PROBESET_MAX 8
 
@@ -34,6 +35,9 @@ void probeset__free(struct probeset *ps);
 
 /* Record a source that cannot be used this session, with the reason. */
 void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose);
+
+/* --bash: read the script's records; after the eBPF probe, which folds the tree first. */
+void probeset__add_bash(struct probeset *ps, struct bash_probe *b);
 
 /* Record in r which sources are active and which are not, with reasons. */
 void probeset__describe(const struct probeset *ps, struct run *r);

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bash profile: decodes the record stream of tsarun-trap.so
+ * (shell/tsa_wire.h) and builds a call tree of commands as it goes.
+ *
+ * Pure logic: bashprof__feed() takes one datagram at a time, as received;
+ * bashprof__finish() closes what the streams left open, attaches the
+ * processes of the eBPF tree (struct run) to the commands that forked
+ * them, and corrects times for the trap's own cost. The input is
+ * untrusted: malformed, truncated or hostile records are counted and
+ * skipped. Memory grows with the call tree (distinct commands, frames and
+ * processes), never with the number of records: loops collapse into one
+ * node per (call path, kind, line, text) with a count.
+ *
+ * Ownership: the profile owns its nodes and strings; nodes live until
+ * bashprof__free().
+ */
+#ifndef TSARUN_BASHPROF_H
+#define TSARUN_BASHPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct run;
+
+#define BASHPROF_LABEL_MAX 300 /* bytes of a node's label in the outputs */
+
+enum bash_kind {
+	BK_SCRIPT = 0, /* the root: the profiled script */
+	BK_COMMAND,
+	BK_FUNCTION, /* a command that called a function (body below) */
+	BK_SOURCE,   /* `source` / `.` */
+	BK_EVAL,
+	BK_TRAP,       /* a trap body (RETURN, EXIT, ERR, signals) */
+	BK_SUBSHELL,   /* ( list ) */
+	BK_BACKGROUND, /* cmd &, { list; } & */
+	BK_PIPELINE,   /* one part of a pipeline */
+	BK_COMSUB,     /* $(...) */
+	BK_PROCSUB,    /* <(...) >(...) */
+	BK_COPROC,
+	BK_FORK, /* a forked copy of the shell running one command */
+	BK_BASH, /* a nested bash process */
+	BK_NR,
+};
+
+const char *bash_kind_name(enum bash_kind k);
+
+/* Processes of one name attached to a node, with their eBPF accounting. */
+struct bash_procs {
+	char comm[16];
+	uint32_t count;
+	uint32_t first_pid;
+	uint64_t wall_ns;     /* sum of lifetimes */
+	uint64_t state_ns[5]; /* on-CPU, runqueue, S, D, stopped (TSA_ST_*) */
+};
+
+struct bash_node {
+	uint32_t id; /* 0 is the root; parents have smaller ids */
+	uint8_t kind;
+	uint8_t key_kind; /* the kind it was made with (kind is refined later) */
+	bool pipe_part;
+	bool orphan; /* a forked construct that no DEBUG trap announced */
+	uint32_t line;
+	uint32_t depth;
+	const char *text; /* command text; for frames the function name, file or signal */
+	const char *file; /* source file of a function, trap string of a trap */
+	struct bash_node *parent, *child, *last_child, *next;
+	uint64_t count;
+	uint64_t wall_ns; /* corrected, summed over count */
+	uint64_t cpu_ns;
+	uint64_t raw_wall_ns; /* as measured, trap cost included */
+	uint64_t raw_cpu_ns;
+	uint64_t crossings; /* trap runs inside its spans (what the correction removed) */
+	struct bash_procs *procs;
+	uint32_t nprocs;
+};
+
+struct bash_quality {
+	uint64_t datagrams;
+	uint64_t records;
+	uint64_t bad_datagrams;	  /* no valid chunk header */
+	uint64_t bad_records;	  /* malformed: wrong length, bad ids, impossible values */
+	uint64_t unknown_streams; /* chunks of a stream that never said HELLO */
+	uint64_t lost_records;	  /* gaps in a stream's sequence numbers */
+	uint64_t streams;
+	uint64_t unterminated;	 /* streams that neither exited nor exec'd (killed) */
+	uint64_t orphan_streams; /* nested bash reached through a non-bash process */
+	uint64_t attached_processes;
+	uint64_t unattached_processes;
+	bool fallback;	      /* recorded by the pure-bash trap */
+	uint32_t cal_wall_ns; /* one trap run, as measured at start-up */
+	uint32_t cal_cpu_ns;
+};
+
+struct bash_total {
+	uint64_t self_wall_ns;	/* the script's own wall time, corrected */
+	uint64_t total_wall_ns; /* the wall time of every bash process of the tree, summed */
+	uint64_t cpu_ns;	/* the script's CPU with its reaped children, corrected */
+	uint64_t commands;	/* commands run (trap runs recorded) */
+	uint64_t raw_self_wall_ns;
+	uint64_t raw_cpu_ns;
+};
+
+struct bashprof;
+
+struct bashprof *bashprof__new(void);
+void bashprof__free(struct bashprof *bp);
+
+/* One datagram as received. Never fails: what cannot be used is counted. */
+void bashprof__feed(struct bashprof *bp, const void *data, size_t len);
+
+/*
+ * The pure-bash fallback's lines ("PID EPOCHREALTIME LINENO DEPTH COMMAND",
+ * one per DEBUG trap, from tsarun-env.bash when the builtin cannot be
+ * loaded). real_minus_mono_ns converts its wall-clock times to
+ * CLOCK_MONOTONIC. No CPU times, no fork points: subshells hang below the
+ * script's root. Bad lines are counted as bad records.
+ */
+void bashprof__feed_fallback(struct bashprof *bp, FILE *f, int64_t real_minus_mono_ns);
+
+/*
+ * Close open commands (at the end time of their process when r knows it),
+ * attach r's processes to the commands that forked them, apply the trap
+ * cost correction and sum the totals. r may be NULL (no eBPF tree). Call
+ * once, after the last feed; origin_ns is the run's CLOCK_MONOTONIC origin.
+ */
+void bashprof__finish(struct bashprof *bp, const struct run *r, uint64_t origin_ns);
+
+const struct bash_node *bashprof__root(const struct bashprof *bp);
+size_t bashprof__nodes(const struct bashprof *bp);
+/* Nodes in id order (parents before children). */
+const struct bash_node *bashprof__node(const struct bashprof *bp, size_t i);
+const struct bash_quality *bashprof__quality(const struct bashprof *bp);
+const struct bash_total *bashprof__total(const struct bashprof *bp);
+
+/* Folded stacks (one line per leaf path, wall microseconds), no pids in frames. */
+int bashprof__write_folded(const struct bashprof *bp, FILE *f);
+
+/* The readable tree (like timep's out.profile). */
+struct bashprof_print_opts {
+	bool color;
+	uint32_t max_depth; /* 0: no limit */
+	double min_percent; /* hide nodes below this share of the total (0: all) */
+};
+void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_print_opts *o);
+
+#endif /* TSARUN_BASHPROF_H */

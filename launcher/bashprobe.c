@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/* The --bash source: environment, socket, record reading (bashprobe.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bashprobe.h"
+#include "bashprof.h"
+#include "options.h"
+#include "probe.h"
+#include "run.h"
+#include "tsa_wire.h"
+#include "user.h"
+
+#ifndef TSARUN_LIBDIR
+#define TSARUN_LIBDIR "/usr/local/lib/tsarun"
+#endif
+
+struct bash_probe {
+	char dir[64];
+	char sock_path[108];
+	char fallback_path[128];
+	char so_path[PATH_MAX];
+	char env_path[PATH_MAX];
+	int fd;
+	char **argv;
+	int argc;
+	struct bashprof *prof;
+	char buf[TSA_WIRE_MAX_CHUNK + 64];
+};
+
+/* The builtin and the injector: beside the binary (build tree), else installed. */
+static int find_files(struct bash_probe *b)
+{
+	char exe[PATH_MAX], *slash;
+	const char *dirs[3];
+	char here[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int nd = 0;
+
+	if (getenv("TSARUN_BASH_LIBDIR"))
+		dirs[nd++] = getenv("TSARUN_BASH_LIBDIR");
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(here, sizeof(here), "%s/shell", exe);
+			dirs[nd++] = here;
+		}
+	}
+	dirs[nd++] = TSARUN_LIBDIR;
+	for (int i = 0; i < nd; i++) {
+		snprintf(b->so_path, sizeof(b->so_path), "%s/tsarun-trap.so", dirs[i]);
+		snprintf(b->env_path, sizeof(b->env_path), "%s/tsarun-env.bash", dirs[i]);
+		if (!access(b->env_path, R_OK) && !access(b->so_path, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* bash expands BASH_ENV before using it: the path must mean itself. */
+static bool plain_path(const char *p)
+{
+	return !strpbrk(p, "$`\\\"'~ \t\n");
+}
+
+static int make_socket(struct bash_probe *b, const struct target_user *u)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int size = 8 << 20, err;
+
+	b->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (b->fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", b->sock_path);
+	if (bind(b->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		close(b->fd);
+		b->fd = -1;
+		return err;
+	}
+	/* Room for bursts while the event loop is busy; root may exceed rmem_max. */
+	if (setsockopt(b->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
+		setsockopt(b->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (u && u->change) {
+		if (chown(b->dir, u->uid, u->gid) || chown(b->sock_path, u->uid, u->gid))
+			return -errno;
+	}
+	return 0;
+}
+
+static int set_env(struct bash_probe *b, const struct tsarun_opts *o)
+{
+	const char *user_env = getenv("BASH_ENV");
+
+	if (user_env && *user_env && strcmp(user_env, b->env_path)) {
+		if (setenv(TSA_ENV_USER_ENV, user_env, 1))
+			return -errno;
+	} else {
+		unsetenv(TSA_ENV_USER_ENV);
+	}
+	if (setenv("BASH_ENV", b->env_path, 1) || setenv(TSA_ENV_SOCK, b->sock_path, 1) ||
+	    setenv(TSA_ENV_SO, b->so_path, 1) ||
+	    setenv("TSARUN_BASH_FALLBACK", b->fallback_path, 1))
+		return -errno;
+	/* A tsarun inside a profiled script starts a tree of its own. */
+	unsetenv(TSA_ENV_ROOT);
+	unsetenv(TSA_ENV_CAL);
+	if (o->bash_no_follow)
+		setenv(TSA_ENV_NOFOLLOW, "1", 1);
+	else
+		unsetenv(TSA_ENV_NOFOLLOW);
+	return 0;
+}
+
+struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct target_user *u,
+				   char *err, size_t errlen)
+{
+	struct bash_probe *b = calloc(1, sizeof(*b));
+	int ret, fd;
+
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	b->fd = -1;
+	if (find_files(b)) {
+		snprintf(err, errlen,
+			 "cannot find tsarun-trap.so and tsarun-env.bash (looked beside the binary "
+			 "and in %s; set TSARUN_BASH_LIBDIR)",
+			 TSARUN_LIBDIR);
+		goto out_free;
+	}
+	if (!plain_path(b->env_path)) {
+		snprintf(err, errlen,
+			 "the injector's path '%s' has characters bash would expand in BASH_ENV; "
+			 "install tsarun elsewhere",
+			 b->env_path);
+		goto out_free;
+	}
+	snprintf(b->dir, sizeof(b->dir), "/tmp/tsarun-bash.XXXXXX");
+	if (!mkdtemp(b->dir)) {
+		snprintf(err, errlen, "cannot create a directory in /tmp: %s", strerror(errno));
+		goto out_free;
+	}
+	snprintf(b->sock_path, sizeof(b->sock_path), "%s/records", b->dir);
+	snprintf(b->fallback_path, sizeof(b->fallback_path), "%s/fallback", b->dir);
+	ret = make_socket(b, u);
+	if (ret) {
+		snprintf(err, errlen, "cannot create the record socket '%s': %s", b->sock_path,
+			 strerror(-ret));
+		goto out_dir;
+	}
+	fd = open(b->fallback_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (u && u->change && fchown(fd, u->uid, u->gid))
+			(void)0;
+		close(fd);
+	}
+	ret = set_env(b, o);
+	if (ret) {
+		snprintf(err, errlen, "cannot set the environment: %s", strerror(-ret));
+		goto out_dir;
+	}
+	b->argc = o->argc + 1 + (o->bash_command ? 1 : 0);
+	b->argv = calloc((size_t)b->argc + 1, sizeof(*b->argv));
+	b->prof = bashprof__new();
+	if (!b->argv || !b->prof) {
+		snprintf(err, errlen, "out of memory");
+		goto out_dir;
+	}
+	b->argv[0] = "bash";
+	if (o->bash_command) {
+		b->argv[1] = "-c";
+		for (int i = 0; i < o->argc; i++)
+			b->argv[2 + i] = o->argv[i];
+	} else {
+		for (int i = 0; i < o->argc; i++)
+			b->argv[1 + i] = o->argv[i];
+	}
+	return b;
+
+out_dir:
+	bash_probe__free(b);
+	return NULL;
+out_free:
+	free(b);
+	return NULL;
+}
+
+void bash_probe__free(struct bash_probe *b)
+{
+	if (!b)
+		return;
+	if (b->fd >= 0)
+		close(b->fd);
+	if (b->sock_path[0])
+		unlink(b->sock_path);
+	if (b->fallback_path[0])
+		unlink(b->fallback_path);
+	if (b->dir[0])
+		rmdir(b->dir);
+	bashprof__free(b->prof);
+	free(b->argv);
+	free(b);
+}
+
+char *const *bash_probe__argv(const struct bash_probe *b)
+{
+	return b->argv;
+}
+
+int bash_probe__argc(const struct bash_probe *b)
+{
+	return b->argc;
+}
+
+static int probe_fd(struct probe *p)
+{
+	struct bash_probe *b = p->ctx;
+
+	return b->fd;
+}
+
+static int drain(struct bash_probe *b)
+{
+	for (;;) {
+		ssize_t n = recv(b->fd, b->buf, sizeof(b->buf), MSG_DONTWAIT | MSG_TRUNC);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? 0 : -errno;
+		}
+		/* A datagram larger than any chunk was cut: bashprof counts it as bad. */
+		bashprof__feed(b->prof, b->buf,
+			       (size_t)n > sizeof(b->buf) ? sizeof(b->buf) : (size_t)n);
+		if ((size_t)n > sizeof(b->buf))
+			bashprof__feed(b->prof, b->buf, 0);
+	}
+}
+
+static int probe_ready(struct probe *p)
+{
+	return drain(p->ctx);
+}
+
+/* The pure-bash trap's lines: "PID EPOCHREALTIME LINENO DEPTH COMMAND". */
+static void read_fallback(struct bash_probe *b, uint64_t origin_ns)
+{
+	FILE *f = fopen(b->fallback_path, "re");
+	struct timespec real, mono;
+
+	if (!f)
+		return;
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	bashprof__feed_fallback(b->prof, f,
+				((int64_t)real.tv_sec - (int64_t)mono.tv_sec) * 1000000000ll +
+				    ((int64_t)real.tv_nsec - (int64_t)mono.tv_nsec));
+	fclose(f);
+	(void)origin_ns;
+}
+
+static int probe_collect(struct probe *p, struct run *r)
+{
+	struct bash_probe *b = p->ctx;
+	int ret = drain(b);
+
+	read_fallback(b, r->start_mono_ns);
+	bashprof__finish(b->prof, r->nprocs ? r : NULL, r->start_mono_ns);
+	r->bash = b->prof;
+	/* The next run (-r) gets a profile of its own. */
+	b->prof = bashprof__new();
+	if (!b->prof)
+		return -ENOMEM;
+	return ret;
+}
+
+void bash_probe__as_probe(struct bash_probe *b, struct probe *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->name = "bash";
+	p->ctx = b;
+	p->fd = probe_fd;
+	p->on_ready = probe_ready;
+	p->collect = probe_collect;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The --bash source. bash_probe__new() runs before the spawner is forked:
+ * it finds the builtin and the injector (build tree or $(LIBDIR)), makes a
+ * private directory with the record socket, sets the environment every
+ * bash of the tree inherits (BASH_ENV and TSARUN_BASH_*), and builds the
+ * command line (bash SCRIPT ARG... or bash -c CMDS ARG...). During the run
+ * the probe reads the records as they come (fd()/on_ready()) into a
+ * struct bashprof; collect() finishes it against the eBPF tree and hands
+ * it to the run (r->bash), which then owns it.
+ */
+#ifndef TSARUN_BASHPROBE_H
+#define TSARUN_BASHPROBE_H
+
+#include <stddef.h>
+
+struct bash_probe;
+struct probe;
+struct target_user;
+struct tsarun_opts;
+
+struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct target_user *u,
+				   char *err, size_t errlen);
+void bash_probe__free(struct bash_probe *b);
+
+/* The command to spawn: bash and its arguments, NULL-terminated. */
+char *const *bash_probe__argv(const struct bash_probe *b);
+int bash_probe__argc(const struct bash_probe *b);
+
+void bash_probe__as_probe(struct bash_probe *b, struct probe *p);
+
+#endif /* TSARUN_BASHPROBE_H */

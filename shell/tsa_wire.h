@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The record stream from every instrumented bash process to tsarun.
+ *
+ * Each bash process (the script, its subshells, nested bash processes) is
+ * one stream. A stream begins with a HELLO record and has its own record
+ * sequence numbers, so a gap (lost records) is seen and counted. Records
+ * travel in datagrams on an AF_UNIX SOCK_DGRAM socket: one datagram is one
+ * chunk, a header followed by whole records, written by one process with
+ * one send, so chunks from concurrent processes never interleave.
+ *
+ * Only fixed-width fields, host byte order (writer and reader are on the
+ * same machine), every record a multiple of 8 bytes long. The reader
+ * treats all of it as untrusted input (analyze/bashprof.c).
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds; CPU times are the process's own
+ * (CLOCK_PROCESS_CPUTIME_ID), and "children" CPU is what getrusage
+ * (RUSAGE_CHILDREN) says of reaped children.
+ */
+#ifndef TSARUN_TSA_WIRE_H
+#define TSARUN_TSA_WIRE_H
+
+#include <stdint.h>
+
+#define TSA_WIRE_MAGIC	   0x42415354u /* "TSAB" */
+#define TSA_WIRE_VERSION   1
+#define TSA_WIRE_MAX_CHUNK 16384 /* bytes in one datagram, header included */
+#define TSA_WIRE_TEXT_MAX  240	 /* bytes of a command text that are kept */
+#define TSA_WIRE_MAX_IDS   65536 /* text ids are below this */
+
+/* Environment shared by tsarun, the injector and the builtin. */
+#define TSA_ENV_SOCK	 "TSARUN_BASH_SOCK"	/* the socket's path */
+#define TSA_ENV_SO	 "TSARUN_BASH_SO"	/* the builtin's path */
+#define TSA_ENV_USER_ENV "TSARUN_BASH_USER_ENV" /* the user's own BASH_ENV, when set */
+#define TSA_ENV_CAL	 "TSARUN_BASH_CAL"	/* "wall_ns cpu_ns": the trap's measured cost */
+#define TSA_ENV_NOFOLLOW "TSARUN_BASH_NOFOLLOW" /* set: nested bash processes are not followed */
+#define TSA_ENV_ROOT	 "TSARUN_BASH_ROOT"	/* pid of the profiled script's bash */
+
+struct tsa_chunk {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t hdr_len; /* sizeof(struct tsa_chunk) */
+	uint32_t pid;
+	uint32_t gen;  /* the stream: pid + gen name it (gen is set by HELLO) */
+	uint32_t seq;  /* records this stream sent before this chunk */
+	uint32_t nrec; /* records in this chunk */
+};
+
+enum tsa_rec_type {
+	TSA_R_HELLO = 1, /* a stream begins */
+	TSA_R_TEXT,	 /* defines a text id: command, function, file or trap text */
+	TSA_R_TEXT_RESET,
+	TSA_R_CMD,  /* the DEBUG trap: a command is about to run */
+	TSA_R_PUSH, /* a frame begins: function, source, eval, trap */
+	TSA_R_POP,  /* the innermost frame ended */
+	TSA_R_FORK, /* this process is about to fork */
+	TSA_R_EXEC, /* this process is about to exec (what it was is over) */
+	TSA_R_END,  /* this process exits */
+	TSA_R_NR,
+};
+
+/* Every record starts with this. len counts the header and is a multiple of 8. */
+struct tsa_rec {
+	uint8_t type;
+	uint8_t flags;
+	uint16_t len;
+	uint32_t arg; /* line number, text id, or kind, per type */
+};
+
+enum tsa_hello_how {
+	TSA_HELLO_START = 0, /* a new bash image (the script, a nested bash) */
+	TSA_HELLO_FORK = 1,  /* a forked child of the stream parent_pid/parent_gen */
+};
+
+enum tsa_hello_flags {
+	TSA_HF_FALLBACK = 1u << 0, /* recorded by the pure-bash trap, not the builtin */
+	TSA_HF_CALIBRATED = 1u << 1,
+	TSA_HF_ROOT = 1u << 2, /* the profiled script itself */
+};
+
+/* arg: enum tsa_hello_how */
+struct tsa_hello {
+	struct tsa_rec h;
+	uint64_t t;
+	uint64_t cpu;
+	uint64_t child_cpu;
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t parent_gen;
+	uint32_t fork_index; /* which fork of the parent this is (0 = its first) */
+	uint32_t subshell_env;
+	uint32_t subshell_level;
+	uint32_t cal_wall_ns; /* cost of one trap, measured at start-up (0: unknown) */
+	uint32_t cal_cpu_ns;
+	uint32_t hflags;       /* enum tsa_hello_flags */
+	uint32_t bash_version; /* major * 100 + minor */
+};
+
+/* arg: the id. Followed by the bytes (no NUL), padded to 8. flags: unused. */
+struct tsa_text {
+	struct tsa_rec h;
+};
+
+enum tsa_cmd_flags {
+	TSA_CF_CHILD_CPU = 1u << 0, /* child_cpu follows */
+	TSA_CF_IN_TRAP = 1u << 1,   /* the text is not the command's (bash hides it in traps) */
+};
+
+/* arg: line */
+struct tsa_cmd {
+	struct tsa_rec h;
+	uint64_t t;
+	uint64_t cpu;
+	uint32_t text; /* text id */
+	uint32_t pad;
+};
+
+struct tsa_cmd_cc {
+	struct tsa_cmd c;
+	uint64_t child_cpu;
+};
+
+enum tsa_frame_kind {
+	TSA_FR_FUNC = 1,
+	TSA_FR_SOURCE = 2,
+	TSA_FR_EVAL = 3,
+	TSA_FR_TRAP = 4,
+};
+
+/* arg: line. flags: enum tsa_frame_kind */
+struct tsa_push {
+	struct tsa_rec h;
+	uint64_t t;
+	uint64_t cpu;
+	uint32_t name; /* text id: function name, file, trap signal name */
+	uint32_t file; /* text id: source file (functions), trap string (traps) */
+};
+
+/* arg: frames left after the pop */
+struct tsa_pop {
+	struct tsa_rec h;
+	uint64_t t;
+	uint64_t cpu;
+};
+
+enum tsa_fork_flags {
+	TSA_FF_ORPHAN = 1u << 0, /* no DEBUG trap announced this fork's command: text says it */
+};
+
+/* arg: line */
+struct tsa_fork {
+	struct tsa_rec h;
+	uint64_t t;
+	uint64_t cpu;
+	uint32_t index; /* this stream's fork count before this fork */
+	uint32_t pipe;	/* processes already in the pipeline being built */
+	uint32_t text;	/* text id of the forked construct (ORPHAN), else 0 */
+	uint32_t pad;
+};
+
+/* arg: text id of the program */
+struct tsa_exec {
+	struct tsa_rec h;
+	uint64_t t;
+	uint64_t cpu;
+};
+
+/* arg: the exit status bash is about to return */
+struct tsa_end {
+	struct tsa_rec h;
+	uint64_t t;
+	uint64_t cpu;
+	uint64_t child_cpu;
+};
+
+_Static_assert(sizeof(struct tsa_chunk) == 24, "tsa_chunk");
+_Static_assert(sizeof(struct tsa_rec) == 8, "tsa_rec");
+_Static_assert(sizeof(struct tsa_hello) == 72, "tsa_hello");
+_Static_assert(sizeof(struct tsa_cmd) == 32, "tsa_cmd");
+_Static_assert(sizeof(struct tsa_cmd_cc) == 40, "tsa_cmd_cc");
+_Static_assert(sizeof(struct tsa_push) == 32, "tsa_push");
+_Static_assert(sizeof(struct tsa_pop) == 24, "tsa_pop");
+_Static_assert(sizeof(struct tsa_fork) == 40, "tsa_fork");
+_Static_assert(sizeof(struct tsa_exec) == 24, "tsa_exec");
+_Static_assert(sizeof(struct tsa_end) == 32, "tsa_end");
+
+#endif /* TSARUN_TSA_WIRE_H */

@@ -1,0 +1,902 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tsarun-trap.so: the loadable bash builtin `__tsa` that records what a
+ * bash process runs, for `tsarun --bash`.
+ *
+ * The injector (tsarun-env.bash, sourced through BASH_ENV) enables it and
+ * runs `__tsa start`, then sets `trap __tsa DEBUG` with functrace on. Bash
+ * parses the trap string at every command, so the string is one word and
+ * all the work is here, in C, reading bash's own state:
+ *
+ *   the command     the_printed_command_except_trap (what $BASH_COMMAND is)
+ *   its line        line_number
+ *   functions       funcnest, this_shell_function, BASH_SOURCE[0]
+ *   source, eval    sourcenest, evalnest
+ *   traps           signal_in_progress(), trap_list[]
+ *   forks           pthread_atfork(): bash forks through fork(3)
+ *   exec            bash's own execve() slot, redirected here (see hook_execve)
+ *   exit            atexit()
+ *
+ * Records are appended to a per-process buffer and sent as one datagram
+ * when the buffer fills, before a fork, before an exec and at exit. A fork
+ * flushes first, so that everything a child says about its parent reaches
+ * tsarun after what the parent said before the fork. Each process is one
+ * stream with its own record sequence numbers (tsa_wire.h).
+ *
+ * Cost per command: one clock read, one CPU-clock read, a hash of the
+ * command text, a 32-byte append. Texts are sent once per process and
+ * referred to by id afterwards.
+ */
+#include <config.h>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "builtins.h"
+#include "shell.h"
+#include "bashgetopt.h"
+#include "common.h"
+#include "jobs.h"
+#include "variables.h"
+#include "version.h"
+
+#include "tsa_wire.h"
+
+/* bash's trap.h is not installed; these are its definitions (bash 5.x). */
+#define TSA_DEBUG_TRAP	NSIG
+#define TSA_ERROR_TRAP	(NSIG + 1)
+#define TSA_RETURN_TRAP (NSIG + 2)
+#define TSA_EXIT_TRAP	0
+#define TSA_BASH_NSIG	(NSIG + 3)
+
+extern int funcnest, sourcenest, evalnest, line_number, subshell_level, subshell_environment;
+extern char *the_printed_command, *the_printed_command_except_trap;
+extern SHELL_VAR *this_shell_function;
+extern char *trap_list[];
+extern int signal_in_progress(int);
+extern PROCESS *the_pipeline;
+extern char *dist_version;
+extern int array_needs_making;
+extern volatile int last_command_exit_value;
+
+#define TRAP_WORD "__tsa"
+
+static int sock_fd = -1;
+static int enabled;
+static int calibrating;
+static uint64_t calib_events;
+
+/* The stream. */
+static uint32_t my_pid, my_gen;
+static uint32_t seq; /* records sent before the buffer */
+static uint32_t nrec;
+static size_t blen;
+static char buf[TSA_WIRE_MAX_CHUNK] __attribute__((aligned(8)));
+static int need_hello; /* a forked child says HELLO with its first record */
+static int is_root;
+static uint32_t cal_wall, cal_cpu;
+
+/* What a forked child needs to know about its parent. */
+static uint32_t parent_pid, parent_gen, fork_index, fork_count;
+static uint64_t fork_t;
+static int reaped_seen;
+
+/* Frames: functions, sourced files, evals, traps. */
+struct frame {
+	uint8_t kind;
+	int sig; /* TRAP */
+	int fn, sn, ev;
+};
+#define MAX_FRAMES 512
+static struct frame frames[MAX_FRAMES];
+static int nframes, base_frames, have_base;
+static struct frame base; /* counters at the stream's first command */
+
+/* Texts sent on this stream: content -> id. */
+struct text_ent {
+	uint64_t hash;
+	char *s;
+	uint32_t id;
+	uint32_t gen;
+	uint16_t len;
+};
+#define TEXT_SLOTS	 8192
+#define TEXT_MAX_ENTRIES 6000
+static struct text_ent texts[TEXT_SLOTS];
+static uint32_t text_gen = 1, text_count, text_next_id = 1;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t child_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru))
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+}
+
+static void flush(void)
+{
+	struct tsa_chunk *c = (struct tsa_chunk *)buf;
+	ssize_t n;
+
+	if (!nrec || sock_fd < 0) {
+		blen = 0;
+		nrec = 0;
+		return;
+	}
+	c->magic = TSA_WIRE_MAGIC;
+	c->version = TSA_WIRE_VERSION;
+	c->hdr_len = sizeof(*c);
+	c->pid = my_pid;
+	c->gen = my_gen;
+	c->seq = seq;
+	c->nrec = nrec;
+	do
+		n = send(sock_fd, buf, blen, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == ECONNREFUSED || errno == ENOTCONN || errno == EBADF ||
+		      errno == ENOTSOCK || errno == EPIPE)) {
+		/* tsarun is gone, or the script closed our socket: stop recording. */
+		enabled = 0;
+	}
+	seq += nrec;
+	nrec = 0;
+	blen = 0;
+}
+
+/* Room for a record of len bytes (a multiple of 8); flushes when full. */
+static void *reserve(size_t len, uint8_t type, uint8_t flags, uint32_t arg)
+{
+	struct tsa_rec *r;
+
+	if (blen == 0)
+		blen = sizeof(struct tsa_chunk);
+	if (blen + len > sizeof(buf)) {
+		flush();
+		blen = sizeof(struct tsa_chunk);
+	}
+	r = (struct tsa_rec *)(buf + blen);
+	memset(r, 0, len);
+	r->type = type;
+	r->flags = flags;
+	r->len = (uint16_t)len;
+	r->arg = arg;
+	blen += len;
+	nrec++;
+	return r;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+static void text_reset(void)
+{
+	text_gen++;
+	text_count = 0;
+	text_next_id = 1;
+}
+
+/* The id of a text on this stream, sending its definition the first time. */
+static uint32_t text_id(const char *s)
+{
+	size_t n;
+	uint64_t h;
+	uint32_t i;
+	struct text_ent *e;
+
+	if (!s)
+		s = "";
+	n = strnlen(s, TSA_WIRE_TEXT_MAX);
+	h = hash_bytes(s, n);
+	for (i = (uint32_t)h & (TEXT_SLOTS - 1);; i = (i + 1) & (TEXT_SLOTS - 1)) {
+		e = &texts[i];
+		if (e->gen != text_gen)
+			break;
+		if (e->hash == h && e->len == n && !memcmp(e->s, s, n))
+			return e->id;
+	}
+	if (text_count >= TEXT_MAX_ENTRIES) {
+		/* Many distinct texts (eval in a loop): start over, tell the reader. */
+		text_reset();
+		reserve(sizeof(struct tsa_rec), TSA_R_TEXT_RESET, 0, 0);
+		for (i = (uint32_t)h & (TEXT_SLOTS - 1); texts[i].gen == text_gen;
+		     i = (i + 1) & (TEXT_SLOTS - 1))
+			;
+		e = &texts[i];
+	}
+	free(e->s);
+	e->s = malloc(n ? n : 1);
+	if (!e->s) {
+		e->gen = 0;
+		return 0;
+	}
+	memcpy(e->s, s, n);
+	e->hash = h;
+	e->len = (uint16_t)n;
+	e->gen = text_gen;
+	e->id = text_next_id++;
+	text_count++;
+	{
+		size_t len = (sizeof(struct tsa_text) + n + 7) & ~(size_t)7;
+		char *p = reserve(len, TSA_R_TEXT, 0, e->id);
+
+		memcpy(p + sizeof(struct tsa_text), s, n);
+	}
+	return e->id;
+}
+
+static void hello(uint32_t how, uint64_t t, uint64_t cpu)
+{
+	struct tsa_hello *h = reserve(sizeof(*h), TSA_R_HELLO, 0, how);
+
+	h->t = t;
+	h->cpu = cpu;
+	h->child_cpu = how == TSA_HELLO_FORK ? 0 : child_cpu_ns();
+	h->pid = my_pid;
+	h->ppid = how == TSA_HELLO_FORK ? parent_pid : (uint32_t)getppid();
+	h->parent_gen = how == TSA_HELLO_FORK ? parent_gen : 0;
+	h->fork_index = how == TSA_HELLO_FORK ? fork_index : 0;
+	h->subshell_env = (uint32_t)subshell_environment;
+	h->subshell_level = (uint32_t)subshell_level;
+	h->cal_wall_ns = cal_wall;
+	h->cal_cpu_ns = cal_cpu;
+	h->hflags = (cal_wall ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0);
+	h->bash_version = 502;
+}
+
+static void ensure_hello(void)
+{
+	if (!need_hello)
+		return;
+	need_hello = 0;
+	hello(TSA_HELLO_FORK, fork_t, 0);
+}
+
+/* The signal whose trap is running, innermost first; -1 when none. */
+static int running_user_trap(void)
+{
+	if (signal_in_progress(TSA_RETURN_TRAP))
+		return TSA_RETURN_TRAP;
+	if (signal_in_progress(TSA_ERROR_TRAP))
+		return TSA_ERROR_TRAP;
+	if (evalnest > 1) {
+		for (int s = 1; s < NSIG; s++)
+			if (trap_list[s] && trap_list[s] != (char *)1 && signal_in_progress(s))
+				return s;
+	}
+	if (signal_in_progress(TSA_EXIT_TRAP))
+		return TSA_EXIT_TRAP;
+	return -1;
+}
+
+static const char *trap_name(int sig)
+{
+	static char name[16];
+	const char *n;
+
+	switch (sig) {
+	case TSA_EXIT_TRAP:
+		return "EXIT";
+	case TSA_RETURN_TRAP:
+		return "RETURN";
+	case TSA_ERROR_TRAP:
+		return "ERR";
+	}
+	n = sigabbrev_np(sig);
+	if (!n) {
+		snprintf(name, sizeof(name), "%d", sig);
+		return name;
+	}
+	snprintf(name, sizeof(name), "SIG%s", n);
+	return name;
+}
+
+static const char *bash_source0(void)
+{
+	SHELL_VAR *v = find_variable("BASH_SOURCE");
+	char *s;
+
+	if (!v || !array_p(v))
+		return "";
+	s = array_reference(array_cell(v), 0);
+	return s ? s : "";
+}
+
+static void push(uint8_t kind, int sig, uint64_t t, uint64_t cpu)
+{
+	struct frame *f;
+	struct tsa_push *p;
+	uint32_t name, file;
+
+	if (nframes == MAX_FRAMES)
+		return;
+	f = &frames[nframes++];
+	f->kind = kind;
+	f->sig = sig;
+	f->fn = funcnest;
+	f->sn = sourcenest;
+	f->ev = evalnest;
+	switch (kind) {
+	case TSA_FR_FUNC:
+		name = text_id(this_shell_function ? this_shell_function->name : "");
+		file = text_id(bash_source0());
+		break;
+	case TSA_FR_SOURCE:
+		name = text_id(bash_source0());
+		file = name;
+		break;
+	case TSA_FR_TRAP:
+		name = text_id(trap_name(sig));
+		file = text_id(sig >= 0 && sig < TSA_BASH_NSIG && trap_list[sig] &&
+				       trap_list[sig] != (char *)1
+				   ? trap_list[sig]
+				   : "");
+		break;
+	default:
+		name = file = 0;
+		break;
+	}
+	p = reserve(sizeof(*p), TSA_R_PUSH, kind, (uint32_t)line_number);
+	p->t = t;
+	p->cpu = cpu;
+	p->name = name;
+	p->file = file;
+}
+
+static void pop(uint64_t t, uint64_t cpu)
+{
+	struct tsa_pop *p;
+
+	nframes--;
+	if (nframes < base_frames) {
+		/* Below where this stream began (a forked child leaving a function). */
+		base_frames = nframes;
+		return;
+	}
+	p = reserve(sizeof(*p), TSA_R_POP, 0, (uint32_t)(nframes - base_frames));
+	p->t = t;
+	p->cpu = cpu;
+}
+
+static int frame_holds(const struct frame *f)
+{
+	switch (f->kind) {
+	case TSA_FR_FUNC:
+		return funcnest >= f->fn;
+	case TSA_FR_SOURCE:
+		return sourcenest >= f->sn;
+	case TSA_FR_EVAL:
+		return evalnest >= f->ev;
+	case TSA_FR_TRAP:
+		return signal_in_progress(f->sig);
+	}
+	return 0;
+}
+
+/* Bring the frame stack in line with bash's counters. Returns 1 on a function entry. */
+static int sync_frames(uint64_t t, uint64_t cpu)
+{
+	const struct frame *top;
+	int sig, entered = 0;
+
+	if (!have_base) {
+		have_base = 1;
+		base.fn = funcnest;
+		base.sn = sourcenest;
+		base.ev = evalnest;
+	}
+	while (nframes > 0 && !frame_holds(&frames[nframes - 1]))
+		pop(t, cpu);
+	top = nframes ? &frames[nframes - 1] : &base;
+	if (funcnest < top->fn || sourcenest < top->sn || evalnest < top->ev) {
+		/* Counters went below the base (a trap or eval left early): re-base. */
+		if (!nframes) {
+			base.fn = funcnest;
+			base.sn = sourcenest;
+			base.ev = evalnest;
+		}
+	}
+	sig = running_user_trap();
+	if (sig >= 0) {
+		int found = 0;
+
+		for (int i = nframes - 1; i >= 0; i--)
+			if (frames[i].kind == TSA_FR_TRAP && frames[i].sig == sig) {
+				found = 1;
+				break;
+			}
+		if (!found) {
+			push(TSA_FR_TRAP, sig, t, cpu);
+			top = &frames[nframes - 1];
+		}
+	}
+	top = nframes ? &frames[nframes - 1] : &base;
+	if (evalnest > top->ev) {
+		push(TSA_FR_EVAL, -1, t, cpu);
+		top = &frames[nframes - 1];
+	}
+	if (sourcenest > top->sn) {
+		push(TSA_FR_SOURCE, -1, t, cpu);
+		top = &frames[nframes - 1];
+	}
+	if (funcnest > top->fn) {
+		push(TSA_FR_FUNC, -1, t, cpu);
+		entered = 1;
+	}
+	return entered;
+}
+
+static void on_debug(void)
+{
+	uint64_t t = mono_ns(), cpu = cpu_ns();
+	int in_trap, reaped;
+	struct tsa_cmd *c;
+	uint32_t text;
+
+	ensure_hello();
+	if (sync_frames(t, cpu))
+		return; /* a function's entry: the call itself was the command */
+	in_trap = nframes > 0 && frames[nframes - 1].kind == TSA_FR_TRAP;
+	/* Inside a trap bash keeps $BASH_COMMAND at the interrupted command. */
+	text = text_id(in_trap ? "" : the_printed_command_except_trap);
+	reaped = js.c_totreaped;
+	if (reaped != reaped_seen) {
+		struct tsa_cmd_cc *cc = reserve(sizeof(*cc), TSA_R_CMD,
+						TSA_CF_CHILD_CPU | (in_trap ? TSA_CF_IN_TRAP : 0),
+						(uint32_t)line_number);
+
+		reaped_seen = reaped;
+		cc->child_cpu = child_cpu_ns();
+		c = &cc->c;
+	} else {
+		c = reserve(sizeof(*c), TSA_R_CMD, in_trap ? TSA_CF_IN_TRAP : 0,
+			    (uint32_t)line_number);
+	}
+	c->t = t;
+	c->cpu = cpu;
+	c->text = text;
+}
+
+static int pipeline_count(void)
+{
+	int n = 0;
+
+	for (PROCESS *p = the_pipeline; p && n < 1000; p = p->next) {
+		n++;
+		if (p->next == the_pipeline)
+			break;
+	}
+	return n;
+}
+
+static void atfork_prepare(void)
+{
+	struct tsa_fork *f;
+	uint64_t t;
+	int orphan;
+	uint32_t text = 0;
+
+	if (!enabled)
+		return;
+	t = mono_ns();
+	ensure_hello();
+	/* Functions and traps that ended since the last command end before the fork. */
+	while (nframes > 0 && !frame_holds(&frames[nframes - 1]))
+		pop(t, cpu_ns());
+	/*
+	 * When the DEBUG trap ran for the command that forks, bash has printed
+	 * nothing since our own trap word. A compound command that forks without
+	 * a DEBUG trap ( `( list )`, `{ list; } &`, coproc, a redirection's
+	 * process substitution) was printed into the_printed_command first.
+	 */
+	orphan = the_printed_command && strcmp(the_printed_command, TRAP_WORD) != 0;
+	if (orphan)
+		text = text_id(the_printed_command);
+	f = reserve(sizeof(*f), TSA_R_FORK, orphan ? TSA_FF_ORPHAN : 0, (uint32_t)line_number);
+	f->t = t;
+	f->cpu = cpu_ns();
+	f->index = fork_count;
+	f->pipe = (uint32_t)pipeline_count();
+	f->text = text;
+	fork_index = fork_count++;
+	fork_t = t;
+	flush();
+}
+
+static void atfork_child(void)
+{
+	if (!enabled)
+		return;
+	parent_pid = my_pid;
+	parent_gen = my_gen;
+	my_pid = (uint32_t)getpid();
+	my_gen = (uint32_t)(fork_t ^ (fork_t >> 32) ^ ((uint64_t)my_pid << 7));
+	seq = 0;
+	nrec = 0;
+	blen = 0;
+	fork_count = 0;
+	need_hello = 1;
+	is_root = 0;
+	base_frames = nframes;
+	text_reset();
+}
+
+static void at_exit(void)
+{
+	struct tsa_end *e;
+	uint64_t t;
+
+	if (!enabled)
+		return;
+	t = mono_ns();
+	ensure_hello();
+	e = reserve(sizeof(*e), TSA_R_END, 0, (uint32_t)last_command_exit_value);
+	e->t = t;
+	e->cpu = cpu_ns();
+	e->child_cpu = child_cpu_ns();
+	flush();
+	enabled = 0;
+}
+
+/*
+ * exec: bash calls execve() through its own GOT slot, bound at start-up
+ * (BIND_NOW). We point that slot at our wrapper, which sends what the
+ * process has buffered and says what it execs. Without it, a subshell
+ * whose last command bash execs in place (`( cd d && make )`) would lose
+ * its records. If the slot cannot be found, records are still flushed at
+ * every fork and exit; only that case loses them.
+ */
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+static execve_fn real_execve;
+
+static int tsa_execve(const char *path, char *const argv[], char *const envp[])
+{
+	if (enabled && real_execve) {
+		struct tsa_exec *x;
+		uint64_t t = mono_ns();
+		uint32_t text;
+
+		ensure_hello();
+		text = text_id(path);
+		x = reserve(sizeof(*x), TSA_R_EXEC, 0, text);
+		x->t = t;
+		x->cpu = cpu_ns();
+		flush();
+	}
+	return real_execve(path, argv, envp);
+}
+
+struct hook_ctx {
+	int done;
+};
+
+static int patch_slot(void **slot)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t page = (uintptr_t)slot & ~((uintptr_t)pg - 1);
+
+	if (mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE))
+		return -1;
+	real_execve = (execve_fn)*slot;
+	*slot = (void *)tsa_execve;
+	mprotect((void *)page, (size_t)pg, PROT_READ);
+	return 0;
+}
+
+static int hook_phdr(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct hook_ctx *ctx = data;
+	ElfW(Dyn) *dyn = NULL;
+	ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	ElfW(Rela) * tabs[2] = {NULL, NULL};
+	size_t sizes[2] = {0, 0};
+
+	/* The first object is the executable: bash itself. */
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	if (!dyn)
+		return 1;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			symtab = (ElfW(Sym) *)dyn->d_un.d_ptr;
+			break;
+		case DT_STRTAB:
+			strtab = (const char *)dyn->d_un.d_ptr;
+			break;
+		case DT_JMPREL:
+			tabs[0] = (ElfW(Rela) *)dyn->d_un.d_ptr;
+			break;
+		case DT_PLTRELSZ:
+			sizes[0] = dyn->d_un.d_val;
+			break;
+		case DT_RELA:
+			tabs[1] = (ElfW(Rela) *)dyn->d_un.d_ptr;
+			break;
+		case DT_RELASZ:
+			sizes[1] = dyn->d_un.d_val;
+			break;
+		}
+	}
+	if (!symtab || !strtab)
+		return 1;
+	for (int t = 0; t < 2; t++) {
+		for (size_t i = 0; tabs[t] && i < sizes[t] / sizeof(ElfW(Rela)); i++) {
+			ElfW(Rela) *r = &tabs[t][i];
+			unsigned type = ELF64_R_TYPE(r->r_info);
+#if defined(__x86_64__)
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+				continue;
+#elif defined(__aarch64__)
+			if (type != R_AARCH64_JUMP_SLOT && type != R_AARCH64_GLOB_DAT)
+				continue;
+#else
+			continue;
+#endif
+			if (strcmp(strtab + symtab[ELF64_R_SYM(r->r_info)].st_name, "execve"))
+				continue;
+			if (!patch_slot((void **)(info->dlpi_addr + r->r_offset)))
+				ctx->done = 1;
+			return 1;
+		}
+	}
+	return 1;
+}
+
+static void hook_execve(void)
+{
+	struct hook_ctx ctx = {0};
+
+	if (real_execve)
+		return;
+	dl_iterate_phdr(hook_phdr, &ctx);
+}
+
+/* Put the socket out of the script's way: above the descriptors scripts use. */
+static int open_socket(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, hi;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	if (hi < 0)
+		hi = fcntl(fd, F_DUPFD_CLOEXEC, 20);
+	if (hi >= 0) {
+		close(fd);
+		fd = hi;
+	}
+	return fd;
+}
+
+static void export_var(const char *name, const char *value)
+{
+	SHELL_VAR *v = bind_variable(name, (char *)value, 0);
+
+	if (v) {
+		VSETATTR(v, att_exported);
+		array_needs_making = 1;
+	}
+}
+
+/* Run a string as bash code, as the trap would. */
+static void eval(const char *code)
+{
+	evalstring(savestring(code), "tsarun", SEVAL_NONINT | SEVAL_NOHIST);
+}
+
+/*
+ * The trap's own cost: the same loop without and with the DEBUG trap, per
+ * trap run, the best of a few rounds (the machine can only add time).
+ */
+static void calibrate(void)
+{
+	static const char loop[] = "for __tsa_i in {1..300}; do :; done";
+	uint64_t best_bare_w = UINT64_MAX, best_bare_c = UINT64_MAX;
+	uint64_t best_trap_w = UINT64_MAX, best_trap_c = UINT64_MAX, events = 0;
+
+	for (int round = 0; round < 5; round++) {
+		uint64_t w0, c0, w1, c1;
+
+		w0 = mono_ns();
+		c0 = cpu_ns();
+		eval(loop);
+		w1 = mono_ns();
+		c1 = cpu_ns();
+		if (w1 - w0 < best_bare_w)
+			best_bare_w = w1 - w0;
+		if (c1 - c0 < best_bare_c)
+			best_bare_c = c1 - c0;
+
+		eval("trap " TRAP_WORD " DEBUG");
+		calibrating = 1;
+		calib_events = 0;
+		w0 = mono_ns();
+		c0 = cpu_ns();
+		eval(loop);
+		w1 = mono_ns();
+		c1 = cpu_ns();
+		calibrating = 0;
+		eval("trap - DEBUG");
+		events = calib_events;
+		if (w1 - w0 < best_trap_w)
+			best_trap_w = w1 - w0;
+		if (c1 - c0 < best_trap_c)
+			best_trap_c = c1 - c0;
+	}
+	eval("unset __tsa_i");
+	if (events && best_trap_w > best_bare_w)
+		cal_wall = (uint32_t)((best_trap_w - best_bare_w) / events);
+	if (events && best_trap_c > best_bare_c)
+		cal_cpu = (uint32_t)((best_trap_c - best_bare_c) / events);
+}
+
+/* bash expands BASH_ENV before reading it; so do we with the user's. */
+static void source_user_env(void)
+{
+	const char *v = getenv(TSA_ENV_USER_ENV);
+	char *fn;
+
+	if (!v || !*v)
+		return;
+	fn = expand_string_unsplit_to_string((char *)v, Q_DOUBLE_QUOTES);
+	if (fn && *fn)
+		maybe_execute_file(fn, 1);
+	free(fn);
+}
+
+static int start(void)
+{
+	const char *path = getenv(TSA_ENV_SOCK);
+	const char *root = get_string_value(TSA_ENV_ROOT);
+	const char *cal = getenv(TSA_ENV_CAL);
+	char pidbuf[32];
+	static int registered;
+
+	if (enabled)
+		return 0;
+	is_root = !root || !*root;
+	if (!is_root && getenv(TSA_ENV_NOFOLLOW)) {
+		source_user_env();
+		return 1; /* nested bash, not followed */
+	}
+	if (!path || !*path) {
+		source_user_env();
+		return 1;
+	}
+	sock_fd = open_socket(path);
+	if (sock_fd < 0) {
+		source_user_env();
+		return 1;
+	}
+	my_pid = (uint32_t)getpid();
+	my_gen = (uint32_t)(mono_ns() ^ ((uint64_t)my_pid << 11));
+	if (is_root) {
+		snprintf(pidbuf, sizeof(pidbuf), "%u", my_pid);
+		export_var(TSA_ENV_ROOT, pidbuf);
+	}
+	if (cal && sscanf(cal, "%u %u", &cal_wall, &cal_cpu) != 2)
+		cal_wall = cal_cpu = 0;
+	source_user_env();
+	if (!cal_wall) {
+		char v[64];
+
+		calibrate();
+		snprintf(v, sizeof(v), "%u %u", cal_wall, cal_cpu);
+		export_var(TSA_ENV_CAL, v);
+	}
+	if (!registered) {
+		registered = 1;
+		pthread_atfork(atfork_prepare, NULL, atfork_child);
+		atexit(at_exit);
+		hook_execve();
+	}
+	reaped_seen = js.c_totreaped;
+	enabled = 1;
+	hello(TSA_HELLO_START, mono_ns(), cpu_ns());
+	return 0;
+}
+
+static int tsa_builtin(WORD_LIST *list)
+{
+	if (!list) {
+		if (calibrating)
+			calib_events++;
+		else if (enabled)
+			on_debug();
+		return EXECUTION_SUCCESS;
+	}
+	if (!strcmp(list->word->word, "start"))
+		return start() ? EXECUTION_FAILURE : EXECUTION_SUCCESS;
+	if (!strcmp(list->word->word, "flush")) {
+		flush();
+		return EXECUTION_SUCCESS;
+	}
+	if (!strcmp(list->word->word, "status")) {
+		printf("enabled=%d pid=%u seq=%u frames=%d cal_wall=%u cal_cpu=%u execve=%s\n",
+		       enabled, my_pid, seq + nrec, nframes, cal_wall, cal_cpu,
+		       real_execve ? "hooked" : "not hooked");
+		return EXECUTION_SUCCESS;
+	}
+	builtin_usage();
+	return EX_USAGE;
+}
+
+/* Refuse to load into a bash whose internals we were not built against. */
+int __tsa_builtin_load(char *name)
+{
+	if (!dist_version || strcmp(dist_version, DISTVERSION) != 0) {
+		builtin_error("tsarun-trap.so: built for bash %s, this is bash %s", DISTVERSION,
+			      dist_version ? dist_version : "?");
+		return 0;
+	}
+	return 1;
+}
+
+void __tsa_builtin_unload(char *name)
+{
+	if (enabled)
+		at_exit();
+}
+
+static char *tsa_doc[] = {
+    "Record commands for tsarun --bash.",
+    "",
+    "Without arguments (the DEBUG trap), record the command about to run.",
+    "`__tsa start` connects to tsarun; `__tsa status` describes the state.",
+    NULL,
+};
+
+struct builtin __tsa_struct = {
+    "__tsa", tsa_builtin, BUILTIN_ENABLED, tsa_doc, "__tsa [start|flush|status]", 0,
+};
