@@ -149,8 +149,9 @@ struct stream {
 	uint32_t nids;
 	struct level *lv;
 	int nlv, caplv;
-	struct bash_node *anchor; /* the fork point's node (forked children) */
-	struct bash_node *base;	  /* where the top level's commands go (NULL: not yet) */
+	struct bash_node *anchor;    /* the fork point's node (forked children) */
+	struct bash_node *base;	     /* where the top level's commands go (NULL: not yet) */
+	struct bash_node *exec_node; /* the command that exec'd this process into another program */
 	struct fork_point *forks;
 	uint32_t nforks, capforks;
 	uint64_t t_start, t_end, last_t, last_cpu, cpu_start, child_cpu, child_cpu0;
@@ -477,7 +478,7 @@ static struct bash_node *stream_base(struct bashprof *bp, struct stream *s)
 {
 	if (s->base)
 		return s->base;
-	if (s->anchor && s->anchor->orphan && !s->anchor->child && s->parent) {
+	if (s->anchor && s->anchor->orphan && s->parent) {
 		/* ( list ), { list; } &, coproc: the forked construct is the node. */
 		s->base = s->anchor;
 	} else if (s->anchor) {
@@ -666,8 +667,9 @@ static void do_push(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 	case TSA_FR_SOURCE:
 	case TSA_FR_EVAL:
 		/* The frame hangs below the command that called, sourced or eval'd. */
-		ctx = l->cmd.node;
-		if (ctx) {
+		/* A forked child that starts in a function (f &): below its own node. */
+		ctx = l->cmd.node ? l->cmd.node : (s->nlv == 1 ? l->ctx : NULL);
+		if (ctx && ctx == l->cmd.node) {
 			if (ctx->kind == BK_COMMAND)
 				ctx->kind = r->flags == TSA_FR_FUNC	? BK_FUNCTION
 					    : r->flags == TSA_FR_SOURCE ? BK_SOURCE
@@ -818,8 +820,9 @@ static void do_exec(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 	stream_time(s, x->t, x->cpu);
 	/* An exec that fails returns: records may follow. Close on the next HELLO or at the end. */
 	s->execed = true;
-	if (!s->nlv && !s->base)
-		return; /* a fork that only exec'd: its process is attached at the end */
+	/* What runs after the exec is that command's process (`( cmd )`, `exec cmd`). */
+	if (s->nlv && s->lv[s->nlv - 1].cmd.node)
+		s->exec_node = s->lv[s->nlv - 1].cmd.node;
 }
 
 static const size_t min_len[TSA_R_NR] = {
@@ -1080,6 +1083,15 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 		struct bash_node *node;
 		struct bash_procs *slot;
 
+		node = NULL;
+		/* A bash process that exec'd a program in place: that command's process. */
+		for (size_t k = bp->nall; k-- > 0;)
+			if (bp->all[k]->pid == p->pid && bp->all[k]->exec_node) {
+				node = bp->all[k]->exec_node;
+				break;
+			}
+		if (node)
+			goto attach;
 		if (!s || !s->nforks) {
 			bp->q.unattached_processes++;
 			continue;
@@ -1095,6 +1107,7 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 			continue;
 		}
 		node = f->node;
+	attach:
 		slot = procs_slot(node, p->comm);
 		if (!slot)
 			continue;

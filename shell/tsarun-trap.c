@@ -152,7 +152,7 @@ static void flush(void)
 	struct tsa_chunk *c = (struct tsa_chunk *)buf;
 	ssize_t n;
 
-	if (!nrec || sock_fd < 0) {
+	if (!nrec || sock_fd < 0 || calibrating) {
 		blen = 0;
 		nrec = 0;
 		return;
@@ -407,9 +407,21 @@ static int frame_holds(const struct frame *f)
 	case TSA_FR_EVAL:
 		return evalnest >= f->ev;
 	case TSA_FR_TRAP:
-		return signal_in_progress(f->sig);
+		/* The same trap may run again one function up: that is another frame. */
+		return funcnest >= f->fn && sourcenest >= f->sn && signal_in_progress(f->sig);
 	}
 	return 0;
+}
+
+/* Pop every frame from the lowest one that has ended. */
+static void pop_ended(uint64_t t, uint64_t cpu)
+{
+	for (int i = 0; i < nframes; i++)
+		if (!frame_holds(&frames[i])) {
+			while (nframes > i)
+				pop(t, cpu);
+			return;
+		}
 }
 
 /* Bring the frame stack in line with bash's counters. Returns 1 on a function entry. */
@@ -424,8 +436,7 @@ static int sync_frames(uint64_t t, uint64_t cpu)
 		base.sn = sourcenest;
 		base.ev = evalnest;
 	}
-	while (nframes > 0 && !frame_holds(&frames[nframes - 1]))
-		pop(t, cpu);
+	pop_ended(t, cpu);
 	top = nframes ? &frames[nframes - 1] : &base;
 	if (funcnest < top->fn || sourcenest < top->sn || evalnest < top->ev) {
 		/* Counters went below the base (a trap or eval left early): re-base. */
@@ -520,8 +531,7 @@ static void atfork_prepare(void)
 	t = mono_ns();
 	ensure_hello();
 	/* Functions and traps that ended since the last command end before the fork. */
-	while (nframes > 0 && !frame_holds(&frames[nframes - 1]))
-		pop(t, cpu_ns());
+	pop_ended(t, cpu_ns());
 	/*
 	 * When the DEBUG trap ran for the command that forks, bash has printed
 	 * nothing since our own trap word. A compound command that forks without
@@ -759,15 +769,19 @@ static void calibrate(void)
 			best_bare_c = c1 - c0;
 
 		eval("trap " TRAP_WORD " DEBUG");
+		/* The full recording path runs; what it records is dropped. */
 		calibrating = 1;
+		enabled = 1;
 		calib_events = 0;
 		w0 = mono_ns();
 		c0 = cpu_ns();
 		eval(loop);
 		w1 = mono_ns();
 		c1 = cpu_ns();
-		calibrating = 0;
 		eval("trap - DEBUG");
+		calibrating = 0;
+		enabled = 0;
+		calib_events--; /* the trap that ran `trap - DEBUG` */
 		events = calib_events;
 		if (w1 - w0 < best_trap_w)
 			best_trap_w = w1 - w0;
@@ -775,6 +789,11 @@ static void calibrate(void)
 			best_trap_c = c1 - c0;
 	}
 	eval("unset __tsa_i");
+	text_reset();
+	blen = 0;
+	nrec = 0;
+	nframes = 0;
+	have_base = 0;
 	if (events && best_trap_w > best_bare_w)
 		cal_wall = (uint32_t)((best_trap_w - best_bare_w) / events);
 	if (events && best_trap_c > best_bare_c)
@@ -852,7 +871,7 @@ static int tsa_builtin(WORD_LIST *list)
 	if (!list) {
 		if (calibrating)
 			calib_events++;
-		else if (enabled)
+		if (enabled)
 			on_debug();
 		return EXECUTION_SUCCESS;
 	}

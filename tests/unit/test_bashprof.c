@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/* The bash record decoder and call tree: streams built here, fed as datagrams. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+#include "bashprof.h"
+#include "tsa_wire.h"
+
+struct w {
+	unsigned char buf[TSA_WIRE_MAX_CHUNK];
+	size_t len;
+	uint32_t pid, gen, seq, nrec;
+};
+
+static void w_begin(struct w *w, uint32_t pid, uint32_t gen)
+{
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	w->gen = gen;
+	w->len = sizeof(struct tsa_chunk);
+}
+
+static void w_flush(struct w *w, struct bashprof *bp)
+{
+	struct tsa_chunk c = {TSA_WIRE_MAGIC, TSA_WIRE_VERSION, sizeof(c), w->pid,
+			      w->gen,	      w->seq,		w->nrec};
+
+	memcpy(w->buf, &c, sizeof(c));
+	if (bp)
+		bashprof__feed(bp, w->buf, w->len);
+	w->seq += w->nrec;
+	w->nrec = 0;
+	w->len = sizeof(struct tsa_chunk);
+}
+
+static void *w_rec(struct w *w, struct bashprof *bp, size_t len, uint8_t type, uint8_t flags,
+		   uint32_t arg)
+{
+	struct tsa_rec *r;
+
+	if (w->len + len > sizeof(w->buf))
+		w_flush(w, bp);
+	r = (struct tsa_rec *)(w->buf + w->len);
+	memset(r, 0, len);
+	r->type = type;
+	r->flags = flags;
+	r->len = (uint16_t)len;
+	r->arg = arg;
+	w->len += len;
+	w->nrec++;
+	return r;
+}
+
+static void w_hello(struct w *w, struct bashprof *bp, uint32_t how, uint64_t t, uint32_t ppid,
+		    uint32_t pgen, uint32_t fidx, uint32_t env, uint32_t cal)
+{
+	struct tsa_hello *h = w_rec(w, bp, sizeof(*h), TSA_R_HELLO, 0, how);
+
+	h->t = t;
+	h->pid = w->pid;
+	h->ppid = ppid;
+	h->parent_gen = pgen;
+	h->fork_index = fidx;
+	h->subshell_env = env;
+	h->cal_wall_ns = cal;
+	h->cal_cpu_ns = cal;
+	h->hflags = how == TSA_HELLO_START ? TSA_HF_ROOT : 0;
+}
+
+static void w_text(struct w *w, struct bashprof *bp, uint32_t id, const char *s)
+{
+	size_t n = strlen(s), len = (sizeof(struct tsa_text) + n + 7) & ~(size_t)7;
+	char *p = w_rec(w, bp, len, TSA_R_TEXT, 0, id);
+
+	memcpy(p + sizeof(struct tsa_text), s, n);
+}
+
+static void w_cmd(struct w *w, struct bashprof *bp, uint64_t t, uint32_t line, uint32_t text)
+{
+	struct tsa_cmd *c = w_rec(w, bp, sizeof(*c), TSA_R_CMD, 0, line);
+
+	c->t = t;
+	c->cpu = t / 2;
+	c->text = text;
+}
+
+static void w_end(struct w *w, struct bashprof *bp, uint64_t t)
+{
+	struct tsa_end *e = w_rec(w, bp, sizeof(*e), TSA_R_END, 0, 0);
+
+	e->t = t;
+	e->cpu = t / 2;
+}
+
+static const struct bash_node *find(const struct bashprof *bp, const char *text, uint32_t line)
+{
+	for (size_t i = 0; i < bashprof__nodes(bp); i++) {
+		const struct bash_node *n = bashprof__node(bp, i);
+
+		if (!strcmp(n->text, text) && n->line == line)
+			return n;
+	}
+	return NULL;
+}
+
+/* 20,000 runs of one command collapse into one node with exact figures. */
+static void test_loop_collapses(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+	const struct bash_node *loop, *body;
+	uint64_t t = 1000000;
+
+	w_begin(&w, 100, 7);
+	w_hello(&w, bp, TSA_HELLO_START, t, 1, 0, 0, 0, 1000);
+	w_text(&w, bp, 1, "for i in {1..20000}");
+	w_text(&w, bp, 2, "x=$((x+1))");
+	for (int i = 0; i < 20000; i++) {
+		w_cmd(&w, bp, t, 3, 1);
+		t += 3000;
+		w_cmd(&w, bp, t, 4, 2);
+		t += 5000;
+	}
+	w_end(&w, bp, t);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+
+	loop = find(bp, "for i in {1..20000}", 3);
+	body = find(bp, "x=$((x+1))", 4);
+	assert_non_null(loop);
+	assert_non_null(body);
+	assert_int_equal(loop->count, 20000);
+	assert_int_equal(body->count, 20000);
+	/* Each span holds one trap run (1000 ns) that the correction removes. */
+	assert_int_equal(loop->raw_wall_ns, 20000ull * 3000);
+	assert_int_equal(loop->wall_ns, 20000ull * 2000);
+	assert_int_equal(body->wall_ns, 20000ull * 4000);
+	assert_int_equal(bashprof__total(bp)->commands, 40000);
+	assert_int_equal(bashprof__total(bp)->raw_self_wall_ns, 20000ull * 8000);
+	assert_int_equal(bashprof__total(bp)->self_wall_ns, 20000ull * 6000);
+	assert_int_equal(bashprof__quality(bp)->lost_records, 0);
+	assert_int_equal(bashprof__quality(bp)->bad_records, 0);
+	assert_true(bashprof__nodes(bp) == 3);
+	bashprof__free(bp);
+}
+
+/* A function call: the calling command becomes a function node, its body below. */
+static void test_function_frames(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+	const struct bash_node *call, *body;
+	uint64_t t = 5000;
+
+	w_begin(&w, 100, 1);
+	w_hello(&w, bp, TSA_HELLO_START, t, 1, 0, 0, 0, 0);
+	w_text(&w, bp, 1, "f 1");
+	w_text(&w, bp, 2, "f");
+	w_text(&w, bp, 3, "lib.sh");
+	w_text(&w, bp, 4, "echo in f");
+	w_text(&w, bp, 5, "echo after");
+	for (int i = 0; i < 37; i++) {
+		struct tsa_push *p;
+		struct tsa_pop *q;
+
+		w_cmd(&w, bp, t, 10, 1);
+		p = w_rec(&w, bp, sizeof(*p), TSA_R_PUSH, TSA_FR_FUNC, 2);
+		p->t = t + 10;
+		p->name = 2;
+		p->file = 3;
+		w_cmd(&w, bp, t + 20, 3, 4);
+		q = w_rec(&w, bp, sizeof(*q), TSA_R_POP, 0, 0);
+		q->t = t + 100;
+		t += 100;
+	}
+	w_cmd(&w, bp, t, 11, 5);
+	w_end(&w, bp, t + 5);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	call = find(bp, "f 1", 10);
+	body = find(bp, "echo in f", 3);
+	assert_non_null(call);
+	assert_non_null(body);
+	assert_int_equal(call->kind, BK_FUNCTION);
+	assert_string_equal(call->file, "lib.sh");
+	assert_int_equal(call->count, 37);
+	assert_ptr_equal(body->parent, call);
+	assert_int_equal(body->count, 37);
+	assert_int_equal(body->raw_wall_ns, 37 * 80);
+	assert_int_equal(call->raw_wall_ns, 37 * 100);
+	bashprof__free(bp);
+}
+
+/* A subshell forked without a DEBUG trap, and its child stream below it. */
+static void test_fork_child(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w p, c;
+	struct tsa_fork *f;
+	const struct bash_node *sub, *inner;
+
+	w_begin(&p, 100, 1);
+	w_hello(&p, bp, TSA_HELLO_START, 1000, 1, 0, 0, 0, 0);
+	w_text(&p, bp, 1, "echo 0");
+	w_text(&p, bp, 2, "( sleep 0.12 )");
+	w_text(&p, bp, 3, "echo 3");
+	w_cmd(&p, bp, 2000, 1, 1);
+	f = w_rec(&p, bp, sizeof(*f), TSA_R_FORK, TSA_FF_ORPHAN, 2);
+	f->t = 3000;
+	f->index = 0;
+	f->text = 2;
+	w_flush(&p, bp); /* the parent flushes before it forks */
+
+	w_begin(&c, 101, 9);
+	w_hello(&c, bp, TSA_HELLO_FORK, 3000, 100, 1, 0, 0x82, 0);
+	w_text(&c, bp, 1, "sleep 0.12");
+	w_cmd(&c, bp, 4000, 2, 1);
+	w_end(&c, bp, 120004000);
+	w_flush(&c, bp);
+
+	w_cmd(&p, bp, 120010000, 3, 3);
+	w_end(&p, bp, 120020000);
+	w_flush(&p, bp);
+	bashprof__finish(bp, NULL, 0);
+
+	sub = find(bp, "( sleep 0.12 )", 2);
+	inner = find(bp, "sleep 0.12", 2);
+	assert_non_null(sub);
+	assert_non_null(inner);
+	assert_int_equal(sub->kind, BK_SUBSHELL);
+	assert_ptr_equal(inner->parent, sub);
+	assert_int_equal(sub->raw_wall_ns, 120010000 - 3000);
+	assert_int_equal(inner->raw_wall_ns, 120000000);
+	assert_int_equal(find(bp, "echo 0", 1)->raw_wall_ns, 1000);
+	assert_int_equal(bashprof__quality(bp)->streams, 2);
+	assert_int_equal(bashprof__quality(bp)->unterminated, 0);
+	bashprof__free(bp);
+}
+
+/* A missing datagram is seen through the sequence numbers. */
+static void test_loss_counted(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+
+	w_begin(&w, 100, 1);
+	w_hello(&w, bp, TSA_HELLO_START, 1, 1, 0, 0, 0, 0);
+	w_text(&w, bp, 1, ":");
+	w_flush(&w, bp);
+	for (int i = 0; i < 5; i++)
+		w_cmd(&w, bp, 10 + i, 1, 1);
+	w_flush(&w, NULL); /* lost */
+	w_cmd(&w, bp, 100, 1, 1);
+	w_end(&w, bp, 200);
+	w_flush(&w, bp);
+	/* A replayed datagram is refused. */
+	w.seq -= 2;
+	w_cmd(&w, bp, 300, 1, 1);
+	w_end(&w, bp, 400);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	assert_int_equal(bashprof__quality(bp)->lost_records, 5);
+	assert_int_equal(bashprof__quality(bp)->bad_datagrams, 1);
+	assert_int_equal(find(bp, ":", 1)->count, 1);
+	bashprof__free(bp);
+}
+
+/* Garbage, truncations and bit flips of a valid stream: counted, never a crash. */
+static void test_hostile_input(void **state)
+{
+	struct w w;
+	unsigned char copy[TSA_WIRE_MAX_CHUNK];
+	size_t len;
+	uint64_t bad = 0;
+
+	w_begin(&w, 100, 1);
+	w_hello(&w, NULL, TSA_HELLO_START, 1, 1, 0, 0, 0, 0);
+	w_text(&w, NULL, 1, "echo hi");
+	w_text(&w, NULL, 2, "f");
+	for (int i = 0; i < 20; i++) {
+		struct tsa_push *p;
+
+		w_cmd(&w, NULL, 10 + i, 1, (uint32_t)(i % 3));
+		p = w_rec(&w, NULL, sizeof(*p), TSA_R_PUSH, (uint8_t)(i % 6), 2);
+		p->name = (uint32_t)i;
+		w_rec(&w, NULL, sizeof(struct tsa_pop), TSA_R_POP, 0, (uint32_t)(i % 4));
+	}
+	w_end(&w, NULL, 100);
+	len = w.len;
+	{
+		struct tsa_chunk c = {TSA_WIRE_MAGIC, TSA_WIRE_VERSION, sizeof(c), 100, 1, 0,
+				      w.nrec};
+
+		memcpy(w.buf, &c, sizeof(c));
+	}
+	srand(42);
+	for (int round = 0; round < 3000; round++) {
+		struct bashprof *bp = bashprof__new();
+
+		memcpy(copy, w.buf, len);
+		if (round % 3 == 0) {
+			bashprof__feed(bp, copy, (size_t)rand() % (len + 1));
+		} else if (round % 3 == 1) {
+			for (int k = 0; k < 1 + round % 7; k++)
+				copy[(size_t)rand() % len] ^= (unsigned char)(1u << (rand() % 8));
+			bashprof__feed(bp, copy, len);
+			bashprof__feed(bp, copy, len);
+		} else {
+			for (size_t k = sizeof(struct tsa_chunk); k < len; k++)
+				copy[k] = (unsigned char)rand();
+			bashprof__feed(bp, copy, len);
+		}
+		bashprof__finish(bp, NULL, 0);
+		bad += bashprof__quality(bp)->bad_records + bashprof__quality(bp)->bad_datagrams +
+		       bashprof__quality(bp)->lost_records;
+		bashprof__free(bp);
+	}
+	assert_true(bad > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_loop_collapses), cmocka_unit_test(test_function_frames),
+	    cmocka_unit_test(test_fork_child),	   cmocka_unit_test(test_loss_counted),
+	    cmocka_unit_test(test_hostile_input),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
