@@ -180,7 +180,14 @@ asan:
 check: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) tests asan
 	$(Q)OUTPUT=$(OUTPUT) tests/run-suites all
 
-bench: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS)
+BENCH_BINS := $(OUTPUT)/tests/bench/bashprof_rate
+
+$(OUTPUT)/tests/bench/%: tests/bench/%.c $(LIBANALYZE)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(LIBANALYZE) $(LIBS) -o $@
+
+bench: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS) $(BENCH_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/bench/run
 
 $(OUTPUT)/examples/%: examples/%.c | $(OUTPUT)/examples
