@@ -28,8 +28,8 @@ struct w {
 
 static void w_flush(struct w *w)
 {
-	struct tsa_chunk c = {TSA_WIRE_MAGIC, TSA_WIRE_VERSION, sizeof(c), w->pid, w->gen, w->seq,
-			      w->nrec};
+	struct tsa_chunk c = {TSA_WIRE_MAGIC, TSA_WIRE_VERSION, sizeof(c), w->pid,
+			      w->gen,	      w->seq,		w->nrec};
 
 	if (!w->nrec)
 		return;
@@ -146,7 +146,8 @@ int main(int argc, char **argv)
 		bashprof__feed(bp, stream + dg_off[i], dg_off[i + 1] - dg_off[i]);
 	bashprof__finish(bp, NULL, 0);
 	t1 = now();
-	printf("records %llu seconds %.4f rate %.0f nodes %zu datagrams %zu bad %llu rss_added_kb %ld\n",
+	printf("records %llu seconds %.4f rate %.0f nodes %zu datagrams %zu bad %llu rss_added_kb "
+	       "%ld\n",
 	       (unsigned long long)bashprof__quality(bp)->records, t1 - t0,
 	       bashprof__quality(bp)->records / (t1 - t0), bashprof__nodes(bp), ndg,
 	       (unsigned long long)(bashprof__quality(bp)->bad_records +
