@@ -127,17 +127,20 @@ static int on_pidfd(void *ctx, uint32_t events)
 	return 0;
 }
 
-static void signal_descendants(int sig, pid_t spawner_pid)
+/* Send sig to every live process of the tree. Returns how many it reached. */
+static uint32_t signal_descendants(int sig, pid_t spawner_pid)
 {
+	uint32_t sent = 0;
 	pid_t *pids;
 	size_t n;
 
 	if (tree_descendants(getpid(), &pids, &n))
-		return;
+		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (pids[i] != spawner_pid)
-			kill(pids[i], sig);
+		if (pids[i] != spawner_pid && !kill(pids[i], sig))
+			sent++;
 	free(pids);
+	return sent;
 }
 
 static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
@@ -239,7 +242,8 @@ static int watch_loop(struct watch *w, struct evloop *l)
 				return 0;
 			if (sv->o->descendants == DESC_KILL) {
 				if (w->kill_stage == 0) {
-					signal_descendants(SIGTERM, spawner__pid(sv->spawner));
+					w->r->desc.killed =
+					    signal_descendants(SIGTERM, spawner__pid(sv->spawner));
 					w->kill_stage = 1;
 					w->kill_deadline_ns = now + sv->o->kill_grace_ns;
 				} else if (w->kill_stage == 1 && now >= w->kill_deadline_ns) {
@@ -258,9 +262,16 @@ static int watch_loop(struct watch *w, struct evloop *l)
 			return ret;
 		if (w->main_exited && !w->exit_counted) {
 			w->exit_counted = true;
-			if (!w->tree_empty)
+			/*
+			 * waitid() said children remain; /proc may not show them yet
+			 * (a child in the middle of fork or exec): at least one.
+			 */
+			if (!w->tree_empty) {
 				w->r->desc.running_at_exit =
 				    count_descendants(spawner__pid(w->sv->spawner));
+				if (!w->r->desc.running_at_exit)
+					w->r->desc.running_at_exit = 1;
+			}
 		}
 	}
 }
@@ -349,8 +360,6 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 	}
 	r->wall_ns = w.main_exit_ns - r->start_mono_ns;
 	r->desc.waited_ns = now_ns() - w.main_exit_ns;
-	if (w.kill_stage)
-		r->desc.killed = r->desc.running_at_exit;
 	if (!w.tree_empty)
 		r->desc.left_running = count_descendants(spawner__pid(sv->spawner));
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 struct node {
 	pid_t pid, ppid;
+	bool zombie;
 };
 
 static int read_stat(pid_t pid, struct procfs_stat *st)
@@ -51,7 +53,7 @@ int tree_descendants(pid_t ancestor, pid_t **out, size_t *nout)
 
 		if (*end || pid <= 0)
 			continue;
-		if (read_stat((pid_t)pid, &st) || st.state == 'Z' || st.state == 'X')
+		if (read_stat((pid_t)pid, &st) || st.state == 'X')
 			continue;
 		if (n == cap) {
 			struct node *nn;
@@ -66,6 +68,8 @@ int tree_descendants(pid_t ancestor, pid_t **out, size_t *nout)
 		}
 		nodes[n].pid = (pid_t)pid;
 		nodes[n].ppid = st.ppid;
+		/* A zombie is not counted, but its children are: they may not be reparented yet. */
+		nodes[n].zombie = st.state == 'Z';
 		n++;
 	}
 	res = malloc((n ? n : 1) * sizeof(*res));
@@ -73,14 +77,29 @@ int tree_descendants(pid_t ancestor, pid_t **out, size_t *nout)
 		err = -ENOMEM;
 		goto out;
 	}
-	/* Breadth-first: res[] doubles as the queue of parents to expand. */
-	for (size_t i = 0; i < n; i++)
-		if (nodes[i].ppid == ancestor)
-			res[nres++] = nodes[i].pid;
-	for (size_t q = 0; q < nres; q++)
+	/* Breadth-first over every node, zombies included; res[] keeps the live ones. */
+	{
+		pid_t *queue = malloc((n ? n : 1) * sizeof(*queue));
+		size_t nq = 0;
+
+		if (!queue) {
+			err = -ENOMEM;
+			goto out;
+		}
 		for (size_t i = 0; i < n; i++)
-			if (nodes[i].ppid == res[q] && nres < n)
-				res[nres++] = nodes[i].pid;
+			if (nodes[i].ppid == ancestor)
+				queue[nq++] = (pid_t)i;
+		for (size_t q = 0; q < nq; q++) {
+			const struct node *parent = &nodes[queue[q]];
+
+			if (!parent->zombie)
+				res[nres++] = parent->pid;
+			for (size_t i = 0; i < n && nq < n; i++)
+				if (nodes[i].ppid == parent->pid)
+					queue[nq++] = (pid_t)i;
+		}
+		free(queue);
+	}
 	*out = res;
 	*nout = nres;
 	res = NULL;

@@ -7,8 +7,10 @@
 #include <sys/types.h>
 
 /*
- * Pids of every live process descending from ancestor (not ancestor itself),
- * zombies excluded. *out is malloc'd; the caller frees it. Returns 0 or -errno.
+ * Pids of every live process descending from ancestor (not ancestor itself).
+ * Zombies are not in the list, but their children are (an exiting parent's
+ * children may not be reparented yet). *out is malloc'd; the caller frees
+ * it. Returns 0 or -errno.
  */
 int tree_descendants(pid_t ancestor, pid_t **out, size_t *n);
 

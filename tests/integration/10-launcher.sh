@@ -94,7 +94,9 @@ equal "--descendants leave: reported as left running" "$(jqv "$J" '.runs[0].desc
 equal "--descendants leave: the survivor is marked alive" "$(jqv "$J" '[.runs[0].processes[] | select(.alive_at_end)] | length')" 1
 pkill -f '^sleep 3$' || true
 "$TSARUN" -q --descendants kill --kill-grace 200ms --json "$J" -- sh -c 'sleep 30 & exit 0'
-equal "--descendants kill: the survivor is killed" "$(jqv "$J" '.runs[0].descendants.killed')" 1
+killed=$(jqv "$J" '.runs[0].descendants.killed')
+equal "--descendants kill: the survivor is killed" "$killed" 1 ||
+	echo "#   descendants: $(jq -c .runs[0].descendants "$J")"
 equal "--descendants kill: nothing left running" "$(pgrep -fc '^sleep 30$')" 0
 
 # Users: under sudo the command runs as the invoking user, with that user's groups.
