@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "artifact.h"
+#include "gate.h"
 #include "metrics.h"
 #include "bashprof.h"
 #include "run.h"
@@ -554,19 +555,22 @@ static int emit_run(FILE *f, const struct run *r)
 }
 
 /* A statistic: integral values as integers, others with 15 significant digits; NAN is null. */
-static void add_num(cJSON *o, const char *name, double v)
+static cJSON *num_item(double v)
 {
 	char buf[40];
 
-	if (!isfinite(v)) {
-		cJSON_AddNullToObject(o, name);
-		return;
-	}
+	if (!isfinite(v))
+		return cJSON_CreateNull();
 	if (v == floor(v) && fabs(v) < 9e15)
 		snprintf(buf, sizeof(buf), "%.0f", v);
 	else
 		snprintf(buf, sizeof(buf), "%.15g", v);
-	cJSON_AddRawToObject(o, name, buf);
+	return cJSON_CreateRaw(buf);
+}
+
+static void add_num(cJSON *o, const char *name, double v)
+{
+	cJSON_AddItemToObject(o, name, num_item(v));
 }
 
 /*
@@ -605,6 +609,119 @@ static void add_summary(cJSON *root, const struct session *s)
 	}
 }
 
+static cJSON *values_json(const double *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, num_item(v[i]));
+	return a;
+}
+
+/* A ratio or a bound: null when it is not finite (a zero baseline median). */
+static void add_ratio(cJSON *o, const char *name, double v)
+{
+	char buf[32];
+
+	if (!isfinite(v)) {
+		cJSON_AddNullToObject(o, name);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.6f", v);
+	cJSON_AddRawToObject(o, name, buf);
+}
+
+static cJSON *gate_metric_json(const struct gate_metric *gm)
+{
+	const struct metric_def *d = metric_def(gm->metric);
+	cJSON *o = cJSON_CreateObject();
+
+	add_str(o, "name", d->name);
+	add_str(o, "unit", metric_unit_name(d->unit));
+	add_num(o, "base_median", gm->base_median);
+	add_num(o, "new_median", gm->new_median);
+	add_ratio(o, "ratio", gm->ratio);
+	add_ratio(o, "ci_low", gm->ci_low);
+	add_ratio(o, "ci_high", gm->ci_high);
+	add_ratio(o, "threshold", gm->threshold);
+	add_str(o, "verdict", gate_verdict_name(gm->verdict));
+	add_str(o, "outcome", gate_outcome_name(gm->outcome));
+	if (gm->note[0])
+		add_str(o, "note", gm->note);
+	else
+		cJSON_AddNullToObject(o, "note");
+	cJSON_AddNumberToObject(o, "base_n", (double)gm->nb);
+	cJSON_AddNumberToObject(o, "new_n", (double)gm->nn);
+	add_ratio(o, "base_cv", gm->base_cv);
+	add_ratio(o, "new_cv", gm->new_cv);
+	add_ratio(o, "base_robust_cv", gm->base_rcv);
+	add_ratio(o, "new_robust_cv", gm->new_rcv);
+	cJSON_AddBoolToObject(o, "noisy", gm->noisy);
+	cJSON_AddItemToObject(o, "base_values", values_json(gm->base_values, gm->nb));
+	cJSON_AddItemToObject(o, "new_values", values_json(gm->new_values, gm->nn));
+	return o;
+}
+
+/*
+ * comparison: the baseline, the statistic (enough to recompute every
+ * interval from base_values and new_values), each gated metric, the noise
+ * sentinel and the notes. The baseline command's runs (paired mode) are
+ * kept here, figures only, so the artifact's runs[] stay the command's.
+ */
+static cJSON *comparison_json(const struct session *s)
+{
+	const struct comparison *c = s->cmp;
+	cJSON *o = cJSON_CreateObject(), *b, *st, *a, *sn;
+
+	b = cJSON_AddObjectToObject(o, "baseline");
+	add_str(b, "kind", c->baseline_kind);
+	if (!strcmp(c->baseline_kind, "artifact")) {
+		add_str(b, "path", c->baseline_name);
+	} else {
+		add_str(b, "command", c->baseline_name);
+		a = cJSON_AddArrayToObject(b, "argv");
+		for (int i = 0; i < s->base_argc; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(s->base_argv[i]));
+	}
+	a = cJSON_AddArrayToObject(b, "fingerprint_differences");
+	for (int i = 0; i < c->nfingerprint_diff; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(c->fingerprint_diff[i]));
+	if (s->base_runs) {
+		a = cJSON_AddArrayToObject(b, "runs");
+		for (size_t i = 0; i < s->nbase_runs; i++)
+			cJSON_AddItemToArray(a, run_json(&s->base_runs[i]));
+	}
+	st = cJSON_AddObjectToObject(o, "statistic");
+	add_str(st, "method", "ratio of medians (new / baseline), percentile bootstrap");
+	add_frac(st, "confidence", c->confidence);
+	cJSON_AddNumberToObject(st, "resamples", c->resamples);
+	add_u64(st, "seed", c->seed);
+	add_str(st, "generator", "xoshiro256** seeded by splitmix64");
+	cJSON_AddBoolToObject(st, "paired", c->paired);
+	cJSON_AddNumberToObject(st, "min_runs", GATE_MIN_RUNS);
+	add_str(o, "verdict", gate_verdict_name(c->verdict));
+	add_str(o, "outcome", gate_outcome_name(c->outcome));
+	cJSON_AddNumberToObject(o, "runs_added", c->runs_added);
+	cJSON_AddNumberToObject(o, "max_runs", c->max_runs);
+	a = cJSON_AddArrayToObject(o, "metrics");
+	for (int i = 0; i < c->nmetrics; i++)
+		cJSON_AddItemToArray(a, gate_metric_json(&c->metrics[i]));
+	sn = cJSON_AddObjectToObject(o, "noise_sentinel");
+	cJSON_AddBoolToObject(sn, "available", c->sentinel.available);
+	if (c->sentinel.available) {
+		add_num(sn, "base_median_ns", c->sentinel.base_median);
+		add_num(sn, "new_median_ns", c->sentinel.new_median);
+		add_num(sn, "limit_ns", c->sentinel.limit);
+		cJSON_AddBoolToObject(sn, "fired", c->sentinel.fired);
+	} else {
+		add_str(sn, "reason", c->sentinel.why);
+	}
+	a = cJSON_AddArrayToObject(o, "notes");
+	for (int i = 0; i < c->nnotes; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(c->notes[i]));
+	return o;
+}
+
 /* The session's top level as a tree; "runs" is a placeholder streamed by artifact_emit(). */
 static cJSON *session_json(const struct session *s)
 {
@@ -630,6 +747,10 @@ static cJSON *session_json(const struct session *s)
 	if (s->nruns && s->runs[s->nruns - 1].bash)
 		cJSON_AddItemToObject(root, "bash",
 				      bash_json(s->runs[s->nruns - 1].bash, s->bash_folded));
+	if (s->cmp)
+		cJSON_AddItemToObject(root, "comparison", comparison_json(s));
+	else
+		cJSON_AddNullToObject(root, "comparison");
 	return root;
 }
 

@@ -8,7 +8,8 @@
  * artifact_render() returns the same text (malloc'd, caller frees).
  * artifact_write() streams it atomically: a temporary file in the same
  * directory, fsync, rename. A path that names something other than a
- * regular file (/dev/null, a FIFO) is written in place.
+ * regular file (/dev/null, a FIFO) is written in place. artifact_read()
+ * (artifact_read.c) reads one back.
  */
 #ifndef TSARUN_ARTIFACT_H
 #define TSARUN_ARTIFACT_H
@@ -33,6 +34,22 @@ char *artifact_render(const struct session *s);
 /* Returns 0 or -errno; err names the file and says what failed. */
 int artifact_write(const struct session *s, const char *path, const struct artifact_opts *o,
 		   char *err, size_t errlen);
+
+/*
+ * Read an artifact back (any tsarun/1 document): host, command, and every
+ * run's figures (status, exit, wall, rusage, instructions, totals, sources)
+ * without thread and process rows; in a paired artifact also the baseline
+ * command's runs. `what` names the file in messages ("baseline", "NEW").
+ * Every way a file can be wrong (missing, empty, truncated, not JSON,
+ * another schema, a run without its figures) gives -errno and a message
+ * that names the file and says what is wrong. s is zeroed first; free it
+ * with session__free().
+ */
+int artifact_read(const char *path, const char *what, struct session *s, char *err, size_t errlen);
+
+/* The same from text in memory (name is used in messages). */
+int artifact_parse(const char *text, size_t len, const char *name, const char *what,
+		   struct session *s, char *err, size_t errlen);
 
 struct host_info;
 

@@ -361,14 +361,30 @@ const char *gate_fmt_value(enum metric_id m, double v, char *buf, size_t len)
 	return buf;
 }
 
+static void vnote(struct comparison *c, int metric, const char *fmt, va_list ap)
+{
+	if (c->nnotes >= GATE_MAX_NOTES)
+		return;
+	c->note_metric[c->nnotes] = metric;
+	vsnprintf(c->notes[c->nnotes++], GATE_NOTE_LEN, fmt, ap);
+}
+
 static void note(struct comparison *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (c->nnotes >= GATE_MAX_NOTES)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(c->notes[c->nnotes++], GATE_NOTE_LEN, fmt, ap);
+	vnote(c, -1, fmt, ap);
+	va_end(ap);
+}
+
+/* A note that explains metric m's verdict. */
+static void note_m(struct comparison *c, int m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnote(c, m, fmt, ap);
 	va_end(ap);
 }
 
@@ -387,13 +403,15 @@ static double median_of(const double *x, size_t n)
 	return med;
 }
 
-static double cv_of(const double *x, size_t n)
+static double cv_of(const double *x, size_t n, bool robust)
 {
 	struct stats_summary s;
 
 	if (n < 2 || stats_summarize(x, n, &s))
 		return NAN;
-	return s.cv;
+	if (!robust)
+		return s.cv;
+	return s.median > 0 ? 1.4826 * s.mad / s.median : NAN;
 }
 
 static double *copy_values(const double *x, size_t n)
@@ -449,8 +467,10 @@ static int compare_metric(const struct gate_spec *g, const struct gate_side *b,
 		return -ENOMEM;
 	gm->base_median = median_of(b->v[m], b->n);
 	gm->new_median = median_of(n->v[m], n->n);
-	gm->base_cv = cv_of(b->v[m], b->n);
-	gm->new_cv = cv_of(n->v[m], n->n);
+	gm->base_cv = cv_of(b->v[m], b->n, false);
+	gm->new_cv = cv_of(n->v[m], n->n, false);
+	gm->base_rcv = cv_of(b->v[m], b->n, true);
+	gm->new_rcv = cv_of(n->v[m], n->n, true);
 	gm->ratio = b->n && n->n ? stats_ratio(gm->new_median, gm->base_median) : NAN;
 	gm->ci_low = gm->ci_high = NAN;
 
@@ -476,8 +496,8 @@ static int compare_metric(const struct gate_spec *g, const struct gate_side *b,
 			gm->more_helps = true;
 		}
 	}
-	gm->noisy =
-	    (!isnan(gm->base_cv) && gm->base_cv >= t) || (!isnan(gm->new_cv) && gm->new_cv >= t);
+	gm->noisy = (!isnan(gm->base_rcv) && gm->base_rcv >= t) ||
+		    (!isnan(gm->new_rcv) && gm->new_rcv >= t);
 
 	switch (gm->verdict) {
 	case GATE_REGRESSION:
@@ -542,7 +562,6 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 	}
 	if (g->gated[METRIC_WALL] && !c->sentinel.available)
 		note(c, "wall is gated without noise sentinels: %s", c->sentinel.why);
-
 	c->nmetrics = 0;
 	c->verdict = GATE_PASS;
 	c->outcome = GATE_OK;
@@ -564,22 +583,32 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 		snprintf(th, sizeof(th), "+%g%%", gm->threshold * 100);
 		if (gm->noisy)
 			note(c,
-			     "%s: run-to-run noise (cv %.1f%% baseline, %.1f%% new) is as large "
-			     "as the %s threshold: a change of that size cannot be told from "
-			     "noise; reduce the noise or raise the threshold",
-			     metric_def(m)->name, gm->base_cv * 100, gm->new_cv * 100, th);
+			     "%s: run-to-run noise (robust cv %.1f%% baseline, %.1f%% new; cv "
+			     "%.1f%%, %.1f%%) is as large as the %s threshold: a change of that "
+			     "size cannot be told from noise; reduce the noise or raise the "
+			     "threshold",
+			     metric_def(m)->name, gm->base_rcv * 100, gm->new_rcv * 100,
+			     gm->base_cv * 100, gm->new_cv * 100, th);
 		if (gm->verdict == GATE_IMPROVED)
-			note(c, "%s improved by %s [%s, %s]: the baseline may be refreshed",
-			     metric_def(m)->name, gate_fmt_change(gm->ratio, a, sizeof(a)),
-			     gate_fmt_change(gm->ci_low, lo, sizeof(lo)),
-			     gate_fmt_change(gm->ci_high, hi, sizeof(hi)));
+			note_m(c, m, "%s improved: %s [%s, %s]; the baseline may be refreshed",
+			       metric_def(m)->name, gate_fmt_change(gm->ratio, a, sizeof(a)),
+			       gate_fmt_change(gm->ci_low, lo, sizeof(lo)),
+			       gate_fmt_change(gm->ci_high, hi, sizeof(hi)));
 		if (gm->verdict == GATE_INCONCLUSIVE && !isnan(gm->ci_low))
+			note_m(c, m,
+			       "%s: the interval [%s, %s] straddles the %s threshold after %zu "
+			       "runs: allow more runs (--max-runs), reduce the noise, or choose a "
+			       "threshold the noise allows",
+			       metric_def(m)->name, gate_fmt_change(gm->ci_low, lo, sizeof(lo)),
+			       gate_fmt_change(gm->ci_high, hi, sizeof(hi)), th, gm->nn);
+		/* Said once: in wall's own note when it turned a failure into a warning. */
+		if (m == METRIC_WALL && c->sentinel.fired && !gm->note[0])
 			note(c,
-			     "%s: the interval [%s, %s] straddles the %s threshold after %zu "
-			     "runs: allow more runs (--max-runs), reduce the noise, or choose a "
-			     "threshold the noise allows",
-			     metric_def(m)->name, gate_fmt_change(gm->ci_low, lo, sizeof(lo)),
-			     gate_fmt_change(gm->ci_high, hi, sizeof(hi)), th, gm->nn);
+			     "noise sentinels: runqueue wait + steal grew from %.2f to %.2f ms per "
+			     "run (more than %.2f ms, half the wall threshold): the machine was "
+			     "busier, so a wall verdict is a warning at most",
+			     c->sentinel.base_median / 1e6, c->sentinel.new_median / 1e6,
+			     c->sentinel.limit / 1e6);
 	}
 	return 0;
 }

@@ -102,7 +102,8 @@ struct gate_metric {
 	size_t nb, nn;
 	double base_median, new_median;
 	double ratio, ci_low, ci_high; /* +INFINITY when the base median is 0 */
-	double base_cv, new_cv;	       /* NAN with fewer than 2 runs */
+	double base_cv, new_cv;	       /* stddev / mean; NAN with fewer than 2 runs */
+	double base_rcv, new_rcv;      /* robust: 1.4826 MAD / median; NAN as above */
 	enum gate_verdict verdict;
 	enum gate_outcome outcome;
 	bool noisy;		  /* run-to-run noise (cv) at or above the threshold */
@@ -143,6 +144,8 @@ struct comparison {
 	enum gate_verdict verdict;
 	enum gate_outcome outcome;
 	char notes[GATE_MAX_NOTES][GATE_NOTE_LEN];
+	/* The metric a note only restates (its verdict's explanation), or -1. */
+	int note_metric[GATE_MAX_NOTES];
 	int nnotes;
 };
 

@@ -30,6 +30,18 @@ void session__free(struct session *s)
 	free(s->runs);
 	s->runs = NULL;
 	s->nruns = 0;
+	for (size_t i = 0; i < s->nbase_runs; i++)
+		run__free_detail(&s->base_runs[i]);
+	free(s->base_runs);
+	s->base_runs = NULL;
+	s->nbase_runs = 0;
+	for (size_t i = 0; i < s->nowned_strings; i++)
+		free(s->owned_strings[i]);
+	free(s->owned_strings);
+	s->owned_strings = NULL;
+	s->nowned_strings = 0;
+	free(s->owned_tool_version);
+	s->owned_tool_version = NULL;
 }
 
 void run__source(struct run *r, const char *name, bool active, const char *reason)

@@ -261,6 +261,8 @@ struct host_info {
 	char ci[32]; /* "github-actions", "gitlab", ..., "none" */
 };
 
+struct comparison;
+
 struct session {
 	const char *tool_version;
 	long supervisor_max_rss_kb; /* tsarun's own peak RSS, read when the artifact is written */
@@ -271,6 +273,18 @@ struct session {
 	const char *bash_folded; /* --bash: where the folded stacks went (NULL: not written) */
 	struct run *runs;
 	size_t nruns;
+
+	/* The regression gate (see gate.h); both NULL/0 without one. */
+	struct comparison *cmp; /* borrowed: the caller frees it */
+	struct run *base_runs;	/* paired mode: the baseline command's runs (owned) */
+	size_t nbase_runs;
+	char *const *base_argv; /* the baseline command (borrowed) */
+	int base_argc;
+
+	/* A session read back from an artifact owns what it points to. */
+	char **owned_strings; /* argv points here: nowned_strings strings and a NULL */
+	size_t nowned_strings;
+	char *owned_tool_version;
 };
 
 void run__free_detail(struct run *r);

@@ -18,7 +18,10 @@
 #include <unistd.h>
 
 #include "bashprobe.h"
+#include "artifact.h"
 #include "doctor.h"
+#include "gate_report.h"
+#include "gating.h"
 #include "host.h"
 #include "options.h"
 #include "outputs.h"
@@ -31,6 +34,7 @@
 #include "user.h"
 
 #define EXIT_TSARUN 125
+#define EXIT_GATE   3 /* the command succeeded, the regression gate failed */
 
 static int mkdir_p(const char *dir)
 {
@@ -103,10 +107,12 @@ static int run_main(struct tsarun_opts *o)
 	struct target_user user;
 	struct supervisor sv = {0};
 	struct probeset *ps = NULL;
-	struct spawner *spawner = NULL;
+	struct spawner *spawner = NULL, *base_spawner = NULL;
 	struct bash_probe *bash = NULL;
 	char *const *argv = o->argv;
 	int argc = o->argc;
+	struct supervisor base_sv = {0};
+	struct gating g = {0};
 	sigset_t mask, orig;
 	char err[512];
 	char *path = NULL;
@@ -122,6 +128,11 @@ static int run_main(struct tsarun_opts *o)
 	if (!path) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		goto out_user;
+	}
+	/* A bad baseline is refused before the command runs. */
+	if (o->gate && gating__prepare(&g, o, err, sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		goto out_path;
 	}
 
 	sigemptyset(&mask);
@@ -158,6 +169,14 @@ static int run_main(struct tsarun_opts *o)
 		fprintf(stderr, "tsarun: cannot start the spawner process: %s\n", strerror(errno));
 		goto out_sigfd;
 	}
+	if (o->baseline_cmd) {
+		base_spawner = spawner__new(g.base_argv, &user, &orig);
+		if (!base_spawner) {
+			fprintf(stderr, "tsarun: cannot start the spawner process: %s\n",
+				strerror(errno));
+			goto out_session;
+		}
+	}
 
 	s.tool_version = TSARUN_VERSION;
 	s.argv = argv;
@@ -172,8 +191,15 @@ static int run_main(struct tsarun_opts *o)
 	}
 	if (!s.host.pmu)
 		probeset__unavailable(ps, "perf", s.host.pmu_reason, o->verbose);
+	else
+		probeset__unavailable(ps, "perf", "this build does not count instructions yet",
+				      o->verbose);
 	if (bash)
 		probeset__add_bash(ps, bash);
+	if (o->gate && gating__check_machine(&g, ps, &s.host, err, sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		goto out_session;
+	}
 
 	sv.o = o;
 	sv.spawner = spawner;
@@ -181,25 +207,52 @@ static int run_main(struct tsarun_opts *o)
 	sv.nprobes = ps->nprobes;
 	sv.sigfd = sigfd;
 	se.sv[SERIES_NEW] = &sv;
+	if (base_spawner) {
+		base_sv = sv;
+		base_sv.spawner = base_spawner;
+		base_sv.name = g.base_argv[0];
+		se.sv[SERIES_BASE] = &base_sv;
+	}
 	se.ps = ps;
 	se.verbose = o->verbose;
 	se.quiet = o->quiet;
 	ret = series_run(&se, o->warmup, o->runs, err, sizeof(err));
+	if (!ret && o->gate)
+		ret = gating__run(&g, &se, &s, err, sizeof(err));
 	/* The session owns the runs from here on. */
 	s.runs = se.runs[SERIES_NEW];
 	s.nruns = se.n[SERIES_NEW];
 	se.runs[SERIES_NEW] = NULL;
 	se.n[SERIES_NEW] = 0;
+	if (base_spawner) {
+		/* The baseline command's runs are kept as figures, without rows. */
+		s.base_runs = se.runs[SERIES_BASE];
+		s.nbase_runs = se.n[SERIES_BASE];
+		for (size_t i = 0; i < s.nbase_runs; i++)
+			run__free_detail(&s.base_runs[i]);
+		se.runs[SERIES_BASE] = NULL;
+		se.n[SERIES_BASE] = 0;
+		s.base_argv = g.base_argv;
+		s.base_argc = g.base_argc;
+	}
 	if (ret) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		goto out_session;
 	}
-	if (se.stopped)
-		code = status_exit_code(se.stop_side == SERIES_NEW
-					    ? &s.runs[se.stop_index]
-					    : &se.runs[se.stop_side][se.stop_index]);
-	else
+	if (se.stopped) {
+		code = status_exit_code(se.stop_side == SERIES_NEW ? &s.runs[se.stop_index]
+								   : &s.base_runs[se.stop_index]);
+		if (o->gate && !o->quiet)
+			fprintf(stderr, "tsarun: the regression gate was not evaluated: a run did "
+					"not complete\n");
+	} else {
 		code = 0;
+	}
+	if (o->gate && g.compared) {
+		s.cmp = &g.cmp;
+		if (g.cmp.outcome == GATE_FAIL)
+			code = EXIT_GATE;
+	}
 	if (outputs_write(&s, o, &user, path) && code == 0)
 		code = EXIT_TSARUN;
 
@@ -207,6 +260,7 @@ out_session:
 	series__free(&se);
 	session__free(&s);
 	probeset__free(ps);
+	spawner__free(base_spawner);
 	spawner__free(spawner);
 out_sigfd:
 	bash_probe__free(bash);
@@ -214,9 +268,63 @@ out_sigfd:
 out_mask:
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 out_path:
+	gating__free(&g);
 	free(path);
 out_user:
 	target_user__free(&user);
+	return code;
+}
+
+/* tsarun compare BASE.json NEW.json: the same verdict, offline. */
+static int compare_main(const struct tsarun_opts *o)
+{
+	struct session base = {0}, new = {0};
+	struct gate_side bside = {0}, nside = {0};
+	struct comparison cmp = {.baseline_kind = "artifact", .baseline_name = o->compare_base};
+	char err[768], what[600];
+	int code = EXIT_TSARUN, ret;
+	bool color;
+
+	ret = artifact_read(o->compare_base, "baseline", &base, err, sizeof(err));
+	if (!ret)
+		ret = artifact_read(o->compare_new, "new artifact", &new, err, sizeof(err));
+	if (ret)
+		goto out_err;
+	if (gate_side_init(&bside, base.runs, base.nruns, &base.host) ||
+	    gate_side_init(&nside, new.runs, new.nruns, &new.host)) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto out_err;
+	}
+	snprintf(what, sizeof(what), "baseline '%s'", o->compare_base);
+	ret = gate_check_available(&o->gate_spec, &bside, what, err, sizeof(err));
+	if (!ret) {
+		snprintf(what, sizeof(what), "new artifact '%s'", o->compare_new);
+		ret = gate_check_available(&o->gate_spec, &nside, what, err, sizeof(err));
+	}
+	if (ret)
+		goto out_err;
+	ret = gate_compare(&o->gate_spec, &bside, &nside, false, &cmp);
+	if (ret) {
+		snprintf(err, sizeof(err), "cannot compare: %s", strerror(-ret));
+		goto out_err;
+	}
+	color = o->color == COLOR_ALWAYS ||
+		(o->color == COLOR_AUTO && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+	if (!o->quiet)
+		gate_report_comparison(stdout, &cmp, o->compare_new, color);
+	fflush(stdout);
+	code = cmp.outcome == GATE_FAIL ? EXIT_GATE : 0;
+	if (outputs_gate(&cmp, o, o->compare_new, (uid_t)-1, (gid_t)-1) && code == 0)
+		code = EXIT_TSARUN;
+	goto out;
+out_err:
+	fprintf(stderr, "tsarun: %s\n", err);
+out:
+	comparison__free(&cmp);
+	gate_side_free(&bside);
+	gate_side_free(&nside);
+	session__free(&base);
+	session__free(&new);
 	return code;
 }
 
@@ -239,6 +347,8 @@ int main(int argc, char **argv)
 		return 0;
 	case MODE_DOCTOR:
 		return doctor_run(o.doctor_json);
+	case MODE_COMPARE:
+		return compare_main(&o);
 	case MODE_RUN:
 		break;
 	}

@@ -15,6 +15,8 @@ static const char usage[] =
     "Usage: tsarun [OPTIONS] [--] COMMAND [ARG...]\n"
     "       tsarun [OPTIONS] --bash SCRIPT [ARG...]\n"
     "       tsarun [OPTIONS] --bash -c 'COMMANDS' [ARG...]\n"
+    "       tsarun compare BASE.json NEW.json [--fail-over SPEC] [--metric LIST]\n"
+    "                      [--inconclusive WHAT] [--junit FILE] [--markdown FILE]\n"
     "       tsarun doctor [--json]\n"
     "\n"
     "Run COMMAND and account for where every thread of it, and of every process\n"
@@ -49,6 +51,7 @@ static const char usage[] =
     "                           keeps every run's figures and their summary (median,\n"
     "                           mean, stddev, cv, min, max, outliers) per metric\n"
     "      --warmup N           run it N times first, not counted\n"
+    "\n"
     "Bash scripts:\n"
     "      --bash SCRIPT [ARG...]   profile a bash script command by command (traps\n"
     "                           injected through BASH_ENV; the script is unchanged).\n"
@@ -59,14 +62,33 @@ static const char usage[] =
     "                           into the artifact's \"bash\" key, folded stacks to\n"
     "                           bash.folded beside the artifact.\n"
     "\n"
+    "Regression gate (exit 3 when the command succeeded and the gate failed):\n"
+    "      --baseline FILE      compare with an earlier artifact (default 10 runs)\n"
+    "      --baseline-cmd CMD   run CMD alongside, interleaved run by run (paired\n"
+    "                           mode: the most reliable setup in CI)\n"
+    "      --fail-over SPEC     thresholds: 10% (for the gated metrics, default cpu)\n"
+    "                           or per metric, cpu=5%,wall=15%; default 10%\n"
+    "      --metric LIST        gate these metrics (wall, cpu, on_cpu, runqueue,\n"
+    "                           blocked, uninterruptible, voluntary_switches,\n"
+    "                           involuntary_switches, max_rss, instructions)\n"
+    "      --max-runs N         add runs up to N while a verdict is inconclusive\n"
+    "                           (default 30)\n"
+    "      --inconclusive WHAT  warn (default, exit 0) or fail (exit 3)\n"
+    "      --junit FILE         the verdict as JUnit XML, a test case per metric\n"
+    "      --markdown FILE      the verdict as a Markdown table\n"
+    "      In GitHub Actions (GITHUB_ACTIONS=true) the table is appended to\n"
+    "      $GITHUB_STEP_SUMMARY and failures and warnings become annotations.\n"
+    "\n"
     "Other:\n"
     "  -h, --help               show this help\n"
     "  -V, --version            show the version\n"
     "\n"
     "Subcommands:\n"
+    "  compare BASE NEW         the gate's verdict on two artifacts, offline\n"
     "  doctor [--json]          what this machine and user allow, and why\n"
     "\n"
     "Exit status: the command's own; 128+N when it was killed by signal N;\n"
+    "3 when it succeeded but the regression gate failed;\n"
     "125 when tsarun itself failed; 126 when COMMAND could not be executed;\n"
     "127 when it was not found. A command named like a subcommand runs after --.\n"
     "\n"
@@ -75,6 +97,10 @@ static const char usage[] =
     "  sudo tsarun --sort runq -- make -j8     who waited for a CPU the longest\n"
     "  sudo tsarun --json run.json -q -- ./t   artifact only, no table\n"
     "  sudo tsarun --bash ./deploy.sh prod     where a bash script spends its time\n"
+    "  sudo tsarun --baseline base.json --fail-over 10% -- ./bench\n"
+    "                                          fail on a 10% CPU-time regression\n"
+    "  sudo tsarun --baseline-cmd './bench-old' --fail-over cpu=5%,wall=10% -- ./bench\n"
+    "                                          old and new interleaved, in one job\n"
     "  tsarun doctor                           which sources work here\n";
 
 const char *options_usage(void)
@@ -93,6 +119,7 @@ void options_defaults(struct tsarun_opts *o)
 	o->top = 20;
 	o->ringbuf_bytes = 4ull << 20;
 	o->runs = 1;
+	gate_spec_defaults(&o->gate_spec);
 }
 
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -223,6 +250,14 @@ enum {
 	OPT_WARMUP,
 	OPT_BASH,
 	OPT_BASH_NO_FOLLOW,
+	OPT_BASELINE,
+	OPT_BASELINE_CMD,
+	OPT_FAIL_OVER,
+	OPT_METRIC,
+	OPT_MAX_RUNS,
+	OPT_INCONCLUSIVE,
+	OPT_JUNIT,
+	OPT_MARKDOWN,
 };
 
 static const struct option long_opts[] = {
@@ -244,10 +279,140 @@ static const struct option long_opts[] = {
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"bash", no_argument, NULL, OPT_BASH},
     {"bash-no-follow", no_argument, NULL, OPT_BASH_NO_FOLLOW},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"baseline-cmd", required_argument, NULL, OPT_BASELINE_CMD},
+    {"fail-over", required_argument, NULL, OPT_FAIL_OVER},
+    {"metric", required_argument, NULL, OPT_METRIC},
+    {"max-runs", required_argument, NULL, OPT_MAX_RUNS},
+    {"inconclusive", required_argument, NULL, OPT_INCONCLUSIVE},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"markdown", required_argument, NULL, OPT_MARKDOWN},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
+
+/*
+ * The options that say how a comparison is judged, shared by a run with a
+ * baseline and by `tsarun compare`. Returns 1 when c is not one of them.
+ */
+static int gate_option(struct tsarun_opts *o, int c, const char *arg, const char **used, char *err,
+		       size_t errlen)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_FAIL_OVER:
+		*used = "--fail-over";
+		return gate_parse_fail_over(&o->gate_spec, arg, err, errlen);
+	case OPT_METRIC:
+		*used = "--metric";
+		return gate_parse_metrics(&o->gate_spec, arg, err, errlen);
+	case OPT_MAX_RUNS:
+		*used = "--max-runs";
+		if (parse_uint(arg, 1, 10000, &v))
+			return fail(err, errlen, "--max-runs: '%s' is not a number from 1 to 10000",
+				    arg);
+		o->gate_spec.max_runs = (unsigned)v;
+		o->max_runs_given = true;
+		return 0;
+	case OPT_INCONCLUSIVE:
+		*used = "--inconclusive";
+		if (!strcmp(arg, "warn"))
+			o->gate_spec.inconclusive_fails = false;
+		else if (!strcmp(arg, "fail"))
+			o->gate_spec.inconclusive_fails = true;
+		else
+			return fail(err, errlen, "--inconclusive: '%s' is not warn or fail", arg);
+		return 0;
+	case OPT_JUNIT:
+		*used = "--junit";
+		if (!*arg)
+			return fail(err, errlen, "--junit: empty file name");
+		o->junit_path = arg;
+		return 0;
+	case OPT_MARKDOWN:
+		*used = "--markdown";
+		if (!*arg)
+			return fail(err, errlen, "--markdown: empty file name");
+		o->markdown_path = arg;
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	static const struct option opts[] = {
+	    {"fail-over", required_argument, NULL, OPT_FAIL_OVER},
+	    {"metric", required_argument, NULL, OPT_METRIC},
+	    {"inconclusive", required_argument, NULL, OPT_INCONCLUSIVE},
+	    {"junit", required_argument, NULL, OPT_JUNIT},
+	    {"markdown", required_argument, NULL, OPT_MARKDOWN},
+	    {"color", required_argument, NULL, OPT_COLOR},
+	    {"colour", required_argument, NULL, OPT_COLOR},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *used = NULL;
+	int c, ret, npos = 0;
+
+	o->mode = MODE_COMPARE;
+	o->gate = true;
+	optind = 0;
+	opterr = 0;
+	/* Permuting: options may come before, between or after the two files. */
+	while ((c = getopt_long(argc - 1, argv + 1, ":qh", opts, NULL)) != -1) {
+		ret = gate_option(o, c, optarg, &used, err, errlen);
+		if (ret <= 0) {
+			if (ret)
+				return ret;
+			continue;
+		}
+		switch (c) {
+		case OPT_COLOR: {
+			static const char *const names[] = {"auto", "always", "never"};
+			int i = parse_enum(optarg, names, 3);
+
+			if (i < 0)
+				return fail(err, errlen,
+					    "--color: '%s' is not auto, always or never", optarg);
+			o->color = i;
+			break;
+		}
+		case 'q':
+			o->quiet = true;
+			o->no_table = true;
+			break;
+		case 'h':
+			o->mode = MODE_HELP;
+			return 0;
+		case ':':
+			return fail(err, errlen, "compare: option '%s' needs a value",
+				    argv[optind]);
+		default:
+			return fail(err, errlen,
+				    "compare: unknown option '%s' (usage: tsarun compare BASE.json "
+				    "NEW.json [--fail-over SPEC] [--metric LIST])",
+				    argv[optind]);
+		}
+	}
+	for (int i = optind + 1; i < argc; i++) {
+		if (npos == 0)
+			o->compare_base = argv[i];
+		else if (npos == 1)
+			o->compare_new = argv[i];
+		npos++;
+	}
+	if (npos != 2)
+		return fail(err, errlen,
+			    "compare: needs two artifacts, got %d (usage: tsarun compare BASE.json "
+			    "NEW.json [--fail-over SPEC])",
+			    npos);
+	gate_spec_finish(&o->gate_spec);
+	return 0;
+}
 
 static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
@@ -267,12 +432,15 @@ static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err,
 
 int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
+	const char *gate_used = NULL;
 	uint64_t v;
 	int c, i;
 
 	err[0] = '\0';
 	if (argc >= 2 && !strcmp(argv[1], "doctor"))
 		return parse_doctor(o, argc, argv, err, errlen);
+	if (argc >= 2 && !strcmp(argv[1], "compare"))
+		return parse_compare(o, argc, argv, err, errlen);
 
 	optind = 0; /* GNU: full reinitialisation, so repeated calls (tests) work */
 	opterr = 0;
@@ -367,6 +535,28 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			o->runs = (unsigned)v;
 			o->runs_given = true;
 			break;
+		case OPT_BASELINE:
+			if (!*optarg)
+				return fail(err, errlen, "--baseline: empty file name");
+			o->baseline_path = optarg;
+			break;
+		case OPT_BASELINE_CMD:
+			if (!*optarg)
+				return fail(err, errlen, "--baseline-cmd: empty command");
+			o->baseline_cmd = optarg;
+			break;
+		case OPT_FAIL_OVER:
+		case OPT_METRIC:
+		case OPT_MAX_RUNS:
+		case OPT_INCONCLUSIVE:
+		case OPT_JUNIT:
+		case OPT_MARKDOWN: {
+			int ret = gate_option(o, c, optarg, &gate_used, err, errlen);
+
+			if (ret)
+				return ret;
+			break;
+		}
 		case OPT_WARMUP:
 			if (parse_uint(optarg, 0, 1000, &v))
 				return fail(err, errlen,
@@ -419,5 +609,26 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			    "no command given (usage: tsarun [OPTIONS] -- COMMAND [ARG...])");
 	o->argv = &argv[optind];
 	o->argc = argc - optind;
+
+	if (o->baseline_path && o->baseline_cmd)
+		return fail(err, errlen,
+			    "--baseline and --baseline-cmd: choose one (a stored artifact, or a "
+			    "command run alongside)");
+	o->gate = o->baseline_path || o->baseline_cmd;
+	if (!o->gate && gate_used)
+		return fail(err, errlen,
+			    "%s needs a baseline: --baseline FILE (an earlier artifact) or "
+			    "--baseline-cmd 'CMD' (run alongside)",
+			    gate_used);
+	if (o->gate) {
+		if (!o->runs_given)
+			o->runs = 10;
+		if (!o->max_runs_given && o->gate_spec.max_runs < o->runs)
+			o->gate_spec.max_runs = o->runs;
+		if (o->gate_spec.max_runs < o->runs)
+			return fail(err, errlen, "--max-runs %u is less than --runs %u",
+				    o->gate_spec.max_runs, o->runs);
+		gate_spec_finish(&o->gate_spec);
+	}
 	return 0;
 }

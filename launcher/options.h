@@ -11,11 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gate.h"  /* struct gate_spec */
 #include "table.h" /* enum sort_key */
 
 enum tsarun_mode {
 	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...], or --bash SCRIPT */
 	MODE_DOCTOR,  /* tsarun doctor [--json] */
+	MODE_COMPARE, /* tsarun compare BASE.json NEW.json [--fail-over SPEC] */
 	MODE_HELP,
 	MODE_VERSION,
 };
@@ -65,6 +67,18 @@ struct tsarun_opts {
 	bool bash;
 	bool bash_command; /* -c */
 	bool bash_no_follow;
+	/* The regression gate: a baseline, what is gated and how. */
+	const char *baseline_path; /* --baseline FILE: an earlier artifact */
+	const char *baseline_cmd;  /* --baseline-cmd 'CMD': paired mode */
+	bool gate;		   /* either was given (or compare mode) */
+	struct gate_spec gate_spec;
+	bool max_runs_given;
+	const char *junit_path;	   /* --junit FILE */
+	const char *markdown_path; /* --markdown FILE */
+
+	/* tsarun compare BASE NEW */
+	const char *compare_base;
+	const char *compare_new;
 };
 
 /* Fill *o with the defaults. */

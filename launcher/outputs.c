@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "artifact.h"
+#include "gate.h"
 #include "gate_report.h"
 #include "bashprof.h"
 #include "options.h"
@@ -58,6 +59,8 @@ static void write_table(const struct session *s, const struct tsarun_opts *o,
 
 		bashprof__print(r->bash, f, &bo);
 	}
+	if (s->cmp)
+		gate_report_comparison(f, s->cmp, o->argv[0], to.color);
 	if (f != stderr)
 		fclose(f);
 }
@@ -99,6 +102,64 @@ static char *write_folded(const struct run *r, const char *artifact_path,
 	return path;
 }
 
+typedef void (*gate_renderer)(FILE *f, const struct comparison *c, const char *command);
+
+static int write_file(const char *path, const char *mode, const char *what, gate_renderer render,
+		      const struct comparison *c, const char *command, uid_t uid, gid_t gid)
+{
+	FILE *f = fopen(path, mode);
+	int ret = 0;
+
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "tsarun: cannot write the %s '%s': %s\n", what, path,
+			strerror(-ret));
+		return ret;
+	}
+	/* A new report belongs to the user tsarun runs the command as, like the artifact. */
+	if (uid != (uid_t)-1 && mode[0] == 'w' && fchown(fileno(f), uid, gid))
+		fprintf(stderr, "tsarun: cannot give '%s' to uid %u: %s\n", path, (unsigned)uid,
+			strerror(errno));
+	render(f, c, command);
+	if (fflush(f) || ferror(f))
+		ret = -errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret)
+		fprintf(stderr, "tsarun: cannot write the %s '%s': %s\n", what, path,
+			strerror(-ret));
+	return ret;
+}
+
+int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const char *command,
+		 uid_t uid, gid_t gid)
+{
+	const char *gha = getenv("GITHUB_ACTIONS"), *summary = getenv("GITHUB_STEP_SUMMARY");
+	int ret = 0, r;
+
+	if (o->junit_path) {
+		r = write_file(o->junit_path, "we", "JUnit report", gate_report_junit, c, command,
+			       uid, gid);
+		ret = ret ? ret : r;
+	}
+	if (o->markdown_path) {
+		r = write_file(o->markdown_path, "we", "Markdown report", gate_report_markdown, c,
+			       command, uid, gid);
+		ret = ret ? ret : r;
+	}
+	if (!gha || strcmp(gha, "true"))
+		return ret;
+	if (summary && *summary) {
+		r = write_file(summary, "ae", "step summary (GITHUB_STEP_SUMMARY)",
+			       gate_report_markdown, c, command, (uid_t)-1, (gid_t)-1);
+		ret = ret ? ret : r;
+	}
+	fflush(stderr);
+	gate_report_annotations(stderr, c, command);
+	fflush(stderr);
+	return ret;
+}
+
 int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
 		  const char *artifact_path)
 {
@@ -116,10 +177,23 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 		folded = write_folded(&s->runs[s->nruns - 1], artifact_path, user);
 		s->bash_folded = folded;
 	}
-	if (!o->no_table && s->nruns)
+	if (!o->no_table && s->nruns) {
 		write_table(s, o, artifact_path);
+	} else if (s->cmp && !o->quiet) {
+		char head[512];
+
+		/* Without the table, the gate still says what it decided. */
+		gate_report_headline(s->cmp, head, sizeof(head));
+		fprintf(stderr, "tsarun: gate %s: %s\n",
+			s->cmp->outcome == GATE_FAIL   ? "FAILED"
+			: s->cmp->outcome == GATE_WARN ? "passed with a warning"
+						       : "passed",
+			head);
+	}
 	if (!getrusage(RUSAGE_SELF, &self))
 		s->supervisor_max_rss_kb = self.ru_maxrss;
+	if (s->cmp && outputs_gate(s->cmp, o, o->argv[0], ao.owner_uid, ao.owner_gid))
+		ret = -EIO;
 	if (artifact_write(s, artifact_path, &ao, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		ret = -EIO;

@@ -18,4 +18,20 @@ struct tsarun_opts;
 int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
 		  const char *artifact_path);
 
+#include <sys/types.h>
+
+struct comparison;
+
+/*
+ * The gate's verdict for CI: --junit and --markdown files, and in GitHub
+ * Actions (GITHUB_ACTIONS=true) the Markdown table appended to
+ * $GITHUB_STEP_SUMMARY and annotations on stderr (the runner reads
+ * workflow commands from both streams; stdout stays the command's).
+ * Files tsarun creates belong to owner_uid:owner_gid unless that is -1
+ * (under sudo, the invoking user). Returns 0, or -errno when a file could
+ * not be written (the message is on stderr).
+ */
+int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const char *command,
+		 uid_t owner_uid, gid_t owner_gid);
+
 #endif /* TSARUN_OUTPUTS_H */

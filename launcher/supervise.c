@@ -343,13 +343,13 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		r->status = RUN_NOT_STARTED;
 		if (sres.stage == SPAWN_EXEC) {
 			r->exit_code = spawn_exec_exit_code(sres.err);
-			fprintf(stderr, "tsarun: cannot execute '%s': %s\n", sv->o->argv[0],
-				strerror(sres.err));
+			fprintf(stderr, "tsarun: cannot execute '%s': %s\n",
+				sv->name ? sv->name : sv->o->argv[0], strerror(sres.err));
 		} else {
 			r->exit_code = 125;
 			fprintf(stderr, "tsarun: cannot %s for '%s': %s\n",
 				sres.stage == SPAWN_CREDS ? "switch user" : "set up the command",
-				sv->o->argv[0], strerror(sres.err));
+				sv->name ? sv->name : sv->o->argv[0], strerror(sres.err));
 		}
 	}
 

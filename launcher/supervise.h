@@ -21,8 +21,9 @@ struct supervisor {
 	struct spawner *spawner;
 	struct probe *probes;
 	int nprobes;
-	int sigfd;	 /* signalfd for SIGCHLD and the forwarded signals */
-	int interrupted; /* first interrupting signal over all runs */
+	int sigfd;	  /* signalfd for SIGCHLD and the forwarded signals */
+	int interrupted;  /* first interrupting signal over all runs */
+	const char *name; /* the command in messages; NULL: o->argv[0] */
 };
 
 /* The signals tsarun forwards to the command. */

@@ -101,6 +101,74 @@ static void test_values(void **state)
 	assert_int_equal(o.verbose, 2);
 }
 
+static void test_gate_options(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(
+	    PARSE(&o, err, "--baseline", "b.json", "--fail-over", "cpu=5%,wall=15%", "--", "true"),
+	    0);
+	assert_true(o.gate);
+	assert_string_equal(o.baseline_path, "b.json");
+	assert_int_equal(o.runs, 10); /* the gate's default */
+	assert_int_equal(o.gate_spec.max_runs, 30);
+	assert_true(o.gate_spec.gated[METRIC_CPU] && o.gate_spec.gated[METRIC_WALL]);
+	assert_false(o.gate_spec.inconclusive_fails);
+
+	assert_int_equal(PARSE(&o, err, "--baseline-cmd", "./old", "-r", "40", "--metric",
+			       "max_rss", "--inconclusive", "fail", "true"),
+			 0);
+	assert_string_equal(o.baseline_cmd, "./old");
+	assert_int_equal(o.runs, 40);
+	assert_int_equal(o.gate_spec.max_runs, 40); /* at least --runs */
+	assert_true(o.gate_spec.gated[METRIC_MAX_RSS] && !o.gate_spec.gated[METRIC_CPU]);
+	assert_true(o.gate_spec.inconclusive_fails);
+
+	/* Nothing named: cpu at 10%. */
+	assert_int_equal(PARSE(&o, err, "--baseline", "b.json", "true"), 0);
+	assert_true(o.gate_spec.gated[METRIC_CPU]);
+
+	assert_int_equal(PARSE(&o, err, "--fail-over", "10%", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--fail-over needs a baseline"));
+	assert_int_equal(PARSE(&o, err, "--metric", "cpu", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--metric needs a baseline"));
+	assert_int_equal(PARSE(&o, err, "--baseline", "b", "--baseline-cmd", "c", "true"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--baseline", "b", "-r", "5", "--max-runs", "4", "true"),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--max-runs 4 is less than --runs 5"));
+	assert_int_equal(PARSE(&o, err, "--baseline", "b", "--fail-over", "10", "true"), -EINVAL);
+	assert_non_null(strstr(err, "needs a percent sign"));
+}
+
+static void test_compare(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "compare", "a.json", "--fail-over", "5%", "b.json"), 0);
+	assert_int_equal(o.mode, MODE_COMPARE);
+	assert_string_equal(o.compare_base, "a.json");
+	assert_string_equal(o.compare_new, "b.json");
+	assert_true(o.gate_spec.gated[METRIC_CPU]);
+	assert_true(o.gate_spec.threshold[METRIC_CPU] > 0.049 &&
+		    o.gate_spec.threshold[METRIC_CPU] < 0.051);
+	assert_int_equal(PARSE(&o, err, "compare", "--metric", "wall", "a", "b"), 0);
+	assert_true(o.gate_spec.gated[METRIC_WALL] && !o.gate_spec.gated[METRIC_CPU]);
+	assert_int_equal(PARSE(&o, err, "compare", "a.json"), -EINVAL);
+	assert_non_null(strstr(err, "needs two artifacts, got 1"));
+	assert_int_equal(PARSE(&o, err, "compare", "a", "b", "c"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "compare", "a", "b", "--bogus"), -EINVAL);
+	assert_non_null(strstr(err, "unknown option '--bogus'"));
+	assert_int_equal(PARSE(&o, err, "compare", "a", "b", "--fail-over", "ten%"), -EINVAL);
+	assert_non_null(strstr(err, "'ten%' is not a percentage"));
+	assert_int_equal(PARSE(&o, err, "compare", "a", "b", "--fail-over"), -EINVAL);
+	assert_non_null(strstr(err, "needs a value"));
+	/* A command called compare runs after --. */
+	assert_int_equal(PARSE(&o, err, "--", "compare"), 0);
+	assert_int_equal(o.mode, MODE_RUN);
+}
+
 static void test_quiet_implies_no_table(void **state)
 {
 	struct tsarun_opts o;
@@ -240,6 +308,8 @@ int main(void)
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_values),
 	    cmocka_unit_test(test_runs),
+	    cmocka_unit_test(test_gate_options),
+	    cmocka_unit_test(test_compare),
 	    cmocka_unit_test(test_quiet_implies_no_table),
 	    cmocka_unit_test(test_bad_values_are_named),
 	    cmocka_unit_test(test_errors),

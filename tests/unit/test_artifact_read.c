@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+#include "artifact.h"
+#include "fixtures.h"
+#include "fold.h"
+#include "metrics.h"
+#include "run.h"
+#include "status.h"
+
+/* A session of three runs: a warmup, two measured; the last one detailed. */
+static void make_session(struct session *s, struct run *r)
+{
+	static char *argv[] = {"./bench", "--fast", NULL};
+	struct tsa_thread t[2];
+
+	memset(s, 0, sizeof(*s));
+	memset(r, 0, 3 * sizeof(*r));
+	s->tool_version = "9.9.9";
+	snprintf(s->host.kernel, sizeof(s->host.kernel), "6.1.0-test");
+	snprintf(s->host.arch, sizeof(s->host.arch), "x86_64");
+	s->host.cpus = 4;
+	snprintf(s->host.cpu_model, sizeof(s->host.cpu_model), "Test CPU \"quoted\"");
+	snprintf(s->host.virtualized, sizeof(s->host.virtualized), "kvm");
+	snprintf(s->host.container, sizeof(s->host.container), "none");
+	snprintf(s->host.pmu_reason, sizeof(s->host.pmu_reason), "no hardware PMU");
+	snprintf(s->host.ci, sizeof(s->host.ci), "none");
+	s->host.task_delayacct = 1;
+	s->argv = argv;
+	s->argc = 2;
+	s->mode = "run";
+	s->runs = r;
+	s->nruns = 3;
+	for (int i = 0; i < 3; i++) {
+		r[i].index = i;
+		r[i].warmup = i == 0;
+		r[i].wall_ns = 500 * MS + (uint64_t)i;
+		r[i].ru.user_ns = 600 * MS + (uint64_t)i * MS;
+		r[i].ru.sys_ns = 55 * MS;
+		r[i].ru.max_rss_kb = 12345 + i;
+		r[i].start_mono_ns = T0;
+		r[i].root_pid = 100;
+		run__source(&r[i], "ebpf", true, NULL);
+		run__source(&r[i], "perf", false, "no hardware PMU");
+		status_from_wait(&r[i], 0);
+		t[0] = fx_thread(100, 100, 99, "bench", 0, 500, 300 + i, 20, 170, 10);
+		t[0].flags |= TSA_F_GROUP_DEAD | TSA_F_ROOT;
+		t[1] = fx_thread(101, 100, 99, "worker", 1, 400, 350, 40, 9, 0);
+		assert_int_equal(fold_run(&r[i], t, 2), 0);
+		if (i < 2)
+			run__free_detail(&r[i]);
+	}
+	r[2].have_instructions = true;
+	r[2].instructions = 123456789012ull;
+}
+
+static void test_round_trip(void **state)
+{
+	struct session s, back;
+	struct run r[3];
+	char *text, err[512];
+	double v, w;
+
+	make_session(&s, r);
+	text = artifact_render(&s);
+	assert_non_null(text);
+	assert_int_equal(
+	    artifact_parse(text, strlen(text), "a.json", "baseline", &back, err, sizeof(err)), 0);
+	assert_string_equal(back.tool_version, "9.9.9");
+	assert_string_equal(back.host.cpu_model, "Test CPU \"quoted\"");
+	assert_string_equal(back.host.kernel, "6.1.0-test");
+	assert_string_equal(back.host.virtualized, "kvm");
+	assert_int_equal(back.host.cpus, 4);
+	assert_int_equal(back.host.task_delayacct, 1);
+	assert_int_equal(back.argc, 2);
+	assert_string_equal(back.argv[1], "--fast");
+	assert_null(back.argv[2]);
+	assert_int_equal(back.nruns, 3);
+	assert_true(back.runs[0].warmup && !back.runs[1].warmup);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(back.runs[i].status, RUN_EXITED);
+		assert_true(metric_run_counts(&back.runs[i]) == metric_run_counts(&r[i]));
+		for (int m = 0; m < METRIC_NR; m++) {
+			int a = metric_value(&r[i], m, &v, NULL, 0);
+			int b = metric_value(&back.runs[i], m, &w, NULL, 0);
+
+			assert_int_equal(a, b);
+			if (!a && v != w)
+				fail_msg("run %d metric %s: %f != %f", i, metric_def(m)->name, v,
+					 w);
+		}
+	}
+	assert_true(back.runs[2].have_instructions);
+	assert_true(back.runs[2].instructions == 123456789012ull);
+	assert_false(back.runs[1].have_instructions);
+	/* Rows are not read back: a baseline needs the figures only. */
+	assert_int_equal(back.runs[2].nthreads, 0);
+	session__free(&back);
+	free(text);
+	run__free_detail(&r[2]);
+}
+
+/* Replace the first occurrence of `from` in text by `to` (into a new buffer). */
+static char *edit(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	char *out;
+
+	assert_non_null(at);
+	out = malloc(strlen(text) + strlen(to) + 1);
+	memcpy(out, text, (size_t)(at - text));
+	strcpy(out + (at - text), to);
+	strcat(out, at + strlen(from));
+	return out;
+}
+
+static void expect_bad(const char *text, size_t len, const char *says)
+{
+	struct session s;
+	char err[512];
+
+	err[0] = '\0';
+	if (artifact_parse(text, len, "base.json", "baseline", &s, err, sizeof(err)) == 0)
+		fail_msg("accepted a bad artifact that should say '%s'", says);
+	if (!strstr(err, says) || !strstr(err, "baseline 'base.json'"))
+		fail_msg("message '%s' should name the file and say '%s'", err, says);
+}
+
+static void test_bad_input(void **state)
+{
+	struct session s;
+	struct run r[3];
+	char *text, *bad;
+	size_t len;
+
+	make_session(&s, r);
+	text = artifact_render(&s);
+	len = strlen(text);
+
+	expect_bad("", 0, "empty");
+	expect_bad(" \n\t", 3, "empty");
+	expect_bad(text, len / 2, "truncated");
+	expect_bad("hello", 5, "not valid JSON: line 1, column 1");
+	expect_bad("{\n \"schema\": x}", 15, "not valid JSON: line 2");
+	expect_bad("[1, 2]", 6, "not an object");
+	expect_bad("{}", 2, "no \"schema\" key");
+	expect_bad("{\"schema\": \"tsarun-doctor/1\"}", 29,
+		   "schema 'tsarun-doctor/1' is not supported");
+
+	bad = edit(text, "tsarun/1", "tsarun/2");
+	expect_bad(bad, strlen(bad),
+		   "schema 'tsarun/2' is not supported: this tsarun reads tsarun/1");
+	free(bad);
+	bad = edit(text, "\"runs\":", "\"nurs\":");
+	expect_bad(bad, strlen(bad), "has no runs");
+	free(bad);
+	bad = edit(text, "\"wall_ns\":500000000,", "");
+	expect_bad(bad, strlen(bad), "run 0: 'wall_ns' is missing");
+	free(bad);
+	bad = edit(text, "\"wall_ns\":500000000", "\"wall_ns\":-5");
+	expect_bad(bad, strlen(bad), "run 0: 'wall_ns' is not a non-negative integer");
+	free(bad);
+	bad = edit(text, "\"user_ns\":601000000", "\"user_ns\":\"fast\"");
+	expect_bad(bad, strlen(bad), "run 1: 'user_ns' is not a number");
+	free(bad);
+	bad = edit(text, "\"status\":\"exited\"", "\"status\":\"bored\"");
+	expect_bad(bad, strlen(bad), "run 0: 'status' 'bored' is not");
+	free(bad);
+	bad = edit(text, "\"cpus\":4", "\"cpus\":0");
+	expect_bad(bad, strlen(bad), "'cpus' is not an integer");
+	free(bad);
+	bad = edit(text, "\"totals\":", "\"t0tals\":");
+	expect_bad(bad, strlen(bad), "run 0: 'totals' is missing");
+	free(bad);
+	free(text);
+	run__free_detail(&r[2]);
+}
+
+static void test_read_file_errors(void **state)
+{
+	struct session s;
+	char err[512], dir[] = "/tmp/tsarun-read.XXXXXX", path[512];
+	FILE *f;
+
+	assert_int_equal(artifact_read("/nonexistent/base.json", "baseline", &s, err, sizeof(err)),
+			 -ENOENT);
+	assert_string_equal(
+	    err, "cannot read baseline '/nonexistent/base.json': No such file or directory");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(artifact_read(dir, "baseline", &s, err, sizeof(err)), -EISDIR);
+	assert_non_null(strstr(err, "is a directory"));
+	snprintf(path, sizeof(path), "%s/empty.json", dir);
+	f = fopen(path, "w");
+	fclose(f);
+	assert_int_equal(artifact_read(path, "baseline", &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "empty"));
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_read_file_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

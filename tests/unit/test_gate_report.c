@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+#include "fixtures.h"
+#include "gate.h"
+#include "gate_report.h"
+#include "metrics.h"
+#include "run.h"
+
+/* n runs: cpu = cpu_ms[i] * scale, wall = 1.1 x that, runqueue runq_ms. */
+static struct run *runs_of(const double *cpu_ms, size_t n, double scale, double runq_ms)
+{
+	struct run *r = calloc(n, sizeof(*r));
+
+	for (size_t i = 0; i < n; i++) {
+		r[i].status = RUN_EXITED;
+		r[i].ru.user_ns = (uint64_t)(cpu_ms[i] * scale * MS);
+		r[i].wall_ns = (uint64_t)(cpu_ms[i] * scale * MS * 1.1);
+		r[i].ru.max_rss_kb = 4096;
+		run__source(&r[i], "ebpf", true, NULL);
+		r[i].totals.state_ns[TSA_ST_RUNQ] = (uint64_t)(runq_ms * MS);
+	}
+	return r;
+}
+
+static const double base10[] = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8, 100.1, 99.9};
+
+/*
+ * A comparison with a bit of everything: cpu 25% slower (fails), wall 25%
+ * slower on a busier machine (a warning by the noise sentinel), max_rss
+ * unchanged (passes), a baseline name that needs escaping.
+ */
+static void make(struct comparison *c, const char *spec, double scale, double runq)
+{
+	struct gate_spec g;
+	struct gate_side b, n;
+	struct run *rb = runs_of(base10, 10, 1, 1), *rn = runs_of(base10, 10, scale, runq);
+	char err[256];
+
+	gate_spec_defaults(&g);
+	assert_int_equal(gate_parse_fail_over(&g, spec, err, sizeof(err)), 0);
+	gate_spec_finish(&g);
+	assert_int_equal(gate_side_init(&b, rb, 10, NULL), 0);
+	assert_int_equal(gate_side_init(&n, rn, 10, NULL), 0);
+	memset(c, 0, sizeof(*c));
+	c->baseline_kind = "artifact";
+	c->baseline_name = "base|line`s <&>.json";
+	assert_int_equal(gate_compare(&g, &b, &n, false, c), 0);
+	gate_side_free(&b);
+	gate_side_free(&n);
+	free(rb);
+	free(rn);
+}
+
+static char *render(void (*fn)(FILE *, const struct comparison *, const char *),
+		    const struct comparison *c, const char *command)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	fn(f, c, command);
+	fclose(f);
+	return text;
+}
+
+static void annotations(FILE *f, const struct comparison *c, const char *command)
+{
+	gate_report_annotations(f, c, command);
+}
+
+static void text_table(FILE *f, const struct comparison *c, const char *command)
+{
+	gate_report_comparison(f, c, command, false);
+}
+
+static void test_golden(void **state)
+{
+	static const struct {
+		const char *golden;
+		void (*fn)(FILE *, const struct comparison *, const char *);
+	} outputs[] = {
+	    {"gate-table.txt", text_table},
+	    {"gate-summary.md", gate_report_markdown},
+	    {"gate-junit.xml", gate_report_junit},
+	    {"gate-annotations.txt", annotations},
+	};
+	struct comparison c;
+
+	make(&c, "cpu=10%,wall=10%,max_rss=5%", 1.25, 40);
+	assert_int_equal(c.outcome, GATE_FAIL);
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		char *text = render(outputs[i].fn, &c, "./bench --n=100,000");
+
+		assert_int_equal(golden_check(outputs[i].golden, text), 0);
+		free(text);
+	}
+	comparison__free(&c);
+}
+
+/* Workflow commands: one line each, %, CR, LF escaped; ':' and ',' in properties too. */
+static void test_annotation_escaping(void **state)
+{
+	struct comparison c;
+	char *text, *line, *save = NULL;
+	int lines = 0;
+
+	make(&c, "cpu=10%", 1.25, 1);
+	text = render(annotations, &c, "./bench\nsecond line\r, 100%: done");
+	assert_non_null(strstr(text, "./bench%0Asecond line%0D, 100%25: done"));
+	assert_non_null(strstr(text, "::error title=tsarun gate%3A cpu regression::"));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		assert_true(!strncmp(line, "::error ", 8) || !strncmp(line, "::warning ", 10) ||
+			    !strncmp(line, "::notice ", 9));
+		lines++;
+	}
+	assert_int_equal(lines, 1); /* one failing metric, no other note */
+	free(text);
+	comparison__free(&c);
+
+	/* A pass says nothing: no annotation at all. */
+	make(&c, "cpu=10%", 1.0, 1);
+	text = render(annotations, &c, "./bench");
+	assert_string_equal(text, "");
+	free(text);
+	comparison__free(&c);
+}
+
+/* Markdown: the table stays a table whatever the names contain. */
+static void test_markdown_escaping(void **state)
+{
+	struct comparison c;
+	char *text;
+
+	make(&c, "cpu=10%", 1.0, 1);
+	text = render(gate_report_markdown, &c, "sh -c 'a | b` `c'");
+	/* A code span fenced by more backticks than any run inside. */
+	assert_non_null(strstr(text, "`` sh -c 'a | b` `c' ``"));
+	assert_non_null(strstr(text, "`` base|line`s <&>.json ``"));
+	assert_non_null(strstr(text, "| cpu | 100.00 ms | 100.00 ms | 10 / 10 |"));
+	free(text);
+	comparison__free(&c);
+}
+
+/* JUnit: one test case per gated metric, a failure element only on failure. */
+static void test_junit_structure(void **state)
+{
+	struct comparison c;
+	char *text;
+
+	make(&c, "cpu=10%,max_rss=5%", 1.25, 1);
+	text = render(gate_report_junit, &c, "a<b & \"c\"");
+	assert_non_null(strstr(text, "tests=\"2\" failures=\"1\""));
+	assert_non_null(
+	    strstr(text, "name=\"tsarun regression gate: a&lt;b &amp; &quot;c&quot;\""));
+	assert_non_null(strstr(text, "<testcase classname=\"tsarun.gate\" name=\"cpu\">\n"
+				     "      <failure type=\"regression\""));
+	assert_non_null(
+	    strstr(text, "<testcase classname=\"tsarun.gate\" name=\"max_rss\"></testcase>"));
+	assert_null(strstr(text, "base|line`s <&>"));
+	free(text);
+	comparison__free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_golden),
+	    cmocka_unit_test(test_annotation_escaping),
+	    cmocka_unit_test(test_markdown_escaping),
+	    cmocka_unit_test(test_junit_structure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
