@@ -189,11 +189,6 @@ static int run_main(struct tsarun_opts *o)
 		fprintf(stderr, "tsarun: out of memory\n");
 		goto out_session;
 	}
-	if (!s.host.pmu)
-		probeset__unavailable(ps, "perf", s.host.pmu_reason, o->verbose);
-	else
-		probeset__unavailable(ps, "perf", "this build does not count instructions yet",
-				      o->verbose);
 	if (bash)
 		probeset__add_bash(ps, bash);
 	if (o->gate && gating__check_machine(&g, ps, &s.host, err, sizeof(err))) {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <linux/perf_event.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 
 #include "bashprobe.h"
 #include "options.h"
+#include "perf.h"
 #include "probes.h"
 #include "run.h"
 #include "sched.h"
@@ -35,6 +37,14 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 		sched_probe__as_probe(ps->sched, &ps->probes[ps->nprobes++]);
 	else
 		probeset__unavailable(ps, "ebpf", err, o->verbose);
+	ps->perf = perf_probe__new(&(struct perf_probe_opts){.type = PERF_TYPE_HARDWARE,
+							     .config = PERF_COUNT_HW_INSTRUCTIONS,
+							     .exclude_kernel = true},
+				   err, sizeof(err));
+	if (ps->perf)
+		perf_probe__as_probe(ps->perf, &ps->probes[ps->nprobes++]);
+	else
+		probeset__unavailable(ps, "perf", err, o->verbose);
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the memory back. */
 	malloc_trim(0);
 	return ps;
@@ -51,6 +61,7 @@ void probeset__free(struct probeset *ps)
 	if (!ps)
 		return;
 	sched_probe__free(ps->sched);
+	perf_probe__free(ps->perf);
 	free(ps);
 }
 

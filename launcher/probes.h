@@ -14,6 +14,7 @@
 struct run;
 struct tsarun_opts;
 struct sched_probe;
+struct perf_probe;
 struct bash_probe;
 
 #define PROBESET_MAX 8
@@ -22,6 +23,7 @@ struct probeset {
 	struct probe probes[PROBESET_MAX]; /* in arm and collect order */
 	int nprobes;
 	struct sched_probe *sched;
+	struct perf_probe *perf; /* the instruction counter, NULL without a PMU */
 	struct {
 		const char *name;
 		char reason[192];
