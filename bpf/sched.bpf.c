@@ -83,25 +83,38 @@ struct {
  * than the rest of a switch's accounting; the runqueue's clock is a load
  * away. rq->clock (sched_clock) is refreshed by the scheduler at every
  * wakeup and at the start of __schedule(), so an event's time is rq->clock
- * plus the offset between CLOCK_MONOTONIC and that CPU's rq->clock, which
- * is sampled with bpf_ktime_get_ns() at wakeups (see wakeup_time()).
+ * plus the offset between CLOCK_MONOTONIC and that CPU's rq->clock, sampled
+ * with bpf_ktime_get_ns() now and then (see sample_offset()).
  *
  * One case needs the real clock: the switch after a wakeup that asked for
  * a reschedule, where __schedule() skips its clock refresh
- * (rq_clock_skip_update) and rq->clock still holds the wakeup's time. Every
- * wakeup (tracked or not) notes the clock it left on its runqueue; a switch
- * that finds that same value reads bpf_ktime_get_ns() instead.
+ * (rq_clock_skip_update) and rq->clock still holds the wakeup's time. The
+ * task woken is then usually the one switched in, queued at that very
+ * clock: a switch that finds rq->clock equal to the next task's enqueue
+ * stamp reads bpf_ktime_get_ns() instead.
+ *
+ * Wakeups. The kernel stamps a task when it is queued (sched_info.
+ * last_queued, from the clock the wakeup just refreshed) and adds each wait
+ * to sched_info.run_delay, migrations included. So when a sleeping thread
+ * is switched in, the switch itself says when it was woken: now minus the
+ * wait the kernel has counted since the thread left the CPU. That spares
+ * the hottest path a tracepoint (sched_wakeup fires for every wakeup on
+ * the machine). On kernels without sched_info (CONFIG_SCHED_INFO off) the
+ * object is loaded with targ_wakeup_events, and sched_wakeup marks
+ * wakeups as they happen.
  */
+const volatile bool targ_wakeup_events = false;
+
 struct cpu_clock {
 	__u64 offset;	  /* CLOCK_MONOTONIC - rq->clock; 0 until sampled */
 	__u64 window_at;  /* rq->clock when the current 10 ms window began */
 	__u64 tried_at;	  /* rq->clock at the last sampling */
-	__u64 woke_clock; /* rq->clock left by the last wakeup on this runqueue */
+	__u64 woke_clock; /* with targ_wakeup_events: the clock the last wakeup left */
 };
 
 #define CLOCK_SAMPLE_NS	  1000000ull  /* sample the offset at most this often */
-#define CLOCK_WINDOW_NS	  10000000ull /* keep the smallest sample this long */
-#define CLOCK_MAX_STEP_NS 20000ull    /* how far a new window may raise it */
+#define CLOCK_WINDOW_NS	  10000000ull /* a window's smallest sample is the offset */
+#define CLOCK_MAX_STEP_NS 2000ull     /* how far a new window may raise it (drift) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -205,27 +218,16 @@ static __always_inline void read_rq(struct task_struct *p, struct rqinfo *ri)
 }
 
 /*
- * CLOCK_MONOTONIC of a wakeup. The scheduler has just refreshed the
- * runqueue's clock (ttwu does before it traces), which makes a wakeup the
- * place to sample the offset: at most once a millisecond per CPU, keeping
- * the smallest sample (the least delay between the refresh and here) and
- * letting it rise in a new 10 ms window only by a step drift can explain.
+ * A sample of the offset: now from bpf_ktime_get_ns(), clk a runqueue clock
+ * refreshed a moment ago. A sample is late by the time since the refresh,
+ * never early, so the smallest sample of a window is the best; a new window
+ * may raise the offset only by a step drift can explain, so a refresh that
+ * was skipped unnoticed cannot push the clock forward.
  */
-static __always_inline __u64 wakeup_time(const struct rqinfo *ri)
+static __always_inline void sample_offset(struct cpu_clock *c, __u64 clk, __u64 now)
 {
-	__u32 cpu = ri->cpu;
-	struct cpu_clock *c;
-	__u64 clk = ri->clock, now, sample;
+	__u64 sample = now - clk;
 
-	if (!ri->ok)
-		return bpf_ktime_get_ns();
-	c = bpf_map_lookup_elem(&clocks, &cpu);
-	if (!c)
-		return bpf_ktime_get_ns();
-	if (c->offset && clk - c->tried_at < CLOCK_SAMPLE_NS)
-		return clk + c->offset;
-	now = bpf_ktime_get_ns();
-	sample = now - clk;
 	c->tried_at = clk;
 	if (!c->offset) {
 		c->offset = sample;
@@ -233,14 +235,40 @@ static __always_inline __u64 wakeup_time(const struct rqinfo *ri)
 	} else if (sample < c->offset) {
 		c->offset = sample;
 	} else if (clk - c->window_at >= CLOCK_WINDOW_NS) {
-		if (sample - c->offset <= CLOCK_MAX_STEP_NS)
-			c->offset = sample;
+		c->offset = sample - c->offset <= CLOCK_MAX_STEP_NS ? sample
+								    : c->offset + CLOCK_MAX_STEP_NS;
 		c->window_at = clk;
 	}
+}
+
+/* CLOCK_MONOTONIC of an event on a runqueue whose clock was just refreshed. */
+static __always_inline __u64 fresh_time(const struct rqinfo *ri)
+{
+	__u32 cpu = ri->cpu;
+	struct cpu_clock *c;
+	__u64 now;
+
+	if (!ri->ok)
+		return bpf_ktime_get_ns();
+	c = bpf_map_lookup_elem(&clocks, &cpu);
+	if (!c)
+		return bpf_ktime_get_ns();
+	if (c->offset && ri->clock - c->tried_at < CLOCK_SAMPLE_NS)
+		return ri->clock + c->offset;
+	now = bpf_ktime_get_ns();
+	sample_offset(c, ri->clock, now);
 	return now;
 }
 
-/* Every wakeup notes the clock it left on its runqueue (see struct cpu_clock). */
+/* CLOCK_MONOTONIC of a runqueue clock value of this CPU (0 if no offset yet). */
+static __always_inline __u64 clock_to_mono(__u32 cpu, __u64 clk)
+{
+	struct cpu_clock *c = bpf_map_lookup_elem(&clocks, &cpu);
+
+	return c && c->offset ? clk + c->offset : 0;
+}
+
+/* With targ_wakeup_events, every wakeup notes the clock it left on its runqueue. */
 static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
 {
 	__u32 cpu = ri->cpu;
@@ -254,23 +282,29 @@ static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
 }
 
 /*
- * CLOCK_MONOTONIC of a switch on this CPU. __schedule() refreshed the
- * clock just before, unless the refresh was skipped after a wakeup that
- * asked for this reschedule: then rq->clock is still the value that wakeup
- * left, and only the real clock will do. Switches never sample the offset:
- * a refresh can be skipped in ways no wakeup records.
+ * CLOCK_MONOTONIC of a switch on this CPU, next being switched in.
+ * __schedule() refreshed the clock just before, unless the refresh was
+ * skipped for a wakeup that asked for this reschedule: then only the real
+ * clock will do.
  */
-static __always_inline __u64 switch_time(const struct rqinfo *ri)
+static __always_inline __u64 switch_time(const struct rqinfo *ri, struct task_struct *next)
 {
 	__u32 cpu = ri->cpu;
 	struct cpu_clock *c;
+	bool stale;
 
 	if (!ri->ok)
 		return bpf_ktime_get_ns();
 	c = bpf_map_lookup_elem(&clocks, &cpu);
-	if (!c || !c->offset || ri->clock == c->woke_clock)
+	if (!c)
 		return bpf_ktime_get_ns();
-	return ri->clock + c->offset;
+	if (targ_wakeup_events)
+		stale = ri->clock == c->woke_clock;
+	else
+		stale = ri->clock == next->sched_info.last_queued;
+	if (stale)
+		return bpf_ktime_get_ns();
+	return fresh_time(ri);
 }
 
 static __always_inline void read_kcounters(struct task_struct *p, __u64 *k)
@@ -306,18 +340,23 @@ static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, _
 	t->exec_id0 = exec_id(p);
 	read_kcounters(p, t->kstart);
 	t->exec_mark = t->kstart[TSA_K_SUM_EXEC];
+	t->delay_mark = t->kstart[TSA_K_RUN_DELAY];
 	/*
-	 * A task first seen as it is switched in has been queued since
-	 * last_queued: the kernel adds that wait to run_delay after this
-	 * tracepoint, though it came before tracking began. Count it as
-	 * already there, so the kernel's delta covers what we cover.
+	 * A task queued before tracking began (the command, when it has not
+	 * run yet as its barrier opens) has waited since last_queued: the
+	 * kernel adds that wait to run_delay at its next switch-in, though part
+	 * of it came before now. Count that part as already there, so that the
+	 * kernel's delta covers what we cover.
 	 */
 	if (bpf_core_field_exists(p->sched_info.last_queued)) {
-		__u64 lq = BPF_CORE_READ(p, sched_info.last_queued);
+		__u64 lq = BPF_CORE_READ(p, sched_info.last_queued), lqm;
 		struct rqinfo ri;
 
 		read_rq(p, &ri);
-		if (lq && ri.ok && ri.clock > lq)
+		lqm = lq && ri.ok ? clock_to_mono(ri.cpu, lq) : 0;
+		if (lqm && now > lqm)
+			t->kstart[TSA_K_RUN_DELAY] += now - lqm;
+		else if (!lqm && lq && ri.ok && ri.clock > lq)
 			t->kstart[TSA_K_RUN_DELAY] += ri.clock - lq;
 	}
 	__sync_fetch_and_add(&live_tasks, 1);
@@ -407,30 +446,76 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 }
 
 /*
- * A runnable task is switching out, so it was switched in without a
- * sched_switch event (some kernels switch away from certain tasks, e.g. a
- * paravirtualised agent's, without tracing it). How long it ran comes
- * from the kernel: the growth of se.sum_exec_runtime since it last left a
- * CPU. The rest of the interval was runqueue wait.
+ * The wait before a thread now switched in, from the kernel's own stamps:
+ * the waits it has finished counting since delay_mark (a migration while
+ * queued ends one) plus the one in progress, since last_queued.
+ */
+static __always_inline __u64 queued_wait(struct tsa_thread *t, struct task_struct *p, __u32 cpu,
+					 __u64 now)
+{
+	__u64 lq = p->sched_info.last_queued, rd = p->sched_info.run_delay, wait = 0, lqm;
+
+	if (rd > t->delay_mark)
+		wait = rd - t->delay_mark;
+	if (lq) {
+		lqm = clock_to_mono(cpu, lq);
+		if (lqm && now > lqm)
+			wait += now - lqm;
+	}
+	return wait;
+}
+
+static __always_inline void wakeup_latency(struct tsa_thread *t, __u64 lat)
+{
+	t->wakeup_lat_sum += lat;
+	t->wakeup_lat_count++;
+	if (lat > t->wakeup_lat_max)
+		t->wakeup_lat_max = lat;
+}
+
+/* A sleeping thread woke at wake (no later than now): close its sleep, open its wait. */
+static __always_inline void woke(struct tsa_thread *t, __u64 wake)
+{
+	if (wake < t->since_ns)
+		wake = t->since_ns;
+	close_interval(t, wake);
+	t->state = TSA_ST_RUNQ;
+	t->since_ns = wake;
+	t->woken_ns = wake;
+	t->flags |= TSA_F_WOKEN;
+	t->wakeups++;
+}
+
+/*
+ * A thread not on a CPU in our books is switching out, so it was switched
+ * in without a sched_switch event (some kernels switch away from certain
+ * tasks, e.g. a paravirtualised agent's, without tracing it). How long it
+ * ran comes from the kernel: the growth of se.sum_exec_runtime since it last
+ * left a CPU; a sleeper's wait before that, from run_delay. The rest of the
+ * interval stays in the state it was in.
  */
 static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_struct *p,
 					     __u64 sum_exec, __u64 now)
 {
-	__u64 window = now - t->since_ns, ran = 0;
+	__u64 window = now - t->since_ns, ran = 0, wait;
 
 	if (sum_exec > t->exec_mark)
 		ran = sum_exec - t->exec_mark;
 	if (ran > window)
 		ran = window;
+	if (!targ_wakeup_events && t->state != TSA_ST_RUNQ) {
+		/* Asleep in our books: its wakeup went untraced with the switch-in. */
+		wait = p->sched_info.run_delay > t->delay_mark
+			   ? p->sched_info.run_delay - t->delay_mark
+			   : 0;
+		if (wait > window - ran)
+			wait = window - ran;
+		woke(t, now - ran - wait);
+	}
 	close_interval(t, now - ran); /* the runqueue wait ends at the inferred switch-in */
 	t->state_ns[TSA_ST_ONCPU] += ran;
 	if (t->flags & TSA_F_WOKEN) {
-		__u64 lat = window - ran;
-
-		t->wakeup_lat_sum += lat;
-		t->wakeup_lat_count++;
-		if (lat > t->wakeup_lat_max)
-			t->wakeup_lat_max = lat;
+		wakeup_latency(t, now - ran - t->woken_ns);
 		t->flags &= ~TSA_F_WOKEN;
 	}
 	if (t->slices && bpf_get_smp_processor_id() != t->last_cpu)
@@ -454,7 +539,7 @@ static __always_inline void switch_out(struct tsa_thread *t, struct task_struct 
 		if (t->start_ns)
 			t->state_ns[TSA_ST_ONCPU] += now - t->since_ns;
 		begin(t, p, now);
-	} else if (t->state == TSA_ST_RUNQ) {
+	} else if (t->state == TSA_ST_RUNQ || (!targ_wakeup_events && t->state != TSA_ST_ONCPU)) {
 		repair_switch_in(t, p, sum_exec, now);
 	} else {
 		if (t->state != TSA_ST_ONCPU)
@@ -462,6 +547,8 @@ static __always_inline void switch_out(struct tsa_thread *t, struct task_struct 
 		close_interval(t, now);
 	}
 	t->exec_mark = sum_exec;
+	if (!targ_wakeup_events)
+		t->delay_mark = p->sched_info.run_delay;
 	if (t->steal_mark) {
 		if (taken > t->steal_mark)
 			t->steal_ns += taken - t->steal_mark;
@@ -488,25 +575,42 @@ static __always_inline void switch_out(struct tsa_thread *t, struct task_struct 
 static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *p, __u64 now,
 				      __u64 taken, __u32 cpu)
 {
+	__u64 wake;
+
 	if (t->state == TSA_ST_DEAD)
 		return;
 	if (t->state == TSA_ST_UNKNOWN) {
-		/* A sleeping task is woken before it runs: it was runnable. */
-		if (t->start_ns)
-			t->state_ns[TSA_ST_RUNQ] += now - t->since_ns;
-		begin(t, p, now);
+		wake = now;
+		if (!targ_wakeup_events) {
+			/* Queued since last_queued: woken then (the command: its barrier opened). */
+			__u64 lq = p->sched_info.last_queued, lqm = lq ? clock_to_mono(cpu, lq) : 0;
+
+			if (lqm && lqm < now)
+				wake = lqm > t->since_ns ? lqm : t->since_ns;
+		} else if (t->start_ns) {
+			/* A sleeping task is woken before it runs: it was runnable. */
+			wake = t->since_ns;
+		}
+		begin(t, p, wake);
+		t->state = TSA_ST_RUNQ;
+		if (wake < now) {
+			t->flags |= TSA_F_WOKEN;
+			t->woken_ns = wake;
+			t->wakeups++;
+		}
+		close_interval(t, now);
 	} else {
+		if (!targ_wakeup_events && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK ||
+					    t->state == TSA_ST_STOPPED)) {
+			wake = queued_wait(t, p, cpu, now);
+			woke(t, wake < now - t->since_ns ? now - wake : t->since_ns);
+		}
 		if (t->state != TSA_ST_RUNQ)
 			count(TSA_C_UNKNOWN_SWITCH);
 		close_interval(t, now);
 	}
 	if (t->flags & TSA_F_WOKEN) {
-		__u64 lat = now - t->woken_ns;
-
-		t->wakeup_lat_sum += lat;
-		t->wakeup_lat_count++;
-		if (lat > t->wakeup_lat_max)
-			t->wakeup_lat_max = lat;
+		wakeup_latency(t, now - t->woken_ns);
 		t->flags &= ~TSA_F_WOKEN;
 	}
 	if (t->slices && cpu != t->last_cpu)
@@ -539,7 +643,7 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 		return;
 	/* prev and next share this CPU's runqueue: read it once, through either. */
 	read_rq(tp ? prev : next, &ri);
-	now = switch_time(&ri);
+	now = switch_time(&ri, next);
 	if (tp) {
 		if (!targ_switch_has_state) {
 			if (bpf_core_field_exists(prev->__state))
@@ -560,6 +664,8 @@ static __always_inline void on_wakeup(struct task_struct *p)
 	struct rqinfo ri;
 	__u64 now;
 
+	if (!targ_wakeup_events)
+		return; /* not attached then; keeps the verifier from walking the rest */
 	read_rq(p, &ri);
 	note_wakeup_clock(&ri);
 	if (!t)
@@ -568,7 +674,7 @@ static __always_inline void on_wakeup(struct task_struct *p)
 	if (t->state != TSA_ST_SLEEP && t->state != TSA_ST_DISK && t->state != TSA_ST_STOPPED &&
 	    t->state != TSA_ST_UNKNOWN)
 		return;
-	now = not_before(t, wakeup_time(&ri));
+	now = not_before(t, fresh_time(&ri));
 	if (t->state == TSA_ST_UNKNOWN) {
 		/* Blocked since before tracking, S or D we cannot tell: left as residual. */
 		begin(t, p, now);
@@ -596,7 +702,8 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 	struct rqinfo ri;
 
 	read_rq(p, &ri);
-	note_wakeup_clock(&ri);
+	if (targ_wakeup_events)
+		note_wakeup_clock(&ri);
 	pt = bpf_task_storage_get(&tasks, parent, NULL, 0);
 	if (!pt)
 		return;
@@ -605,7 +712,7 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 		count(TSA_C_STORAGE_FAIL);
 		return;
 	}
-	now = wakeup_time(&ri);
+	now = fresh_time(&ri);
 	t->tid = BPF_CORE_READ(p, pid);
 	t->pid = BPF_CORE_READ(p, tgid);
 	t->ppid = BPF_CORE_READ(p, real_parent, tgid);
@@ -619,6 +726,7 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 	t->exec_id0 = exec_id(p);
 	read_kcounters(p, t->kstart);
 	t->exec_mark = t->kstart[TSA_K_SUM_EXEC];
+	t->delay_mark = t->kstart[TSA_K_RUN_DELAY];
 	__sync_fetch_and_add(&live_tasks, 1);
 	count(TSA_C_TRACKED);
 }
@@ -676,6 +784,18 @@ int tsa_survivors(struct bpf_iter__task *ctx)
 		if (!s->start_ns)
 			s->start_ns = now;
 	} else {
+		/* Woken and queued, not yet run: the kernel's stamp says since when. */
+		if (!targ_wakeup_events && p->sched_info.last_queued &&
+		    (s->state == TSA_ST_SLEEP || s->state == TSA_ST_DISK ||
+		     s->state == TSA_ST_STOPPED)) {
+			struct rqinfo ri;
+			__u64 wait;
+
+			read_rq(p, &ri);
+			wait = ri.ok ? queued_wait(s, p, ri.cpu, now) : 0;
+			if (wait)
+				woke(s, wait < now - s->since_ns ? now - wait : s->since_ns);
+		}
 		close_interval(s, now);
 	}
 	if (s->state == TSA_ST_ONCPU && s->steal_mark) {

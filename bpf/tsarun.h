@@ -69,6 +69,7 @@ struct tsa_thread {
 	__u64 woken_ns;	  /* last successful wakeup, for wakeup latency */
 	__u64 steal_mark; /* rq->clock - rq->clock_task at the last switch-in */
 	__u64 exec_mark;  /* se.sum_exec_runtime when the thread last left the CPU */
+	__u64 delay_mark; /* sched_info.run_delay then: the waits the kernel counts since */
 	__u32 last_cpu;
 	__u32 gen;    /* the run that started tracking it (inherited by its children) */
 	__u64 slices; /* switch-ins */
@@ -106,7 +107,7 @@ struct tsa_thread {
 	__u32 hist[TSA_HIST_STATES][TSA_HIST_SLOTS];
 };
 
-#define TSA_THREAD_SIZE 832
+#define TSA_THREAD_SIZE 840
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {

@@ -77,8 +77,8 @@ static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h
 	d = add(c, n, "ebpf", sp != NULL, NULL);
 	if (sp)
 		snprintf(d->detail, sizeof(d->detail),
-			 "tp_btf sched_switch, sched_wakeup and sched_wakeup_new attached; "
-			 "task storage, ring buffer and task iterator work");
+			 "attached: %s; task storage, ring buffer and task iterator work",
+			 sched_probe__variant(sp));
 	else
 		snprintf(d->detail, sizeof(d->detail), "%s", err);
 	sched_probe__free(sp);

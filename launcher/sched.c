@@ -26,6 +26,7 @@ struct sched_probe {
 	size_t nrecs, cap;
 	const uint64_t *origin; /* the current run's start (set when its barrier opens) */
 	int ncpus;
+	bool wakeup_events; /* the variant that times wakeups with sched_wakeup */
 	uint32_t gen;
 	uint64_t stale;
 	uint64_t prev[TSA_C_NR];
@@ -116,9 +117,13 @@ static bool compat(const char *what)
 	return v && strstr(v, what);
 }
 
-/* Open, size and load the object; has_state chooses the sched_switch prototype. */
+/*
+ * Open, size and load the object. has_state: sched_switch passes prev_state
+ * (5.18+); wakeup_events: time wakeups with sched_wakeup instead of the
+ * kernel's sched_info stamps (kernels without CONFIG_SCHED_INFO).
+ */
 static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o, bool has_state,
-			 char *err, size_t errlen)
+			 bool wakeup_events, char *err, size_t errlen)
 {
 	int ret;
 
@@ -129,6 +134,8 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 		return ret;
 	}
 	p->skel->rodata->targ_switch_has_state = has_state;
+	p->skel->rodata->targ_wakeup_events = wakeup_events;
+	bpf_program__set_autoload(p->skel->progs.tsa_wakeup, wakeup_events);
 	ret = bpf_map__set_max_entries(p->skel->maps.records, round_pow2(o->ringbuf_bytes));
 	if (ret) {
 		snprintf(err, errlen, "cannot size the ring buffer: %s", strerror(-ret));
@@ -182,18 +189,29 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		goto out_free;
 	}
 	/*
-	 * TSARUN_BPF_COMPAT=prev_state loads the pre-5.18 variant (prev_state read
-	 * from the task) on any kernel, so that path is tested where it is not needed.
+	 * The first variant that loads wins, newest kernels first: without
+	 * prev_state (before 5.18) or sched_info (CONFIG_SCHED_INFO off) the
+	 * verifier or CO-RE refuses the newer one. TSARUN_BPF_COMPAT forces the
+	 * older variants ("prev_state", "wakeup"), so they stay tested here.
 	 */
-	ret = open_and_load(p, o, !compat("prev_state"), err, errlen);
-	/* Before 5.18 sched_switch has no prev_state argument: the verifier says so. */
-	if (ret == -EACCES && geteuid() == 0) {
-		char first[192];
+	{
+		char first[192] = "";
 
-		snprintf(first, sizeof(first), "%s", err);
-		ret = open_and_load(p, o, false, err, errlen);
-		if (ret)
+		ret = -EINVAL;
+		for (int v = 0; v < 4 && ret; v++) {
+			bool wakeup = v >= 2, has_state = !(v & 1);
+
+			if ((compat("prev_state") && has_state) || (compat("wakeup") && !wakeup))
+				continue;
+			ret = open_and_load(p, o, has_state, wakeup, err, errlen);
+			if (ret && !first[0])
+				snprintf(first, sizeof(first), "%s", err);
+			if (ret == -EPERM || (ret && geteuid() != 0))
+				break; /* a matter of privilege, not of kernel version */
+		}
+		if (ret && first[0])
 			snprintf(err, errlen, "%s", first);
+		p->wakeup_events = !ret && p->skel->rodata->targ_wakeup_events;
 	}
 	if (ret)
 		goto out_free;
@@ -242,7 +260,15 @@ int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pi
 	t.state = TSA_ST_UNKNOWN;
 	t.gen = p->gen;
 	t.start_ns = start_ns;
-	t.since_ns = start_ns;
+	/* Nothing before the mark counts: the command was queued by the spawner earlier. */
+	if (start_ns) {
+		t.since_ns = start_ns;
+	} else {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t.since_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.tasks), &pidfd, &t, BPF_NOEXIST))
 		return -errno;
 	return 0;
@@ -253,6 +279,20 @@ void sched_probe__new_generation(struct sched_probe *p)
 	sched_probe__drain(p);
 	p->gen++;
 	p->nrecs = 0;
+}
+
+const char *sched_probe__variant(const struct sched_probe *p)
+{
+	bool has_state = p->skel->rodata->targ_switch_has_state;
+
+	if (p->wakeup_events)
+		return has_state ? "tp_btf sched_switch, sched_wakeup and sched_wakeup_new"
+				 : "tp_btf sched_switch (state read from the task), sched_wakeup "
+				   "and sched_wakeup_new";
+	return has_state ? "tp_btf sched_switch and sched_wakeup_new, wakeups from the "
+			   "kernel's sched_info stamps"
+			 : "tp_btf sched_switch (state read from the task) and sched_wakeup_new, "
+			   "wakeups from the kernel's sched_info stamps";
 }
 
 int sched_probe__fd(const struct sched_probe *p)

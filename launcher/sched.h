@@ -56,6 +56,9 @@ int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pi
  */
 void sched_probe__new_generation(struct sched_probe *p);
 
+/* Which variant of the probe this kernel took, in words (for doctor and -v). */
+const char *sched_probe__variant(const struct sched_probe *p);
+
 /* The ring buffer's epoll descriptor, for the event loop. */
 int sched_probe__fd(const struct sched_probe *p);
 

@@ -135,3 +135,12 @@ within "pre-5.18 variant: the vfork parent's D time" "$parent_d" 200 10
 TSARUN_BPF_COMPAT=prev_state "$TSARUN" -q --json "$J" -- "$WORKLOADS/spin_sleep" 100 100
 within "pre-5.18 variant: sleeping" "$(ms spinsleep .sleeping_ns)" 100 10
 closes "pre-5.18 variant"
+
+# Kernels without sched_info time wakeups with the sched_wakeup tracepoint:
+# that variant, forced here, gives the same figures.
+TSARUN_BPF_COMPAT=wakeup "$TSARUN" -q --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
+at_least "sched_wakeup variant: the waiter sleeps at least 130 ms" "$(ms waiter .sleeping_ns)" 130
+within "sched_wakeup variant: nanosleep 100 ms" "$(ms napper .sleeping_ns)" 100 10
+TSARUN_BPF_COMPAT=wakeup "$TSARUN" -q --json "$J" -- "$WORKLOADS/threads" 300 4 100
+closes "sched_wakeup variant"
+check "doctor says which variant loaded" sh -c "'$TSARUN' doctor | grep -q 'sched_info stamps'"
