@@ -38,18 +38,31 @@ int artifact_write(const struct session *s, const char *path, const struct artif
 /*
  * Read an artifact back (any tsarun/1 document): host, command, and every
  * run's figures (status, exit, wall, rusage, instructions, totals, sources)
- * without thread and process rows; in a paired artifact also the baseline
- * command's runs. `what` names the file in messages ("baseline", "NEW").
- * Every way a file can be wrong (missing, empty, truncated, not JSON,
- * another schema, a run without its figures) gives -errno and a message
- * that names the file and says what is wrong. s is zeroed first; free it
- * with session__free().
+ * and in a paired artifact the baseline command's runs. With `detail`
+ * also the process and thread rows of the runs that kept them, and the
+ * quality figures the table prints; with `cmp` (NULL: not wanted) the
+ * comparison, when there is one (*have_cmp says). `what` names the file in
+ * messages ("baseline", "NEW"). Every way a file can be wrong (missing,
+ * empty, truncated, not JSON, another schema, a run without its figures)
+ * gives -errno and a message that names the file and says what is wrong.
+ * s is zeroed first; free it with session__free(), cmp with
+ * comparison__free().
  */
-int artifact_read(const char *path, const char *what, struct session *s, char *err, size_t errlen);
+struct comparison;
+
+struct artifact_read_opts {
+	const char *what;
+	bool detail;
+	struct comparison *cmp;
+	bool *have_cmp;
+};
+
+int artifact_read(const char *path, const struct artifact_read_opts *o, struct session *s,
+		  char *err, size_t errlen);
 
 /* The same from text in memory (name is used in messages). */
-int artifact_parse(const char *text, size_t len, const char *name, const char *what,
-		   struct session *s, char *err, size_t errlen);
+int artifact_parse(const char *text, size_t len, const char *name,
+		   const struct artifact_read_opts *o, struct session *s, char *err, size_t errlen);
 
 struct host_info;
 

@@ -18,11 +18,14 @@
 #include <cjson/cJSON.h>
 
 #include "artifact.h"
+#include "gate.h"
+#include "metrics.h"
 #include "run.h"
 
 #define ARTIFACT_MAX_BYTES (1ull << 30)
 
 struct rd {
+	const struct artifact_read_opts *o;
 	const char *name; /* the file */
 	const char *what; /* "baseline", ... */
 	char *err;
@@ -83,6 +86,28 @@ static int get_int(struct rd *d, const cJSON *o, const char *key, bool required,
 	    i->valuedouble < (double)lo || i->valuedouble > (double)hi)
 		return bad(d, -EINVAL, "'%s' is not an integer from %ld to %ld", key, lo, hi);
 	*out = (long)i->valuedouble;
+	return 0;
+}
+
+static double get_num(const cJSON *o, const char *key, double def)
+{
+	const cJSON *i = item(o, key);
+
+	return cJSON_IsNumber(i) && isfinite(i->valuedouble) ? i->valuedouble : def;
+}
+
+/* A signed integer (relative times); absent gives 0. */
+static int get_i64(struct rd *d, const cJSON *o, const char *key, int64_t *out)
+{
+	const cJSON *i = item(o, key);
+
+	*out = 0;
+	if (!i || cJSON_IsNull(i))
+		return 0;
+	if (!cJSON_IsNumber(i) || i->valuedouble != floor(i->valuedouble) ||
+	    fabs(i->valuedouble) > 9.2e18)
+		return bad(d, -EINVAL, "'%s' is not an integer", key);
+	*out = (int64_t)i->valuedouble;
 	return 0;
 }
 
@@ -222,6 +247,212 @@ static int read_totals(struct rd *d, const cJSON *t, struct run_totals *tot)
 	return ret;
 }
 
+static const struct {
+	const char *key;
+	int st;
+} state_keys[] = {
+    {"on_cpu_ns", TSA_ST_ONCPU},    {"runqueue_ns", TSA_ST_RUNQ},
+    {"sleeping_ns", TSA_ST_SLEEP},  {"uninterruptible_ns", TSA_ST_DISK},
+    {"stopped_ns", TSA_ST_STOPPED},
+};
+
+static int read_states(struct rd *d, const cJSON *o, uint64_t *st, uint64_t *residual)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(state_keys) / sizeof(state_keys[0]) && !ret; i++)
+		ret = get_u64(d, o, state_keys[i].key, true, &st[state_keys[i].st]);
+	if (!ret)
+		ret = get_u64(d, o, "residual_ns", false, residual);
+	return ret;
+}
+
+static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
+{
+	const cJSON *lat = item(o, "wakeup_latency_ns");
+	uint64_t v, avg;
+	int ret;
+
+	if (!cJSON_IsObject(o))
+		return bad(d, -EINVAL, "a thread is not an object");
+	ret = get_u64(d, o, "tid", true, &v);
+	t->tid = (uint32_t)v;
+	if (!ret)
+		ret = get_u64(d, o, "pid", true, &v);
+	t->pid = (uint32_t)v;
+	if (!ret)
+		ret = get_u64(d, o, "ppid", false, &v);
+	t->ppid = (uint32_t)v;
+	get_str(o, "comm", t->comm, sizeof(t->comm), "?");
+	if (!ret)
+		ret = get_i64(d, o, "start_ns", &t->start_ns);
+	if (!ret)
+		ret = get_i64(d, o, "end_ns", &t->end_ns);
+	if (!ret)
+		ret = get_u64(d, o, "lifetime_ns", true, &t->lifetime_ns);
+	if (!ret)
+		ret = read_states(d, o, t->state_ns, &t->residual_ns);
+	if (!ret)
+		ret = get_u64(d, o, "slices", false, &t->slices);
+	if (!ret)
+		ret = get_u64(d, o, "voluntary_switches", false, &t->voluntary);
+	if (!ret)
+		ret = get_u64(d, o, "involuntary_switches", false, &t->involuntary);
+	if (!ret)
+		ret = get_u64(d, o, "wakeups", false, &t->wakeups);
+	if (!ret)
+		ret = get_u64(d, o, "steal_ns", false, &t->steal_ns);
+	if (!ret && cJSON_IsObject(lat)) {
+		ret = get_u64(d, lat, "count", false, &t->wakeup_lat_count);
+		if (!ret)
+			ret = get_u64(d, lat, "avg", false, &avg);
+		if (!ret)
+			ret = get_u64(d, lat, "max", false, &t->wakeup_lat_max);
+		/* The artifact keeps the average: the sum is recovered to within one count. */
+		t->wakeup_lat_sum = avg * t->wakeup_lat_count;
+	}
+	if (cJSON_IsTrue(item(o, "alive_at_end")))
+		t->flags |= TSA_F_SURVIVOR;
+	t->first_state_known = !cJSON_IsFalse(item(o, "first_state_known"));
+	return ret;
+}
+
+static int read_proc(struct rd *d, const cJSON *o, struct proc_acct *p)
+{
+	const cJSON *ex = item(o, "exit");
+	uint64_t v;
+	long code, sig;
+	int ret;
+
+	if (!cJSON_IsObject(o))
+		return bad(d, -EINVAL, "a process is not an object");
+	ret = get_u64(d, o, "pid", true, &v);
+	p->pid = (uint32_t)v;
+	if (!ret)
+		ret = get_u64(d, o, "ppid", false, &v);
+	p->ppid = (uint32_t)v;
+	get_str(o, "comm", p->comm, sizeof(p->comm), "?");
+	if (!ret)
+		ret = get_i64(d, o, "start_ns", &p->start_ns);
+	if (!ret)
+		ret = get_i64(d, o, "end_ns", &p->end_ns);
+	if (!ret)
+		ret = get_u64(d, o, "threads", false, &v);
+	p->threads = (uint32_t)v;
+	if (!ret)
+		ret = get_u64(d, o, "thread_lifetime_ns", false, &p->thread_lifetime_ns);
+	if (!ret)
+		ret = read_states(d, o, p->state_ns, &p->residual_ns);
+	if (!ret && cJSON_IsObject(ex)) {
+		ret = get_int(d, ex, "code", false, 0, 255, &code);
+		if (!ret)
+			ret = get_int(d, ex, "signal", false, 0, 127, &sig);
+		p->exited = cJSON_IsNumber(item(ex, "code")) || cJSON_IsNumber(item(ex, "signal"));
+		p->exit_status = sig ? (int)sig : (int)(code << 8);
+	}
+	p->alive = cJSON_IsTrue(item(o, "alive_at_end"));
+	return ret;
+}
+
+static void read_check(const cJSON *o, struct cross_check *c)
+{
+	c->available = cJSON_IsTrue(item(o, "available"));
+	get_str(o, "reason", c->reason, sizeof(c->reason), "");
+	c->total = get_num(o, "total_fraction", 0);
+	c->worst = get_num(o, "worst_fraction", 0);
+	c->compared = (uint32_t)get_num(o, "compared", 0);
+}
+
+/* What the table prints besides the rows: quality figures, descendants, notes. */
+static int read_detail(struct rd *d, const cJSON *o, struct run *r)
+{
+	const cJSON *q = item(o, "quality"), *cc, *a, *i, *de = item(o, "descendants");
+	struct run_quality *rq = &r->quality;
+	size_t n, k = 0;
+	uint64_t v;
+	int ret = 0;
+
+	rq->residual_percent = get_num(q, "residual_percent", 0);
+	get_u64(d, q, "lost_events", false, &rq->lost_events);
+	get_u64(d, q, "map_full_drops", false, &rq->map_full_drops);
+	get_u64(d, q, "unexpected_transitions", false, &rq->unexpected_transitions);
+	get_u64(d, q, "untraced_switch_ins", false, &rq->untraced_switch_ins);
+	get_u64(d, q, "unsettled_threads", false, &rq->unsettled);
+	cc = item(q, "cross_check");
+	read_check(item(cc, "runnable_vs_kernel"), &rq->runnable);
+	read_check(item(cc, "tree_cpu_vs_rusage"), &rq->tree_cpu);
+	rq->kernel_shift_ns = (int64_t)get_num(cc, "kernel_shift_ns", 0);
+	cJSON_ArrayForEach(i, item(q, "notes"))
+	{
+		if (cJSON_IsString(i))
+			run__note(r, "%s", i->valuestring);
+	}
+	if (cJSON_IsObject(de)) {
+		get_u64(d, de, "running_at_exit", false, &v);
+		r->desc.running_at_exit = (uint32_t)v;
+		get_u64(d, de, "reaped_orphans", false, &v);
+		r->desc.reaped_orphans = (uint32_t)v;
+		get_u64(d, de, "left_running", false, &v);
+		r->desc.left_running = (uint32_t)v;
+		get_u64(d, de, "killed", false, &v);
+		r->desc.killed = (uint32_t)v;
+		get_u64(d, de, "waited_ns", false, &r->desc.waited_ns);
+		i = item(de, "policy");
+		r->desc.policy = cJSON_IsString(i) && !strcmp(i->valuestring, "leave")	? 1
+				 : cJSON_IsString(i) && !strcmp(i->valuestring, "kill") ? 2
+											: 0;
+	}
+	get_u64(d, item(o, "totals"), "max_threads_alive", false, &r->totals.max_threads_alive);
+	get_u64(d, item(o, "totals"), "wakeups", false, &r->totals.wakeups);
+	i = item(item(o, "totals"), "wakeup_latency_ns");
+	get_u64(d, i, "count", false, &r->totals.wakeup_lat_count);
+	get_u64(d, i, "max", false, &r->totals.wakeup_lat_max);
+	get_u64(d, i, "avg", false, &v);
+	r->totals.wakeup_lat_sum = v * r->totals.wakeup_lat_count;
+	i = item(o, "interrupted_by");
+	if (cJSON_IsString(i)) {
+		/* The artifact names the signal; tsarun is interrupted by these four. */
+		static const struct {
+			const char *name;
+			int sig;
+		} sigs[] = {{"SIGINT", 2}, {"SIGTERM", 15}, {"SIGHUP", 1}, {"SIGQUIT", 3}};
+
+		for (size_t j = 0; j < sizeof(sigs) / sizeof(sigs[0]); j++)
+			if (!strcmp(i->valuestring, sigs[j].name))
+				r->interrupt_signal = sigs[j].sig;
+	}
+
+	r->detailed = cJSON_IsTrue(item(o, "detailed"));
+	if (!r->detailed)
+		return 0;
+	a = item(o, "threads");
+	n = (size_t)cJSON_GetArraySize(a);
+	r->threads = calloc(n ? n : 1, sizeof(*r->threads));
+	if (!r->threads)
+		return bad(d, -ENOMEM, "out of memory");
+	cJSON_ArrayForEach(i, a)
+	{
+		ret = read_thread(d, i, &r->threads[k++]);
+		if (ret)
+			return ret;
+	}
+	r->nthreads = k;
+	a = item(o, "processes");
+	n = (size_t)cJSON_GetArraySize(a);
+	r->procs = calloc(n ? n : 1, sizeof(*r->procs));
+	if (!r->procs)
+		return bad(d, -ENOMEM, "out of memory");
+	k = 0;
+	cJSON_ArrayForEach(i, a)
+	{
+		ret = read_proc(d, i, &r->procs[k++]);
+		if (ret)
+			return ret;
+	}
+	r->nprocs = k;
+	return 0;
+}
+
 static int read_run(struct rd *d, const cJSON *o, size_t idx, struct run *r)
 {
 	const cJSON *i, *ru;
@@ -268,7 +499,11 @@ static int read_run(struct rd *d, const cJSON *o, size_t idx, struct run *r)
 	ret = read_totals(d, item(o, "totals"), &r->totals);
 	if (!ret)
 		ret = read_sources(d, item(o, "quality"), r);
-	if (!ret)
+	if (!ret && d->o->detail)
+		ret = read_detail(d, o, r);
+	if (ret)
+		run__free_detail(r);
+	else
 		d->where[0] = '\0';
 	return ret;
 }
@@ -290,6 +525,8 @@ static int read_runs(struct rd *d, const cJSON *a, struct run **out, size_t *n)
 	{
 		ret = read_run(d, o, k, &(*out)[k]);
 		if (ret) {
+			for (size_t j = 0; j < k; j++)
+				run__free_detail(&(*out)[j]);
 			free(*out);
 			*out = NULL;
 			return ret;
@@ -330,6 +567,117 @@ static bool ends_open(const char *text, size_t len)
 	return in_str || depth > 0;
 }
 
+static int enum_of(const cJSON *i, const char *const *names, int n)
+{
+	for (int k = 0; cJSON_IsString(i) && k < n; k++)
+		if (!strcmp(i->valuestring, names[k]))
+			return k;
+	return -1;
+}
+
+static double *read_values(const cJSON *a, size_t *n)
+{
+	size_t count = (size_t)cJSON_GetArraySize(a), k = 0;
+	double *v = calloc(count ? count : 1, sizeof(*v));
+	const cJSON *i;
+
+	if (!v)
+		return NULL;
+	cJSON_ArrayForEach(i, a)
+	{
+		v[k++] = cJSON_IsNumber(i) ? i->valuedouble : NAN;
+	}
+	*n = k;
+	return v;
+}
+
+/* A ratio or bound written as null was not finite: +inf over a zero baseline, else unknown. */
+static double get_ratio(const cJSON *o, const char *key, double base_median)
+{
+	const cJSON *i = item(o, key);
+
+	if (cJSON_IsNumber(i))
+		return i->valuedouble;
+	return base_median == 0 ? INFINITY : NAN;
+}
+
+static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
+{
+	static const char *const verdicts[] = {"pass", "improved", "inconclusive", "regression"};
+	static const char *const outcomes[] = {"ok", "warning", "fail"};
+	const cJSON *b = item(o, "baseline"), *st = item(o, "statistic"), *sn, *i;
+	int v;
+
+	memset(c, 0, sizeof(*c));
+	get_str(b, "kind", c->kind_buf, sizeof(c->kind_buf), "artifact");
+	get_str(b, !strcmp(c->kind_buf, "command") ? "command" : "path", c->name_buf,
+		sizeof(c->name_buf), "?");
+	c->baseline_kind = c->kind_buf;
+	c->baseline_name = c->name_buf;
+	cJSON_ArrayForEach(i, item(b, "fingerprint_differences"))
+	{
+		if (cJSON_IsString(i) && c->nfingerprint_diff < 4)
+			snprintf(c->fingerprint_diff[c->nfingerprint_diff++], 160, "%s",
+				 i->valuestring);
+	}
+	c->confidence = get_num(st, "confidence", 0.95);
+	c->resamples = (unsigned)get_num(st, "resamples", 0);
+	c->seed = (uint64_t)get_num(st, "seed", 0);
+	c->paired = cJSON_IsTrue(item(st, "paired"));
+	v = enum_of(item(o, "verdict"), verdicts, 4);
+	c->verdict = v < 0 ? GATE_INCONCLUSIVE : (enum gate_verdict)v;
+	v = enum_of(item(o, "outcome"), outcomes, 3);
+	c->outcome = v < 0 ? GATE_WARN : (enum gate_outcome)v;
+	c->runs_added = (unsigned)get_num(o, "runs_added", 0);
+	c->max_runs = (unsigned)get_num(o, "max_runs", 0);
+	cJSON_ArrayForEach(i, item(o, "metrics"))
+	{
+		struct gate_metric *gm;
+		const cJSON *name = item(i, "name");
+		int m = cJSON_IsString(name) ? metric_by_name(name->valuestring) : -1;
+
+		if (m < 0 || c->nmetrics >= METRIC_NR)
+			return bad(d, -EINVAL, "comparison: a metric is not one this tsarun knows");
+		gm = &c->metrics[c->nmetrics++];
+		gm->metric = m;
+		gm->base_median = get_num(i, "base_median", NAN);
+		gm->new_median = get_num(i, "new_median", NAN);
+		gm->ratio = get_ratio(i, "ratio", gm->base_median);
+		gm->ci_low = get_ratio(i, "ci_low", gm->base_median);
+		gm->ci_high = get_ratio(i, "ci_high", gm->base_median);
+		gm->threshold = get_num(i, "threshold", NAN);
+		v = enum_of(item(i, "verdict"), verdicts, 4);
+		gm->verdict = v < 0 ? GATE_INCONCLUSIVE : (enum gate_verdict)v;
+		v = enum_of(item(i, "outcome"), outcomes, 3);
+		gm->outcome = v < 0 ? GATE_WARN : (enum gate_outcome)v;
+		get_str(i, "note", gm->note, sizeof(gm->note), "");
+		gm->base_cv = get_num(i, "base_cv", NAN);
+		gm->new_cv = get_num(i, "new_cv", NAN);
+		gm->base_rcv = get_num(i, "base_robust_cv", NAN);
+		gm->new_rcv = get_num(i, "new_robust_cv", NAN);
+		gm->noisy = cJSON_IsTrue(item(i, "noisy"));
+		gm->base_values = read_values(item(i, "base_values"), &gm->nb);
+		gm->new_values = read_values(item(i, "new_values"), &gm->nn);
+		if (!gm->base_values || !gm->new_values)
+			return bad(d, -ENOMEM, "out of memory");
+	}
+	sn = item(o, "noise_sentinel");
+	c->sentinel.available = cJSON_IsTrue(item(sn, "available"));
+	get_str(sn, "reason", c->sentinel.why, sizeof(c->sentinel.why), "");
+	c->sentinel.base_median = get_num(sn, "base_median_ns", NAN);
+	c->sentinel.new_median = get_num(sn, "new_median_ns", NAN);
+	c->sentinel.limit = get_num(sn, "limit_ns", NAN);
+	c->sentinel.fired = cJSON_IsTrue(item(sn, "fired"));
+	cJSON_ArrayForEach(i, item(o, "notes"))
+	{
+		if (cJSON_IsString(i) && c->nnotes < GATE_MAX_NOTES) {
+			c->note_metric[c->nnotes] = -1;
+			snprintf(c->notes[c->nnotes++], GATE_NOTE_LEN, "%s", i->valuestring);
+		}
+	}
+	return 0;
+}
+
 /* Line and column of offset `at` in text, for a parse error. */
 static void position(const char *text, size_t at, size_t *line, size_t *col)
 {
@@ -345,10 +693,10 @@ static void position(const char *text, size_t at, size_t *line, size_t *col)
 	}
 }
 
-int artifact_parse(const char *text, size_t len, const char *name, const char *what,
-		   struct session *s, char *err, size_t errlen)
+int artifact_parse(const char *text, size_t len, const char *name,
+		   const struct artifact_read_opts *o, struct session *s, char *err, size_t errlen)
 {
-	struct rd d = {.name = name, .what = what, .err = err, .errlen = errlen};
+	struct rd d = {.o = o, .name = name, .what = o->what, .err = err, .errlen = errlen};
 	const char *end = NULL;
 	const cJSON *sch, *a, *i, *cmp, *base;
 	cJSON *root;
@@ -441,7 +789,19 @@ int artifact_parse(const char *text, size_t len, const char *name, const char *w
 
 			snprintf(msg, sizeof(msg), "%s (in comparison.baseline.runs)", err);
 			snprintf(err, errlen, "%s", msg);
+			goto out;
 		}
+	}
+	if (o->have_cmp)
+		*o->have_cmp = false;
+	if (o->cmp && cJSON_IsObject(cmp)) {
+		ret = read_comparison(&d, cmp, o->cmp);
+		if (ret) {
+			comparison__free(o->cmp);
+			goto out;
+		}
+		if (o->have_cmp)
+			*o->have_cmp = true;
 	}
 out:
 	cJSON_Delete(root);
@@ -450,8 +810,10 @@ out:
 	return ret;
 }
 
-int artifact_read(const char *path, const char *what, struct session *s, char *err, size_t errlen)
+int artifact_read(const char *path, const struct artifact_read_opts *o, struct session *s,
+		  char *err, size_t errlen)
 {
+	const char *what = o->what;
 	struct stat st;
 	char *text = NULL;
 	size_t len = 0;
@@ -516,7 +878,7 @@ int artifact_read(const char *path, const char *what, struct session *s, char *e
 		len += (size_t)n;
 	}
 	text[len] = '\0';
-	ret = artifact_parse(text, len, path, what, s, err, errlen);
+	ret = artifact_parse(text, len, path, o, s, err, errlen);
 out:
 	free(text);
 	close(fd);

@@ -125,6 +125,8 @@ struct comparison {
 	/* the baseline */
 	const char *baseline_kind; /* "artifact" or "command" */
 	const char *baseline_name; /* the file, or the command line */
+	char kind_buf[16];	   /* where they point in a comparison read back */
+	char name_buf[512];
 	bool paired;
 	char fingerprint_diff[4][160];
 	int nfingerprint_diff;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Text, Markdown and JUnit reports of the series and the gate. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "gate_report.h"
 #include "metrics.h"
 #include "run.h"
+#include "status.h"
 
 #define C_BOLD	 "\033[1m"
 #define C_DIM	 "\033[2m"
@@ -459,4 +461,104 @@ int gate_report_annotations(FILE *f, const struct comparison *c, const char *com
 		n++;
 	}
 	return n;
+}
+
+static int cmp_lifetime(const void *a, const void *b)
+{
+	const struct thread_acct *x = *(const struct thread_acct *const *)a;
+	const struct thread_acct *y = *(const struct thread_acct *const *)b;
+
+	if (x->lifetime_ns != y->lifetime_ns)
+		return x->lifetime_ns > y->lifetime_ns ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void md_ms(FILE *f, uint64_t ns)
+{
+	fprintf(f, " %.2f |", (double)ns / 1e6);
+}
+
+void gate_report_session_markdown(FILE *f, const struct session *s, int top)
+{
+	const struct run *r = s->nruns ? &s->runs[s->nruns - 1] : NULL;
+	struct metric_summary ms[METRIC_NR];
+	const struct thread_acct **order;
+	char st[96];
+	int counted;
+
+	fprintf(f, "### tsarun: ");
+	md_code(f, s->argc ? s->argv[0] : "");
+	if (r) {
+		status_describe(r, st, sizeof(st));
+		fprintf(f, ": ");
+		md_text(f, st);
+	}
+	fprintf(f, "\n\n%s on ", s->tool_version ? s->tool_version : "tsarun");
+	md_text(f, s->host.cpu_model);
+	fprintf(f, " (%d CPUs, kernel ", s->host.cpus);
+	md_text(f, s->host.kernel);
+	fprintf(f, ", virtualisation ");
+	md_text(f, s->host.virtualized);
+	fprintf(f, ").\n");
+
+	counted = metrics_summarize(s->runs, s->nruns, ms);
+	if (counted > 0) {
+		fprintf(
+		    f,
+		    "\n%d measured run%s.\n\n| Metric | Median | Mean | Stddev | CV | Min | Max "
+		    "| Outliers |\n|:--|--:|--:|--:|--:|--:|--:|--:|\n",
+		    counted, counted == 1 ? "" : "s");
+		for (int m = 0; m < METRIC_NR; m++) {
+			char a[24], b[24], c[24], d[16], e[24], g[24];
+
+			if (!ms[m].available) {
+				fprintf(f, "| %s | n/a: ", metric_def(m)->name);
+				md_text(f, ms[m].why);
+				fprintf(f, " | | | | | | |\n");
+				continue;
+			}
+			fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %zu |\n",
+				metric_def(m)->name, gate_fmt_value(m, ms[m].median, a, sizeof(a)),
+				gate_fmt_value(m, ms[m].mean, b, sizeof(b)),
+				isnan(ms[m].stddev) ? "-"
+						    : gate_fmt_value(m, ms[m].stddev, c, sizeof(c)),
+				fmt_pct(ms[m].cv, d, sizeof(d)),
+				gate_fmt_value(m, ms[m].min, e, sizeof(e)),
+				gate_fmt_value(m, ms[m].max, g, sizeof(g)), ms[m].outliers);
+		}
+	}
+	if (r && r->detailed && r->nthreads) {
+		size_t n = r->nthreads < (size_t)top ? r->nthreads : (size_t)top;
+
+		order = malloc(r->nthreads * sizeof(*order));
+		if (order) {
+			for (size_t i = 0; i < r->nthreads; i++)
+				order[i] = &r->threads[i];
+			qsort(order, r->nthreads, sizeof(*order), cmp_lifetime);
+			fprintf(f, "\n#### Threads of the last run, by lifetime (%zu of %zu)\n\n",
+				n, r->nthreads);
+			fprintf(f, "| PID | TID | COMM | WALL ms | ON-CPU | RUNQ | SLEEP (S) | D | "
+				   "OTHER | SWITCHES vol/invol |\n"
+				   "|--:|--:|:--|--:|--:|--:|--:|--:|--:|--:|\n");
+			for (size_t i = 0; i < n; i++) {
+				const struct thread_acct *t = order[i];
+
+				fprintf(f, "| %u | %u | ", t->pid, t->tid);
+				md_text(f, t->comm);
+				fprintf(f, " |");
+				md_ms(f, t->lifetime_ns);
+				md_ms(f, t->state_ns[TSA_ST_ONCPU]);
+				md_ms(f, t->state_ns[TSA_ST_RUNQ]);
+				md_ms(f, t->state_ns[TSA_ST_SLEEP]);
+				md_ms(f, t->state_ns[TSA_ST_DISK]);
+				md_ms(f, t->state_ns[TSA_ST_STOPPED] + t->residual_ns);
+				fprintf(f, " %llu/%llu |\n", (unsigned long long)t->voluntary,
+					(unsigned long long)t->involuntary);
+			}
+			free(order);
+		}
+	}
+	fputc('\n', f);
+	if (s->cmp)
+		gate_report_markdown(f, s->cmp, s->argc ? s->argv[0] : "");
 }

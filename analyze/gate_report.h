@@ -13,6 +13,7 @@
 
 struct comparison;
 struct run;
+struct session;
 
 /*
  * The summary of a series, one line per metric: median, mean, stddev, cv,
@@ -52,5 +53,12 @@ void gate_report_junit(FILE *f, const struct comparison *c, const char *command)
  * note), escaped as the runner requires. Returns how many were written.
  */
 int gate_report_annotations(FILE *f, const struct comparison *c, const char *command);
+
+/*
+ * A stored session as Markdown (tsarun report --format markdown): the
+ * command and its status, the summary per metric, the `top` threads of
+ * the last run by lifetime, and the comparison when there is one.
+ */
+void gate_report_session_markdown(FILE *f, const struct session *s, int top);
 
 #endif /* TSARUN_GATE_REPORT_H */

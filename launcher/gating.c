@@ -19,7 +19,9 @@ int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, si
 	memset(g, 0, sizeof(*g));
 	g->o = o;
 	if (o->baseline_path) {
-		ret = artifact_read(o->baseline_path, "baseline", &g->base, err, errlen);
+		ret = artifact_read(o->baseline_path,
+				    &(struct artifact_read_opts){.what = "baseline"}, &g->base, err,
+				    errlen);
 		if (ret)
 			return ret;
 		ret = gate_side_init(&g->bside, g->base.runs, g->base.nruns, &g->base.host);

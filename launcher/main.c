@@ -31,6 +31,7 @@
 #include "spawn.h"
 #include "status.h"
 #include "supervise.h"
+#include "table.h"
 #include "user.h"
 
 #define EXIT_TSARUN 125
@@ -280,9 +281,12 @@ static int compare_main(const struct tsarun_opts *o)
 	int code = EXIT_TSARUN, ret;
 	bool color;
 
-	ret = artifact_read(o->compare_base, "baseline", &base, err, sizeof(err));
+	ret = artifact_read(o->compare_base, &(struct artifact_read_opts){.what = "baseline"},
+			    &base, err, sizeof(err));
 	if (!ret)
-		ret = artifact_read(o->compare_new, "new artifact", &new, err, sizeof(err));
+		ret = artifact_read(o->compare_new,
+				    &(struct artifact_read_opts){.what = "new artifact"}, &new, err,
+				    sizeof(err));
 	if (ret)
 		goto out_err;
 	if (gate_side_init(&bside, base.runs, base.nruns, &base.host) ||
@@ -323,6 +327,54 @@ out:
 	return code;
 }
 
+/* tsarun report RUN.json: a stored artifact's report, again, to stdout. */
+static int report_main(const struct tsarun_opts *o)
+{
+	struct session s = {0};
+	struct comparison cmp = {0};
+	bool have_cmp = false;
+	struct artifact_read_opts ro = {
+	    .what = "artifact", .detail = true, .cmp = &cmp, .have_cmp = &have_cmp};
+	char err[768];
+	int code = 0;
+
+	if (artifact_read(o->report_artifact, &ro, &s, err, sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		return EXIT_TSARUN;
+	}
+	if (have_cmp)
+		s.cmp = &cmp;
+	if (o->report_markdown) {
+		gate_report_session_markdown(stdout, &s, o->top);
+	} else {
+		const struct run *r = &s.runs[s.nruns - 1];
+		bool color =
+		    o->color == COLOR_ALWAYS ||
+		    (o->color == COLOR_AUTO && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+		struct table_opts to = {
+		    .sort = o->sort,
+		    .top = o->top,
+		    .color = color,
+		    .command = s.argv[0],
+		    .artifact = o->report_artifact,
+		};
+
+		table_print(stdout, r, &to);
+		if (s.nruns > 1)
+			gate_report_runs(stdout, s.runs, s.nruns, color);
+		if (s.cmp)
+			gate_report_comparison(stdout, s.cmp, s.argv[0], color);
+		if (!strcmp(s.mode, "bash"))
+			printf("\n  the bash profile is in the artifact's \"bash\" key and in "
+			       "bash.folded\n");
+	}
+	if (fflush(stdout) || ferror(stdout))
+		code = EXIT_TSARUN;
+	comparison__free(&cmp);
+	session__free(&s);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	struct tsarun_opts o;
@@ -344,6 +396,8 @@ int main(int argc, char **argv)
 		return doctor_run(o.doctor_json);
 	case MODE_COMPARE:
 		return compare_main(&o);
+	case MODE_REPORT:
+		return report_main(&o);
 	case MODE_RUN:
 		break;
 	}

@@ -17,6 +17,7 @@ static const char usage[] =
     "       tsarun [OPTIONS] --bash -c 'COMMANDS' [ARG...]\n"
     "       tsarun compare BASE.json NEW.json [--fail-over SPEC] [--metric LIST]\n"
     "                      [--inconclusive WHAT] [--junit FILE] [--markdown FILE]\n"
+    "       tsarun report RUN.json [--format table|markdown] [--sort KEY] [--top N]\n"
     "       tsarun doctor [--json]\n"
     "\n"
     "Run COMMAND and account for where every thread of it, and of every process\n"
@@ -85,6 +86,8 @@ static const char usage[] =
     "\n"
     "Subcommands:\n"
     "  compare BASE NEW         the gate's verdict on two artifacts, offline\n"
+    "  report RUN.json          the report of a stored artifact, again: the table\n"
+    "                           (default) or Markdown, to stdout\n"
     "  doctor [--json]          what this machine and user allow, and why\n"
     "\n"
     "Exit status: the command's own; 128+N when it was killed by signal N;\n"
@@ -414,6 +417,81 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 	return 0;
 }
 
+static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	static const struct option opts[] = {
+	    {"format", required_argument, NULL, 'f'},
+	    {"sort", required_argument, NULL, OPT_SORT},
+	    {"top", required_argument, NULL, OPT_TOP},
+	    {"color", required_argument, NULL, OPT_COLOR},
+	    {"colour", required_argument, NULL, OPT_COLOR},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	static const char *const colors[] = {"auto", "always", "never"};
+	uint64_t v;
+	int c, i, npos = 0;
+
+	o->mode = MODE_REPORT;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, ":f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "table"))
+				o->report_markdown = false;
+			else if (!strcmp(optarg, "markdown"))
+				o->report_markdown = true;
+			else
+				return fail(
+				    err, errlen,
+				    "report: --format '%s' is not table or markdown (folded "
+				    "stacks and flame graphs are written beside the artifact)",
+				    optarg);
+			break;
+		case OPT_SORT:
+			i = parse_enum(optarg, sort_names,
+				       sizeof(sort_names) / sizeof(sort_names[0]));
+			if (i < 0)
+				return fail(err, errlen, "--sort: unknown key '%s'", optarg);
+			o->sort = i;
+			break;
+		case OPT_TOP:
+			if (parse_uint(optarg, 1, 100000, &v))
+				return fail(err, errlen,
+					    "--top: '%s' is not a number from 1 to 100000", optarg);
+			o->top = (int)v;
+			break;
+		case OPT_COLOR:
+			i = parse_enum(optarg, colors, 3);
+			if (i < 0)
+				return fail(err, errlen,
+					    "--color: '%s' is not auto, always or never", optarg);
+			o->color = i;
+			break;
+		case 'h':
+			o->mode = MODE_HELP;
+			return 0;
+		case ':':
+			return fail(err, errlen, "report: option '%s' needs a value", argv[optind]);
+		default:
+			return fail(err, errlen,
+				    "report: unknown option '%s' (usage: tsarun report RUN.json "
+				    "[--format table|markdown])",
+				    argv[optind]);
+		}
+	}
+	for (i = optind + 1; i < argc; i++, npos++)
+		if (npos == 0)
+			o->report_artifact = argv[i];
+	if (npos != 1)
+		return fail(err, errlen,
+			    "report: needs one artifact, got %d (usage: tsarun report RUN.json "
+			    "[--format table|markdown])",
+			    npos);
+	return 0;
+}
+
 static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
 	o->mode = MODE_DOCTOR;
@@ -441,6 +519,8 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		return parse_doctor(o, argc, argv, err, errlen);
 	if (argc >= 2 && !strcmp(argv[1], "compare"))
 		return parse_compare(o, argc, argv, err, errlen);
+	if (argc >= 2 && !strcmp(argv[1], "report"))
+		return parse_report(o, argc, argv, err, errlen);
 
 	optind = 0; /* GNU: full reinitialisation, so repeated calls (tests) work */
 	opterr = 0;

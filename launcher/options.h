@@ -18,6 +18,7 @@ enum tsarun_mode {
 	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...], or --bash SCRIPT */
 	MODE_DOCTOR,  /* tsarun doctor [--json] */
 	MODE_COMPARE, /* tsarun compare BASE.json NEW.json [--fail-over SPEC] */
+	MODE_REPORT,  /* tsarun report RUN.json [--format table|markdown] */
 	MODE_HELP,
 	MODE_VERSION,
 };
@@ -79,6 +80,10 @@ struct tsarun_opts {
 	/* tsarun compare BASE NEW */
 	const char *compare_base;
 	const char *compare_new;
+
+	/* tsarun report RUN.json */
+	const char *report_artifact;
+	bool report_markdown; /* --format markdown (default: table) */
 };
 
 /* Fill *o with the defaults. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,12 @@
 #include "artifact.h"
 #include "fixtures.h"
 #include "fold.h"
+#include "gate.h"
 #include "metrics.h"
 #include "run.h"
 #include "status.h"
+
+static const struct artifact_read_opts baseline = {.what = "baseline"};
 
 /* A session of three runs: a warmup, two measured; the last one detailed. */
 static void make_session(struct session *s, struct run *r)
@@ -71,7 +75,7 @@ static void test_round_trip(void **state)
 	text = artifact_render(&s);
 	assert_non_null(text);
 	assert_int_equal(
-	    artifact_parse(text, strlen(text), "a.json", "baseline", &back, err, sizeof(err)), 0);
+	    artifact_parse(text, strlen(text), "a.json", &baseline, &back, err, sizeof(err)), 0);
 	assert_string_equal(back.tool_version, "9.9.9");
 	assert_string_equal(back.host.cpu_model, "Test CPU \"quoted\"");
 	assert_string_equal(back.host.kernel, "6.1.0-test");
@@ -126,7 +130,7 @@ static void expect_bad(const char *text, size_t len, const char *says)
 	char err[512];
 
 	err[0] = '\0';
-	if (artifact_parse(text, len, "base.json", "baseline", &s, err, sizeof(err)) == 0)
+	if (artifact_parse(text, len, "base.json", &baseline, &s, err, sizeof(err)) == 0)
 		fail_msg("accepted a bad artifact that should say '%s'", says);
 	if (!strstr(err, says) || !strstr(err, "baseline 'base.json'"))
 		fail_msg("message '%s' should name the file and say '%s'", err, says);
@@ -182,23 +186,83 @@ static void test_bad_input(void **state)
 	run__free_detail(&r[2]);
 }
 
+/* With detail: the rows and quality figures the table prints; and the comparison. */
+static void test_detail_and_comparison(void **state)
+{
+	struct session s, back;
+	struct run r[3];
+	struct gate_spec g;
+	struct gate_side b, n;
+	struct comparison c = {.baseline_kind = "artifact", .baseline_name = "b.json"}, cb;
+	bool have = false;
+	struct artifact_read_opts ro = {
+	    .what = "run", .detail = true, .cmp = &cb, .have_cmp = &have};
+	char *text, err[512];
+
+	make_session(&s, r);
+	gate_spec_defaults(&g);
+	gate_spec_finish(&g);
+	assert_int_equal(gate_side_init(&b, r, 3, &s.host), 0);
+	assert_int_equal(gate_side_init(&n, r, 3, &s.host), 0);
+	assert_int_equal(gate_compare(&g, &b, &n, false, &c), 0);
+	s.cmp = &c;
+	text = artifact_render(&s);
+	assert_int_equal(artifact_parse(text, strlen(text), "a.json", &ro, &back, err, sizeof(err)),
+			 0);
+	assert_true(have);
+	assert_false(back.runs[0].detailed);
+	assert_true(back.runs[2].detailed);
+	assert_int_equal(back.runs[2].nthreads, r[2].nthreads);
+	assert_int_equal(back.runs[2].nprocs, r[2].nprocs);
+	for (size_t i = 0; i < r[2].nthreads; i++) {
+		const struct thread_acct *x = &r[2].threads[i], *y = &back.runs[2].threads[i];
+
+		assert_int_equal(x->tid, y->tid);
+		assert_string_equal(x->comm, y->comm);
+		assert_memory_equal(x->state_ns, y->state_ns, sizeof(x->state_ns));
+		assert_true(x->start_ns == y->start_ns && x->end_ns == y->end_ns);
+		assert_true(x->wakeup_lat_max == y->wakeup_lat_max);
+		assert_true(x->wakeup_lat_sum / x->wakeup_lat_count ==
+			    y->wakeup_lat_sum / y->wakeup_lat_count);
+	}
+	assert_true(back.runs[2].quality.runnable.available);
+	assert_int_equal(cb.nmetrics, c.nmetrics);
+	assert_int_equal(cb.metrics[0].metric, METRIC_CPU);
+	assert_int_equal(cb.metrics[0].verdict, c.metrics[0].verdict);
+	/* Two runs a side: too few for an interval, which is null and reads back as NAN. */
+	assert_true(isnan(c.metrics[0].ci_low) && isnan(cb.metrics[0].ci_low));
+	assert_true(fabs(cb.metrics[0].ratio - c.metrics[0].ratio) < 1e-6);
+	assert_string_equal(cb.metrics[0].note, c.metrics[0].note);
+	assert_int_equal(cb.metrics[0].nb, 2);
+	assert_true(cb.metrics[0].base_values[1] == c.metrics[0].base_values[1]);
+	assert_string_equal(cb.baseline_name, "b.json");
+	assert_int_equal(cb.nnotes, c.nnotes);
+	comparison__free(&cb);
+	comparison__free(&c);
+	gate_side_free(&b);
+	gate_side_free(&n);
+	session__free(&back);
+	free(text);
+	run__free_detail(&r[2]);
+}
+
 static void test_read_file_errors(void **state)
 {
 	struct session s;
 	char err[512], dir[] = "/tmp/tsarun-read.XXXXXX", path[512];
 	FILE *f;
 
-	assert_int_equal(artifact_read("/nonexistent/base.json", "baseline", &s, err, sizeof(err)),
+	assert_int_equal(artifact_read("/nonexistent/base.json", &baseline, &s, err, sizeof(err)),
 			 -ENOENT);
 	assert_string_equal(
 	    err, "cannot read baseline '/nonexistent/base.json': No such file or directory");
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(artifact_read(dir, "baseline", &s, err, sizeof(err)), -EISDIR);
+	assert_int_equal(artifact_read(dir, &baseline, &s, err, sizeof(err)), -EISDIR);
 	assert_non_null(strstr(err, "is a directory"));
 	snprintf(path, sizeof(path), "%s/empty.json", dir);
 	f = fopen(path, "w");
 	fclose(f);
-	assert_int_equal(artifact_read(path, "baseline", &s, err, sizeof(err)), -EINVAL);
+	assert_int_equal(artifact_read(path, &baseline, &s, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "empty"));
 	unlink(path);
 	rmdir(dir);
@@ -209,6 +273,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_detail_and_comparison),
 	    cmocka_unit_test(test_read_file_errors),
 	};
 

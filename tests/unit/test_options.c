@@ -164,6 +164,15 @@ static void test_compare(void **state)
 	assert_non_null(strstr(err, "'ten%' is not a percentage"));
 	assert_int_equal(PARSE(&o, err, "compare", "a", "b", "--fail-over"), -EINVAL);
 	assert_non_null(strstr(err, "needs a value"));
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "markdown", "--top", "3"),
+			 0);
+	assert_int_equal(o.mode, MODE_REPORT);
+	assert_string_equal(o.report_artifact, "r.json");
+	assert_true(o.report_markdown);
+	assert_int_equal(o.top, 3);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "svg"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "report"), -EINVAL);
+	assert_non_null(strstr(err, "needs one artifact, got 0"));
 	/* A command called compare runs after --. */
 	assert_int_equal(PARSE(&o, err, "--", "compare"), 0);
 	assert_int_equal(o.mode, MODE_RUN);
