@@ -758,10 +758,11 @@ int artifact_emit(const struct session *s, FILE *f)
 {
 	cJSON *root = session_json(s), *c;
 	bool first = true;
-	int ret = 0;
+	int ret = 0, werr;
 
 	if (!root)
 		return -ENOMEM;
+	errno = 0; /* a failed write leaves its reason (ENOSPC, EROFS, ...) here */
 	fputc('{', f);
 	cJSON_ArrayForEach(c, root)
 	{
@@ -783,9 +784,10 @@ int artifact_emit(const struct session *s, FILE *f)
 			break;
 	}
 	fputs("}\n", f);
+	werr = errno;
 	cJSON_Delete(root);
-	if (!ret && ferror(f))
-		ret = -EIO;
+	if ((!ret || ret == -EIO) && ferror(f))
+		ret = werr ? -werr : -EIO;
 	return ret;
 }
 

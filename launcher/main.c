@@ -63,7 +63,7 @@ static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen
 {
 	const char *name = o->json_path ? o->json_path : "tsarun.json";
 	char *path = NULL, *slash;
-	int ret;
+	int ret, dir_errno;
 
 	if (o->out_dir) {
 		ret = mkdir_p(o->out_dir);
@@ -92,10 +92,12 @@ static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen
 	} else {
 		ret = access(".", W_OK);
 	}
+	/* The directory's reason (EROFS, EACCES) unless the file itself is writable. */
+	dir_errno = errno;
 	if (ret && access(path, W_OK)) {
 		snprintf(err, errlen,
 			 "cannot write the artifact '%s': %s (use --json FILE or --out-dir DIR)",
-			 path, strerror(errno));
+			 path, strerror(errno == ENOENT ? dir_errno : errno));
 		free(path);
 		return NULL;
 	}
@@ -249,8 +251,20 @@ static int run_main(struct tsarun_opts *o)
 		if (g.cmp.outcome == GATE_FAIL)
 			code = EXIT_GATE;
 	}
-	if (outputs_write(&s, o, &user, path) && code == 0)
-		code = EXIT_TSARUN;
+	if (outputs_write(&s, o, &user, path)) {
+		/* The caller still learns how the command ended, and that tsarun failed. */
+		if (code == 0)
+			code = EXIT_TSARUN;
+		if (s.nruns) {
+			char st[128];
+
+			status_describe(&s.runs[s.nruns - 1], st, sizeof(st));
+			fprintf(stderr,
+				"tsarun: an output was not written (see above); the command: %s; "
+				"tsarun exits %d\n",
+				st, code);
+		}
+	}
 
 out_session:
 	series__free(&se);

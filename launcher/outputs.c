@@ -30,8 +30,9 @@ static bool use_color(const struct tsarun_opts *o, FILE *f)
 	return isatty(fileno(f));
 }
 
-static void write_table(const struct session *s, const struct tsarun_opts *o,
-			const char *artifact_path)
+/* Returns 0, or -errno when the --report file could not be written whole. */
+static int write_table(const struct session *s, const struct tsarun_opts *o,
+		       const char *artifact_path)
 {
 	const struct run *r = &s->runs[s->nruns - 1];
 	struct table_opts to = {
@@ -41,12 +42,14 @@ static void write_table(const struct session *s, const struct tsarun_opts *o,
 	    .artifact = artifact_path,
 	};
 	FILE *f = stderr;
+	int ret = 0;
 
 	if (o->report_path) {
 		f = fopen(o->report_path, "we");
 		if (!f) {
+			ret = -errno;
 			fprintf(stderr, "tsarun: cannot write the report '%s': %s\n",
-				o->report_path, strerror(errno));
+				o->report_path, strerror(-ret));
 			f = stderr;
 		}
 	}
@@ -61,8 +64,17 @@ static void write_table(const struct session *s, const struct tsarun_opts *o,
 	}
 	if (s->cmp)
 		gate_report_comparison(f, s->cmp, o->argv[0], to.color);
-	if (f != stderr)
-		fclose(f);
+	if (f == stderr)
+		return ret;
+	/* A full disk shows only when the buffer goes out: say so, do not truncate quietly. */
+	if (fflush(f) || ferror(f))
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret)
+		fprintf(stderr, "tsarun: cannot write the report '%s': %s\n", o->report_path,
+			strerror(-ret));
+	return ret;
 }
 
 /*
@@ -70,7 +82,7 @@ static void write_table(const struct session *s, const struct tsarun_opts *o,
  * a device or a pipe (--json /dev/null): there is no "beside" there.
  */
 static char *write_folded(const struct run *r, const char *artifact_path,
-			  const struct target_user *user)
+			  const struct target_user *user, int *failed)
 {
 	struct stat st;
 	char *dir, *path = NULL, *slash;
@@ -90,10 +102,22 @@ static char *write_folded(const struct run *r, const char *artifact_path,
 	if (!path)
 		return NULL;
 	f = fopen(path, "we");
-	if (!f || bashprof__write_folded(r->bash, f) || fclose(f)) {
-		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(errno));
-		if (f)
+	if (!f || bashprof__write_folded(r->bash, f) || fflush(f) || ferror(f)) {
+		int err = errno ? errno : EIO;
+
+		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(err));
+		if (f) {
 			fclose(f);
+			unlink(path);
+		}
+		free(path);
+		*failed = -err;
+		return NULL;
+	}
+	if (fclose(f)) {
+		*failed = -errno;
+		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(errno));
+		unlink(path);
 		free(path);
 		return NULL;
 	}
@@ -174,11 +198,12 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 	char *folded = NULL;
 
 	if (s->nruns && s->runs[s->nruns - 1].bash) {
-		folded = write_folded(&s->runs[s->nruns - 1], artifact_path, user);
+		folded = write_folded(&s->runs[s->nruns - 1], artifact_path, user, &ret);
 		s->bash_folded = folded;
 	}
 	if (!o->no_table && s->nruns) {
-		write_table(s, o, artifact_path);
+		if (write_table(s, o, artifact_path))
+			ret = -EIO;
 	} else if (s->cmp && !o->quiet) {
 		char head[512];
 

@@ -34,8 +34,10 @@ struct watch {
 	struct spawn *child;
 	bool main_exited;
 	bool tree_empty;
-	bool stop_waiting; /* interrupted after the command exited: do not wait for the rest */
-	bool exit_counted; /* descendants counted when the command exited */
+	bool stop_waiting;     /* interrupted after the command exited: do not wait for the rest */
+	bool exit_counted;     /* descendants counted when the command exited */
+	bool interrupt_tty;    /* the interrupting signal came from the terminal */
+	bool interrupt_passed; /* ... and was passed on to what the command left running */
 	uint64_t main_exit_ns;
 	int kill_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	uint64_t kill_deadline_ns;
@@ -149,8 +151,10 @@ static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
 	/* A signal from the terminal already reached a command in our process group. */
 	bool from_tty = si->ssi_code == SI_KERNEL;
 
-	if (!w->r->interrupt_signal)
+	if (!w->r->interrupt_signal) {
 		w->r->interrupt_signal = sig;
+		w->interrupt_tty = from_tty;
+	}
 	if (!w->sv->interrupted)
 		w->sv->interrupted = sig;
 	w->r->status = RUN_INTERRUPTED;
@@ -240,6 +244,24 @@ static int watch_loop(struct watch *w, struct evloop *l)
 				return 0;
 			if (sv->o->descendants == DESC_LEAVE)
 				return 0;
+			/*
+			 * Interrupted, and the command has now exited: what it left
+			 * running gets the same signal (a terminal's already did) and
+			 * --kill-grace to end; a second signal stops the wait at once.
+			 */
+			if (w->r->interrupt_signal && sv->o->descendants == DESC_WAIT) {
+				if (!w->interrupt_passed) {
+					w->interrupt_passed = true;
+					if (!w->interrupt_tty)
+						signal_descendants(w->r->interrupt_signal,
+								   spawner__pid(sv->spawner));
+					w->kill_deadline_ns = now + sv->o->kill_grace_ns;
+				} else if (now >= w->kill_deadline_ns) {
+					return 0; /* what remains is reported as left running */
+				}
+				if (w->kill_deadline_ns < deadline)
+					deadline = w->kill_deadline_ns;
+			}
 			if (sv->o->descendants == DESC_KILL) {
 				if (w->kill_stage == 0) {
 					w->r->desc.killed =

@@ -51,7 +51,8 @@ static void *sleeper(void *arg)
 static void *vforker(void *arg)
 {
 	struct timespec ts = {.tv_sec = (time_t)(2 * ms / 1000),
-			      .tv_nsec = (long)((2 * ms - (double)(time_t)(2 * ms / 1000) * 1000) * 1e6)};
+			      .tv_nsec =
+				  (long)((2 * ms - (double)(time_t)(2 * ms / 1000) * 1000) * 1e6)};
 
 	prctl(PR_SET_NAME, "vforker");
 	pthread_barrier_wait(&ready);

@@ -39,7 +39,8 @@ int main(int argc, char **argv)
 		if (pid == 0) {
 			if (orphan && fork() < 0)
 				_exit(1);
-			_exit(0); /* the grandchild too: it exits at once, after its parent or not */
+			_exit(
+			    0); /* the grandchild too: it exits at once, after its parent or not */
 		}
 		live++;
 	}

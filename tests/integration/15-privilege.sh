@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Least privilege: the command never keeps root, root's groups, a capability
+# or one of tsarun's file descriptors by accident, and is not confined by
+# tsarun's own sandbox.
+. "$(dirname "$0")/../lib.sh"
+need_root "privilege tests"
+cd "$T_TMP"
+J=$T_TMP/a.json
+
+# A user with two supplementary groups, made for this test and removed after it.
+U=tsarun-test-u G1=tsarun-test-g1 G2=tsarun-test-g2
+cleanup_user() {
+	userdel "$U" 2>/dev/null
+	groupdel "$G1" 2>/dev/null
+	groupdel "$G2" 2>/dev/null
+	return 0
+}
+cleanup_user
+trap 'cleanup_user; rm -rf "$T_TMP"' EXIT
+if ! { groupadd "$G1" && groupadd "$G2" && useradd -M -N -d /nonexistent -s /bin/sh -G "$G1,$G2" "$U"; } 2>"$T_TMP/err"; then
+	cannot_run "privilege tests" "cannot create a test user: $(cat "$T_TMP/err")"
+fi
+uid=$(id -u "$U")
+gid=$(id -g "$U")
+groups=$(id -G "$U")
+
+# caps PID-STATUS-TEXT: the capability sets of the command, as "CapInh CapPrm CapEff CapAmb".
+caps='grep -E "^Cap(Inh|Prm|Eff|Amb):" /proc/self/status | tr -s "\t " " " | cut -d" " -f2 | tr "\n" " "'
+nocaps="0000000000000000 0000000000000000 0000000000000000 0000000000000000 "
+
+# --user NAME
+equal "--user: the command runs as the user" "$("$TSARUN" -q --json "$J" --user "$U" -- id -u)" "$uid"
+equal "--user: with the user's primary group" "$("$TSARUN" -q --json "$J" --user "$U" -- id -g)" "$gid"
+equal "--user: with the user's supplementary groups, and no other" \
+	"$("$TSARUN" -q --json "$J" --user "$U" -- id -G)" "$groups"
+equal "--user: no capability in any set" "$("$TSARUN" -q --json "$J" --user "$U" -- sh -c "$caps")" "$nocaps"
+equal "--user: real, effective, saved and filesystem uids are all the user's" \
+	"$("$TSARUN" -q --json "$J" --user "$U" -- sh -c 'grep ^Uid: /proc/self/status | cut -f2-')" \
+	"$(printf '%s\t%s\t%s\t%s' "$uid" "$uid" "$uid" "$uid")"
+equal "--user: the same for the gids" \
+	"$("$TSARUN" -q --json "$J" --user "$U" -- sh -c 'grep ^Gid: /proc/self/status | cut -f2-')" \
+	"$(printf '%s\t%s\t%s\t%s' "$gid" "$gid" "$gid" "$gid")"
+equal "--user by uid" "$("$TSARUN" -q --json "$J" --user "$uid" -- id -G)" "$groups"
+equal "--user: HOME and USER are the user's" \
+	"$("$TSARUN" -q --json "$J" --user "$U" -- sh -c 'echo $HOME $USER $LOGNAME')" "/nonexistent $U $U"
+
+# Under sudo: the invoking user, with that user's groups, no capabilities.
+sudo_run() { SUDO_UID=$uid SUDO_GID=$gid SUDO_USER=$U "$TSARUN" -q --json "$J" "$@"; }
+equal "sudo: the command runs as SUDO_UID" "$(sudo_run -- id -u)" "$uid"
+equal "sudo: with the user's supplementary groups, not root's" "$(sudo_run -- id -G)" "$groups"
+equal "sudo: no capability in any set" "$(sudo_run -- sh -c "$caps")" "$nocaps"
+sudo_run -- true
+equal "sudo: the artifact belongs to the user" "$(stat -c %u:%g "$J")" "$uid:$gid"
+equal "sudo: --user root is honoured, as asked" "$(sudo_run --user root -- id -u)" 0
+
+# A uid without a passwd entry (containers): its ids, and no group of root's.
+nouid=54321 nogid=54322
+getent passwd $nouid >/dev/null && cannot_run "privilege tests" "uid $nouid has a passwd entry here"
+equal "sudo, uid without a passwd entry: runs as it" \
+	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$J" -- id -u)" $nouid
+equal "sudo, uid without a passwd entry: SUDO_GID is its only group" \
+	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$J" -- sh -c 'id -g; id -G')" "$nogid
+$nogid"
+equal "sudo, uid without a passwd entry: no capability" \
+	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$J" -- sh -c "$caps")" "$nocaps"
+SUDO_UID=$nouid "$TSARUN" -q --json "$J" -- true 2>"$T_TMP/err"
+equal "sudo, uid without a passwd entry and no SUDO_GID: refused (125)" "$?" 125
+check "... saying why" grep -q "SUDO_UID=$nouid has no passwd entry and SUDO_GID is unset" "$T_TMP/err"
+"$TSARUN" -q --json "$J" --user $nouid -- true 2>"$T_TMP/err"
+equal "--user with a uid that has no passwd entry: refused (125), not run as root" "$?" 125
+check "... naming it" grep -q -- "--user: no such user '$nouid'" "$T_TMP/err"
+
+# Not root: switching users is refused.
+setpriv --reuid "$uid" --regid "$gid" --clear-groups "$TSARUN" -q --json /dev/null --user root -- id -u \
+	>"$T_TMP/out" 2>"$T_TMP/err"
+equal "not root: --user root is refused (125)" "$?" 125
+check "not root: ... saying it needs root" grep -q "switching users needs root" "$T_TMP/err"
+check "not root: ... and the command did not run" test ! -s "$T_TMP/out"
+
+# File descriptors: the command gets what tsarun was given, none of tsarun's own.
+fds='ls /proc/self/fd | sort -n | tr "\n" " "' # ls's own: a shell's change while it runs a pipeline
+equal "the command inherits exactly the descriptors it would without tsarun" \
+	"$("$TSARUN" -q --json "$J" -- sh -c "$fds" 3<"$J")" "$(sh -c "$fds" 3<"$J")"
+equal "... under --user too" "$("$TSARUN" -q --json "$J" --user "$U" -- sh -c "$fds")" "$(sh -c "$fds")"
+
+# The command is not confined: no seccomp filter, no no_new_privs (sudo inside works).
+equal "the command has no seccomp filter and may gain privileges" \
+	"$("$TSARUN" -q --json "$J" -- sh -c 'grep -E "^(Seccomp|NoNewPrivs):" /proc/self/status | tr -s "\t" " " | tr "\n" " "')" \
+	"NoNewPrivs: 0 Seccomp: 0 "
