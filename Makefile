@@ -62,7 +62,7 @@ LIBS := $(PKG_LIBS) -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
 	-Wall -Wno-unused-function -mcpu=v3
 
-BPF_PROGS := sched
+BPF_PROGS := sched oncpu
 
 # The bash builtin (tsarun --bash), built against the bash-builtins headers.
 BASH_INC ?= /usr/include/bash
@@ -107,7 +107,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 		"set VMLINUX_BTF to a BTF file (see the Makefile header)" >&2; exit 1; }
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/tsarun.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/tsarun.h bpf/stacks.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp

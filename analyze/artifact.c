@@ -17,6 +17,7 @@
 #include "metrics.h"
 #include "bashprof.h"
 #include "run.h"
+#include "stacks.h"
 #include "status.h"
 
 /*
@@ -328,6 +329,115 @@ static cJSON *quality_json(const struct run_quality *q)
 	return o;
 }
 
+static cJSON *frames_json(const struct run_stacks *s, uint32_t idx)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	if (idx >= s->ntraces)
+		return a;
+	for (uint32_t i = 0; i < s->traces[idx].nframes; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(s->traces[idx].frames[i]));
+	return a;
+}
+
+static const char *trace_status(const struct run_stacks *s, uint32_t idx)
+{
+	return idx < s->ntraces ? stack_status_name(s->traces[idx].status) : "unknown";
+}
+
+static const char *thread_comm_of(const struct run *r, uint32_t tid, uint32_t pid)
+{
+	const char *c = "";
+
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].tid == tid && r->threads[i].pid == pid)
+			c = r->threads[i].comm;
+	return c;
+}
+
+static void add_stack_pair(cJSON *o, const struct run_stacks *s, uint32_t u, uint32_t k)
+{
+	cJSON_AddItemToObject(o, "user", frames_json(s, u));
+	cJSON_AddItemToObject(o, "kernel", frames_json(s, k));
+	add_str(o, "user_status", trace_status(s, u));
+	add_str(o, "kernel_status", trace_status(s, k));
+	cJSON_AddBoolToObject(o, "truncated",
+			      (u < s->ntraces && s->traces[u].truncated) ||
+				  (k < s->ntraces && s->traces[k].truncated));
+	cJSON_AddNumberToObject(o, "repaired_frames", u < s->ntraces ? s->traces[u].repaired : 0);
+}
+
+static cJSON *stacks_json(const struct run *r)
+{
+	const struct run_stacks *s = r->stacks;
+	cJSON *o, *d, *sym, *off, *on;
+
+	if (!s)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "offcpu", s->offcpu);
+	cJSON_AddBoolToObject(o, "oncpu", s->oncpu);
+	cJSON_AddBoolToObject(o, "waker", s->waker);
+	add_u64(o, "offcpu_min_ns", s->offcpu_min_ns);
+	if (s->oncpu) {
+		cJSON_AddNumberToObject(o, "oncpu_freq_hz", s->freq);
+		add_u64(o, "oncpu_period_ns", s->oncpu_period_ns);
+		add_u64(o, "oncpu_samples", s->oncpu_samples);
+	} else {
+		cJSON_AddNullToObject(o, "oncpu_freq_hz");
+		if (s->oncpu_reason[0])
+			add_str(o, "oncpu_reason", s->oncpu_reason);
+	}
+	sym = cJSON_AddObjectToObject(o, "symbols");
+	if (s->kernel_symbols[0])
+		add_str(sym, "kernel", s->kernel_symbols);
+	else
+		cJSON_AddNullToObject(sym, "kernel");
+	if (s->user_symbols[0])
+		add_str(sym, "user", s->user_symbols);
+	else
+		cJSON_AddNullToObject(sym, "user");
+	d = cJSON_AddObjectToObject(o, "drops");
+	add_u64(d, "kernel_stack_failed", s->drops.kstack_fail);
+	add_u64(d, "user_stack_failed", s->drops.ustack_fail);
+	add_u64(d, "stack_map_full", s->drops.map_full);
+	add_u64(d, "truncated", s->drops.truncated);
+	add_u64(d, "aggregate_full", s->drops.agg_full);
+	add_u64(d, "aggregate_full_ns", s->drops.agg_full_ns);
+	add_u64(d, "pending_lost", s->drops.pending_lost);
+	add_u64(d, "waker_missed", s->drops.waker_missed);
+	add_u64(d, "oncpu_full", s->drops.oncpu_full);
+	add_u64(d, "mapping_records_lost", s->drops.perf_lost);
+	add_u64(d, "unresolved_user_frames", s->drops.unresolved);
+	off = cJSON_AddArrayToObject(o, "offcpu_stacks");
+	on = cJSON_AddArrayToObject(o, "oncpu_stacks");
+	for (size_t i = 0; i < s->naggs; i++) {
+		const struct stack_agg *a = &s->aggs[i];
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(e, "pid", a->pid);
+		cJSON_AddNumberToObject(e, "tid", a->tid);
+		add_str(e, "comm", thread_comm_of(r, a->tid, a->pid));
+		if (a->kind == STACK_OFFCPU)
+			add_str(e, "state", a->state == TSA_ST_DISK ? "D" : "S");
+		add_u64(e, "count", a->count);
+		if (a->kind == STACK_OFFCPU)
+			add_u64(e, "total_ns", a->total_ns);
+		add_stack_pair(e, s, a->ustack, a->kstack);
+		if (a->kind == STACK_OFFCPU && a->has_waker) {
+			cJSON *w = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(w, "pid", a->waker_pid);
+			cJSON_AddNumberToObject(w, "tid", a->waker_tid);
+			add_str(w, "comm", a->waker_comm);
+			add_stack_pair(w, s, a->waker_ustack, a->waker_kstack);
+			cJSON_AddItemToObject(e, "waker", w);
+		}
+		cJSON_AddItemToArray(a->kind == STACK_OFFCPU ? off : on, e);
+	}
+	return o;
+}
+
 static cJSON *run_json(const struct run *r)
 {
 	static const char *const policy[] = {"wait", "leave", "kill"};
@@ -384,7 +494,7 @@ static cJSON *run_json(const struct run *r)
 	cJSON_AddArrayToObject(o, "threads");
 	cJSON_AddItemToObject(o, "totals", totals_json(&r->totals));
 	cJSON_AddItemToObject(o, "quality", quality_json(&r->quality));
-	cJSON_AddNullToObject(o, "stacks");
+	cJSON_AddItemToObject(o, "stacks", stacks_json(r));
 	return o;
 }
 

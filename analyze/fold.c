@@ -76,6 +76,11 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 	t->execs = s->execs;
 	t->first_state_known = !(s->flags & TSA_F_PREEXISTING);
 	memcpy(t->hist, s->hist, sizeof(t->hist));
+	/* Stacks: have_below is set by the stacks probe, which knows they were on. */
+	t->below_count = s->below_count;
+	t->below_ns = s->below_ns;
+	t->below_disk_ns = s->below_disk_ns;
+	t->stack_charged_ns = s->charged_ns;
 	/* Kernel counters were sampled when tracking began and at the end. */
 	t->have_kernel = s->kend[TSA_K_PCOUNT] >= s->kstart[TSA_K_PCOUNT] &&
 			 s->kend[TSA_K_SUM_EXEC] >= s->kstart[TSA_K_SUM_EXEC] &&

@@ -7,11 +7,14 @@
 
 #include "bashprof.h"
 #include "run.h"
+#include "stacks.h"
 
 void run__free_detail(struct run *r)
 {
 	free(r->threads);
 	free(r->procs);
+	run_stacks__free(r->stacks);
+	r->stacks = NULL;
 	r->threads = NULL;
 	r->procs = NULL;
 	r->nthreads = r->nprocs = 0;

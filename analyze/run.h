@@ -19,6 +19,7 @@
 #include "tsarun.h"
 
 struct bashprof;
+struct run_stacks;
 
 #define RUN_MAX_SOURCES 8
 #define RUN_REASON_LEN	192
@@ -96,6 +97,8 @@ struct thread_acct {
 	bool have_below;
 	uint64_t below_count;
 	uint64_t below_ns;
+	uint64_t below_disk_ns;	   /* the part of below_ns spent in D */
+	uint64_t stack_charged_ns; /* sleeps charged to stacks (by the kernel's count) */
 };
 
 struct proc_acct {
@@ -237,6 +240,8 @@ struct run {
 	/* User-space instructions of the tree (a hardware counter); see metrics.h. */
 	bool have_instructions;
 	uint64_t instructions;
+
+	struct run_stacks *stacks; /* with --stacks/--flame (stacks.h), or NULL */
 
 	struct thread_acct *threads;
 	size_t nthreads;

@@ -52,6 +52,28 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  */
 const volatile bool targ_switch_has_state = true;
 
+/*
+ * Off-CPU stacks (--stacks). Everything below is removed by the verifier
+ * when targ_stacks is false, so the accounting alone pays nothing for it.
+ *
+ * A sleep (S or D) is charged to stacks when it ends, at the wakeup, and
+ * only when it lasted at least targ_offcpu_min_ns: shorter ones just add to
+ * the thread's below-threshold count and sum, without a stack taken. The
+ * sleeper's kernel stack is read at the wakeup (bpf_get_task_stack: the
+ * task is off the CPU, its kernel stack is still). Its user stack can only
+ * be walked while it is current; on x86 a sleep inside a system call
+ * handler (the usual case) defers that walk to the end of the system call
+ * (raw_syscalls:sys_exit, still in the kernel, with the same user
+ * registers and stack), so it too is taken only for sleeps above the
+ * threshold: the switch path costs nothing more than a few loads. Sleeps
+ * outside a system call (page faults) and other architectures take the
+ * user stack at the switch-out.
+ */
+const volatile bool targ_stacks = false;
+const volatile __u64 targ_offcpu_min_ns = 0;
+const volatile bool targ_waker = false;	     /* --waker: the waker's stacks too */
+const volatile bool targ_defer_user = false; /* x86 with sys_exit attached */
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -123,6 +145,26 @@ struct {
 	__type(value, struct cpu_clock);
 } clocks SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536); /* set by user space */
+	__type(key, struct tsa_offcpu_key);
+	__type(value, struct tsa_agg);
+} offcpu SEC(".maps");
+
+/* Sleeps waiting for their thread's user stack, by tid (see targ_stacks). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384); /* set by user space */
+	__type(key, __u32);
+	__type(value, struct tsa_pending);
+} pending SEC(".maps");
+
+/* Threads with entries in pending: sys_exit returns at once while there are none. */
+__s64 pending_threads = 0;
+
 /* Scratch for the iterator's snapshots (too large for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -145,6 +187,15 @@ static __always_inline void count(__u32 which)
 	if (c)
 		*c += 1;
 }
+
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+#ifndef ENOSYS
+#define ENOSYS 38
+#endif
+
+#include "stacks.bpf.h"
 
 static __always_inline __u32 log2_slot(__u64 ns)
 {
@@ -445,6 +496,185 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 	}
 }
 
+/* Off-CPU stacks (targ_stacks). */
+
+static __always_inline void agg_add(const struct tsa_offcpu_key *k, __u64 count_, __u64 ns)
+{
+	struct tsa_agg *a = bpf_map_lookup_elem(&offcpu, k);
+
+	if (!a) {
+		struct tsa_agg zero = {};
+
+		bpf_map_update_elem(&offcpu, k, &zero, BPF_NOEXIST);
+		a = bpf_map_lookup_elem(&offcpu, k);
+		if (!a) {
+			count(TSA_C_AGG_FULL);
+			__u32 which = TSA_C_AGG_FULL_NS;
+			__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+			if (c)
+				*c += ns;
+			return;
+		}
+	}
+	__sync_fetch_and_add(&a->count, count_);
+	__sync_fetch_and_add(&a->total_ns, ns);
+}
+
+/* Is the task asleep inside a system call handler (x86: orig_ax is the call, ax not yet set)? */
+static __always_inline bool in_syscall_handler(struct task_struct *p)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+
+	if (!regs)
+		return false;
+	return (long)BPF_CORE_READ(regs, orig_ax) != -1 && (long)BPF_CORE_READ(regs, ax) == -ENOSYS;
+#else
+	return false;
+#endif
+}
+
+/* A tracked thread goes to sleep (S or D): decide how its user stack will be taken. */
+static __always_inline void sleep_begins(void *ctx, struct tsa_thread *t, struct task_struct *p,
+					 __u64 now)
+{
+	if (!has_user_space(p)) {
+		t->stk_mode = TSA_STK_NONE;
+		return;
+	}
+	if (targ_defer_user && in_syscall_handler(p)) {
+		t->stk_mode = TSA_STK_DEFER;
+		return;
+	}
+	t->stk_mode = TSA_STK_NOW;
+	take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(p), BPF_CORE_READ(p, tgid),
+			    exec_id(p), now, &t->ustack);
+}
+
+static __always_inline bool same_key(const struct tsa_offcpu_key *a, const struct tsa_offcpu_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	for (int i = 0; i < (int)(sizeof(*a) / 8); i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
+
+/* Park a sleep until its thread's system call ends (the sys_exit program charges it). */
+static __always_inline void park(struct tsa_thread *t, struct task_struct *p,
+				 struct tsa_offcpu_key *k, __u64 d)
+{
+	__u32 tid = k->tid;
+	__u64 start = BPF_CORE_READ(p, start_time);
+	struct tsa_pending *pe = bpf_map_lookup_elem(&pending, &tid);
+	struct stack_scratch *s;
+	__u32 i, n;
+
+	if (pe && pe->task_start != start) {
+		/* A dead thread's leftovers under a reused tid: charge them as they are. */
+		n = pe->n;
+		for (i = 0; i < TSA_PENDING_MAX; i++) {
+			if (i >= n)
+				break;
+			id_status(&pe->e[i].key.ustack, TSA_SS_EXITED);
+			agg_add(&pe->e[i].key, pe->e[i].agg.count, pe->e[i].agg.total_ns);
+		}
+		pe->n = 0;
+		pe->task_start = start;
+		pe->exec_id = exec_id(p);
+	}
+	if (!pe) {
+		s = scratch_get();
+		if (!s)
+			goto fail;
+		__builtin_memset(&s->pend, 0, sizeof(s->pend));
+		s->pend.task_start = start;
+		s->pend.exec_id = exec_id(p);
+		if (bpf_map_update_elem(&pending, &tid, &s->pend, BPF_NOEXIST))
+			goto fail;
+		pe = bpf_map_lookup_elem(&pending, &tid);
+		if (!pe)
+			goto fail;
+		__sync_fetch_and_add(&pending_threads, 1);
+	}
+	n = pe->n;
+	for (i = 0; i < TSA_PENDING_MAX; i++) {
+		if (i >= n)
+			break;
+		if (same_key(&pe->e[i].key, k)) {
+			pe->e[i].agg.count++;
+			pe->e[i].agg.total_ns += d;
+			return;
+		}
+	}
+	if (n < TSA_PENDING_MAX) {
+		pe->e[n & (TSA_PENDING_MAX - 1)].key = *k;
+		pe->e[n & (TSA_PENDING_MAX - 1)].agg.count = 1;
+		pe->e[n & (TSA_PENDING_MAX - 1)].agg.total_ns = d;
+		pe->n = n + 1;
+		return;
+	}
+	count(TSA_C_PENDING_OVER);
+	id_status(&k->ustack, TSA_SS_OVERFLOW);
+	agg_add(k, 1, d);
+	return;
+fail:
+	count(TSA_C_PENDING_FULL);
+	id_status(&k->ustack, TSA_SS_FAILED);
+	agg_add(k, 1, d);
+}
+
+/* A sleep of d ns ends (the thread is being woken): charge it. */
+static __always_inline void sleep_ends(struct tsa_thread *t, struct task_struct *p, __u32 state,
+				       __u64 d)
+{
+	struct stack_scratch *s;
+	struct tsa_offcpu_key *k;
+	bool waker = t->waker_ok;
+
+	t->waker_ok = 0;
+	if (d < targ_offcpu_min_ns) {
+		t->below_count++;
+		t->below_ns += d;
+		if (state == TSA_ST_DISK)
+			t->below_disk_ns += d;
+		return;
+	}
+	s = scratch_get();
+	if (!s)
+		return;
+	k = &s->key;
+	__builtin_memset(k, 0, sizeof(*k));
+	take_task_kstack(p, &k->kstack);
+	k->pid = BPF_CORE_READ(p, tgid);
+	k->tid = BPF_CORE_READ(p, pid);
+	k->state = state;
+	if (targ_waker) {
+		if (waker) {
+			k->waker_pid = t->waker_pid;
+			k->waker_tid = t->waker_tid;
+			__builtin_memcpy(k->waker_comm, t->waker_comm, sizeof(k->waker_comm));
+			k->waker_ustack = t->waker_ustack;
+			k->waker_kstack = t->waker_kstack;
+		} else {
+			count(TSA_C_WAKER_MISSED);
+			id_status(&k->waker_kstack, TSA_SS_MISSED);
+		}
+	}
+	t->charged_ns += d;
+	if (t->stk_mode == TSA_STK_DEFER) {
+		park(t, p, k, d);
+		return;
+	}
+	if (t->stk_mode == TSA_STK_NOW)
+		k->ustack = t->ustack;
+	else
+		id_status(&k->ustack, TSA_SS_NONE);
+	agg_add(k, 1, d);
+}
+
 /*
  * The wait before a thread now switched in, from the kernel's own stamps:
  * the waits it has finished counting since delay_mark (a migration while
@@ -526,8 +756,9 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 	count(TSA_C_UNTRACED_IN);
 }
 
-static __always_inline void switch_out(struct tsa_thread *t, struct task_struct *p, bool preempt,
-				       unsigned int prev_state, __u64 now, __u64 taken)
+static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct task_struct *p,
+				       bool preempt, unsigned int prev_state, __u64 now,
+				       __u64 taken)
 {
 	__u64 sum_exec = p->se.sum_exec_runtime;
 	__u32 st;
@@ -570,6 +801,8 @@ static __always_inline void switch_out(struct tsa_thread *t, struct task_struct 
 	st = preempt ? TSA_ST_RUNQ : classify(prev_state);
 	t->state = st;
 	t->flags &= ~TSA_F_WOKEN; /* a preemption wait is not wakeup latency */
+	if (targ_stacks && (st == TSA_ST_SLEEP || st == TSA_ST_DISK))
+		sleep_begins(ctx, t, p, now);
 }
 
 static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *p, __u64 now,
@@ -628,7 +861,7 @@ static __always_inline __u64 not_before(struct tsa_thread *t, __u64 now)
 	return now > t->since_ns ? now : t->since_ns;
 }
 
-static __always_inline void on_switch(bool preempt, struct task_struct *prev,
+static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, unsigned int prev_state)
 {
 	struct tsa_thread *tp, *tn;
@@ -652,7 +885,7 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 				prev_state =
 				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 		}
-		switch_out(tp, prev, preempt, prev_state, not_before(tp, now), ri.taken);
+		switch_out(ctx, tp, prev, preempt, prev_state, not_before(tp, now), ri.taken);
 	}
 	if (tn)
 		switch_in(tn, next, not_before(tn, now), ri.taken, ri.cpu);
@@ -679,6 +912,8 @@ static __always_inline void on_wakeup(struct task_struct *p)
 		/* Blocked since before tracking, S or D we cannot tell: left as residual. */
 		begin(t, p, now);
 	} else {
+		if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
+			sleep_ends(t, p, t->state, now - t->since_ns);
 		close_interval(t, now);
 	}
 	t->state = TSA_ST_RUNQ;
@@ -739,7 +974,7 @@ int BPF_PROG(tsa_switch, bool preempt, struct task_struct *prev, struct task_str
 	/* The fourth argument is read only where it exists. */
 	if (targ_switch_has_state)
 		prev_state = (unsigned int)ctx[3];
-	on_switch(preempt, prev, next, prev_state);
+	on_switch(ctx, preempt, prev, next, prev_state);
 	return 0;
 }
 
@@ -747,6 +982,79 @@ SEC("tp_btf/sched_wakeup")
 int BPF_PROG(tsa_wakeup, struct task_struct *p)
 {
 	on_wakeup(p);
+	return 0;
+}
+
+/*
+ * --waker: who wakes a sleeper that will be charged to stacks. sched_waking
+ * runs in the waker's context (sched_wakeup may not: a remote wakeup is
+ * traced on the wakee's CPU), with the wakee's pi_lock held, interrupts
+ * off, except when a task wakes itself, which is no sleep to charge.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(tsa_waking, struct task_struct *p)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct tsa_thread *t;
+
+	if (!targ_stacks || !targ_waker || p == cur)
+		return 0;
+	t = bpf_task_storage_get(&tasks, p, NULL, 0);
+	if (!t || (t->state != TSA_ST_SLEEP && t->state != TSA_ST_DISK))
+		return 0;
+	/* The sleep ends at the wakeup that follows: the threshold is tested on the time so far. */
+	if (targ_offcpu_min_ns && bpf_ktime_get_ns() - t->since_ns < targ_offcpu_min_ns)
+		return 0;
+	t->waker_pid = BPF_CORE_READ(cur, tgid);
+	t->waker_tid = BPF_CORE_READ(cur, pid);
+	bpf_probe_read_kernel_str(t->waker_comm, sizeof(t->waker_comm), &cur->comm);
+	take_current_kstack(ctx, &t->waker_kstack);
+	if (has_user_space(cur))
+		take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(cur), t->waker_pid,
+				    exec_id(cur), bpf_ktime_get_ns(), &t->waker_ustack);
+	else
+		id_status(&t->waker_ustack, TSA_SS_NONE);
+	t->waker_ok = 1;
+	return 0;
+}
+
+/*
+ * The end of a system call: a thread whose sleeps in it were charged at
+ * their wakeups (see targ_stacks) is current again, still in the kernel,
+ * with the user registers and stack it slept with. Every task on the
+ * machine passes here; while no tracked thread waits, it costs one load.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(tsa_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *cur;
+	struct tsa_pending *pe;
+	struct tsa_stack_id uid;
+	__u32 tid, n;
+
+	if (!targ_stacks || !pending_threads)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	pe = bpf_map_lookup_elem(&pending, &tid);
+	if (!pe)
+		return 0;
+	cur = bpf_get_current_task_btf();
+	if (pe->task_start != BPF_CORE_READ(cur, start_time))
+		id_status(&uid, TSA_SS_EXITED);
+	else if (pe->exec_id != exec_id(cur))
+		id_status(&uid, TSA_SS_EXECED);
+	else
+		take_current_ustack(ctx, regs, BPF_CORE_READ(cur, tgid), pe->exec_id,
+				    bpf_ktime_get_ns(), &uid);
+	n = pe->n;
+	for (__u32 i = 0; i < TSA_PENDING_MAX; i++) {
+		if (i >= n)
+			break;
+		pe->e[i].key.ustack = uid;
+		agg_add(&pe->e[i].key, pe->e[i].agg.count, pe->e[i].agg.total_ns);
+	}
+	bpf_map_delete_elem(&pending, &tid);
+	__sync_fetch_and_add(&pending_threads, -1);
 	return 0;
 }
 

@@ -54,6 +54,126 @@ enum tsa_kcounter {
 };
 
 /*
+ * Stacks (--stacks, --flame). A stack is stored once, under a 96-bit hash
+ * of its frames (two independent hashes and the frame count), in a hash map
+ * of its own; aggregates refer to it by that id. Different stacks share an
+ * id only if both hashes collide (probability about n^2 / 2^97 for n
+ * stacks), so no stack map collision goes unnoticed the way a stack map's
+ * bucket collisions would. A stack that could not be taken or stored has a
+ * status instead, and its time is still charged (to that status).
+ */
+#define TSA_STACK_DEPTH	 64  /* frames kept per stack; deeper ones are marked truncated */
+#define TSA_REGION_BYTES 512 /* top of the user stack kept to recover leaf frames */
+
+enum tsa_stack_status {
+	TSA_SS_NONE = 0, /* not asked for: no waker, or a thread without user space */
+	TSA_SS_OK = 1,	 /* stored: look it up by id */
+	TSA_SS_EMPTY,	 /* the unwinder returned no frames */
+	TSA_SS_FAILED,	 /* the helper failed */
+	TSA_SS_MAP_FULL, /* the stack map had no room */
+	TSA_SS_EXITED,	 /* the thread exited before it returned to user space */
+	TSA_SS_EXECED,	 /* exec replaced the address space before the user stack was taken */
+	TSA_SS_OVERFLOW, /* too many distinct sleeps in one system call waiting for its stack */
+	TSA_SS_AT_END,	 /* still in the kernel when the run ended */
+	TSA_SS_MISSED,	 /* the waker was not seen (the sleep crossed the threshold late) */
+	TSA_SS_NR,
+};
+
+enum tsa_stack_flags {
+	TSA_SF_TRUNCATED = 1u << 0, /* more than TSA_STACK_DEPTH frames */
+	TSA_SF_USER = 1u << 1,
+};
+
+struct tsa_stack_id {
+	__u64 h1;
+	__u32 h2;
+	__u16 nr;    /* frames */
+	__u8 status; /* enum tsa_stack_status */
+	__u8 flags;  /* enum tsa_stack_flags */
+};
+
+/* A kernel stack, innermost frame first. */
+struct tsa_kstack {
+	__u32 nr;
+	__u32 flags;
+	__u64 ip[TSA_STACK_DEPTH];
+};
+
+/*
+ * A user stack, innermost frame first, as the kernel's frame-pointer walk
+ * found it, with what user space needs to recover the frames that walk
+ * skips (the callers inside code built without frame pointers, such as the
+ * C library's wrappers): the registers and the top of the stack, from sp up
+ * to the first frame pointer (at most TSA_REGION_BYTES). Addresses belong
+ * to process pid's address space as it was at time_ns (CLOCK_MONOTONIC).
+ */
+struct tsa_ustack {
+	__u32 pid;
+	__u32 nr;
+	__u64 time_ns;
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u32 region_len;
+	__u32 flags;
+	__u64 frames[TSA_STACK_DEPTH];
+	__u8 region[TSA_REGION_BYTES];
+};
+
+/* How the user stack of a sleep is taken (tsa_thread.stk_mode). */
+enum tsa_stk_mode {
+	TSA_STK_NOW = 0, /* at the switch-out: ustack holds it */
+	TSA_STK_DEFER,	 /* at the end of the system call it sleeps in (x86 syscall exit) */
+	TSA_STK_NONE,	 /* the thread has no user space (kernel or io_uring worker) */
+};
+
+/* Off-CPU aggregate: blocked time by thread, state and stacks (and the waker's). */
+struct tsa_offcpu_key {
+	__u32 pid;
+	__u32 tid;
+	__u32 state; /* TSA_ST_SLEEP or TSA_ST_DISK */
+	__u32 waker_pid;
+	__u32 waker_tid;
+	__u32 pad;
+	char waker_comm[TSA_COMM_LEN];
+	struct tsa_stack_id ustack;
+	struct tsa_stack_id kstack;
+	struct tsa_stack_id waker_ustack;
+	struct tsa_stack_id waker_kstack;
+};
+
+struct tsa_agg {
+	__u64 count;
+	__u64 total_ns;
+};
+
+/*
+ * Sleeps charged at wakeup whose user stack is taken when the thread
+ * leaves the system call it slept in (key.ustack is filled in then).
+ */
+#define TSA_PENDING_MAX 4
+
+struct tsa_pending_one {
+	struct tsa_offcpu_key key;
+	struct tsa_agg agg;
+};
+
+struct tsa_pending {
+	__u64 task_start; /* identity of the thread (a tid can be reused) */
+	__u32 exec_id;	  /* low bits of self_exec_id when the first sleep was charged */
+	__u32 n;
+	struct tsa_pending_one e[TSA_PENDING_MAX];
+};
+
+/* On-CPU samples: count by thread and stacks. */
+struct tsa_oncpu_key {
+	__u32 pid;
+	__u32 tid;
+	struct tsa_stack_id ustack;
+	struct tsa_stack_id kstack;
+};
+
+/*
  * One thread's closing account. It lives in task storage while the thread
  * runs and travels to user space once: through the ring buffer at the
  * thread's final switch-out, or through the task iterator for survivors.
@@ -105,9 +225,25 @@ struct tsa_thread {
 	char comm[TSA_COMM_LEN];
 	/* Warm: one counter per off-CPU interval. */
 	__u32 hist[TSA_HIST_STATES][TSA_HIST_SLOTS];
+
+	/* With --stacks: sleeps shorter than --offcpu-min, not charged to a stack. */
+	__u64 below_count;
+	__u64 below_ns;
+	__u64 below_disk_ns; /* the part of below_ns spent in D */
+	__u64 charged_ns;    /* sleeps charged to a stack aggregate (or to a pending one) */
+	/* The open sleep's user stack: how it will be (or was) taken. */
+	__u32 stk_mode; /* enum tsa_stk_mode */
+	__u32 waker_tid;
+	struct tsa_stack_id ustack; /* taken at the switch-out (TSA_STK_NOW) */
+	/* With --waker: the stacks of whoever woke the open sleep (at sched_waking). */
+	__u32 waker_pid;
+	__u32 waker_ok;
+	char waker_comm[TSA_COMM_LEN];
+	struct tsa_stack_id waker_ustack;
+	struct tsa_stack_id waker_kstack;
 };
 
-#define TSA_THREAD_SIZE 840
+#define TSA_THREAD_SIZE 952
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {
@@ -117,6 +253,18 @@ enum tsa_counter {
 	TSA_C_UNTRACED_IN,    /* switch-ins without a sched_switch event, repaired */
 	TSA_C_TRACKED,	      /* tasks that started being tracked */
 	TSA_C_EMITTED,	      /* records sent at exit */
+	/* Stacks: every one that could not be taken or stored, by reason. */
+	TSA_C_KSTACK_FAIL,   /* kernel stack: the helper failed or found nothing */
+	TSA_C_USTACK_FAIL,   /* user stack: the helper failed or found nothing */
+	TSA_C_STACK_FULL,    /* a stack map was full */
+	TSA_C_TRUNCATED,     /* stacks deeper than TSA_STACK_DEPTH, cut */
+	TSA_C_AGG_FULL,	     /* the off-CPU aggregate map was full: sleeps lost */
+	TSA_C_AGG_FULL_NS,   /* ... and their time */
+	TSA_C_PENDING_FULL,  /* the pending map was full: charged without a user stack */
+	TSA_C_PENDING_OVER,  /* too many distinct sleeps in one system call */
+	TSA_C_WAKER_MISSED,  /* sleeps charged without the waker's stacks */
+	TSA_C_ONCPU_SAMPLES, /* on-CPU samples of tracked threads */
+	TSA_C_ONCPU_FULL,    /* on-CPU samples lost: the aggregate map was full */
 	TSA_C_NR,
 };
 

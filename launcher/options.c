@@ -82,6 +82,19 @@ static const char usage[] =
     "      In GitHub Actions (GITHUB_ACTIONS=true) the table is appended to\n"
     "      $GITHUB_STEP_SUMMARY and failures and warnings become annotations.\n"
     "\n"
+    "Where time went (stacks):\n"
+    "      --stacks             off-CPU stacks: charge every sleep (S and D) to the\n"
+    "                           thread's user and kernel stacks where it blocked\n"
+    "      --offcpu-min DUR     sleeps shorter than DUR are counted and summed per\n"
+    "                           thread, not charged to a stack (default 10us; 0:\n"
+    "                           every sleep); implies --stacks\n"
+    "      --waker              also the stacks of whoever woke each sleep; implies\n"
+    "                           --stacks\n"
+    "      --flame              --stacks, on-CPU samples, and flame graphs: the folded\n"
+    "                           files offcpu.folded, oncpu.folded, wall.folded and\n"
+    "                           interactive SVGs, next to the artifact (or in --out-dir)\n"
+    "      --freq HZ            on-CPU samples per second of CPU time (default 99)\n"
+    "\n"
     "Other:\n"
     "  -h, --help               show this help\n"
     "  -V, --version            show the version\n"
@@ -123,6 +136,8 @@ void options_defaults(struct tsarun_opts *o)
 	o->sort = SORT_WALL;
 	o->top = 20;
 	o->ringbuf_bytes = 4ull << 20;
+	o->offcpu_min_ns = OFFCPU_MIN_DEFAULT_NS;
+	o->freq = 99;
 	o->runs = 1;
 	gate_spec_defaults(&o->gate_spec);
 }
@@ -263,6 +278,11 @@ enum {
 	OPT_INCONCLUSIVE,
 	OPT_JUNIT,
 	OPT_MARKDOWN,
+	OPT_STACKS,
+	OPT_OFFCPU_MIN,
+	OPT_WAKER,
+	OPT_FLAME,
+	OPT_FREQ,
 };
 
 static const struct option long_opts[] = {
@@ -292,6 +312,11 @@ static const struct option long_opts[] = {
     {"inconclusive", required_argument, NULL, OPT_INCONCLUSIVE},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"markdown", required_argument, NULL, OPT_MARKDOWN},
+    {"stacks", no_argument, NULL, OPT_STACKS},
+    {"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
+    {"waker", no_argument, NULL, OPT_WAKER},
+    {"flame", no_argument, NULL, OPT_FLAME},
+    {"freq", required_argument, NULL, OPT_FREQ},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -652,6 +677,37 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_BASH_NO_FOLLOW:
 			o->bash_no_follow = true;
+			break;
+		case OPT_STACKS:
+			o->stacks = true;
+			break;
+		case OPT_OFFCPU_MIN:
+			/* "0" needs no unit: every sleep is charged. */
+			if (strcmp(optarg, "0") &&
+			    (parse_duration_ns(optarg, false, &o->offcpu_min_ns) ||
+			     o->offcpu_min_ns > 3600000000000ull))
+				return fail(err, errlen,
+					    "--offcpu-min: '%s' is not a duration up to 1h (e.g. "
+					    "0, 10us, 1ms)",
+					    optarg);
+			if (!strcmp(optarg, "0"))
+				o->offcpu_min_ns = 0;
+			o->stacks = true;
+			break;
+		case OPT_WAKER:
+			o->waker = true;
+			o->stacks = true;
+			break;
+		case OPT_FLAME:
+			o->flame = true;
+			o->stacks = true;
+			break;
+		case OPT_FREQ:
+			if (parse_uint(optarg, 1, 10000, &v))
+				return fail(err, errlen,
+					    "--freq: '%s' is not a rate from 1 to 10000 (Hz)",
+					    optarg);
+			o->freq = (unsigned)v;
 			break;
 		case 'h':
 			o->mode = MODE_HELP;

@@ -84,7 +84,16 @@ struct tsarun_opts {
 	/* tsarun report RUN.json */
 	const char *report_artifact;
 	bool report_markdown; /* --format markdown (default: table) */
+
+	/* Stacks (--stacks, --offcpu-min, --waker, --flame, --freq). */
+	bool stacks;		/* off-CPU stacks of sleeps */
+	uint64_t offcpu_min_ns; /* shorter sleeps are counted, not stack-walked */
+	bool waker;		/* and the waker's stacks */
+	bool flame;		/* on-CPU samples too, folded files and SVG flame graphs */
+	unsigned freq;		/* on-CPU samples per second of a thread's CPU time */
 };
+
+#define OFFCPU_MIN_DEFAULT_NS 10000ull /* 10 us */
 
 /* Fill *o with the defaults. */
 void options_defaults(struct tsarun_opts *o);

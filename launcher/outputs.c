@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +10,14 @@
 #include <unistd.h>
 
 #include "artifact.h"
+#include "bashprof.h"
+#include "flame.h"
 #include "gate.h"
 #include "gate_report.h"
-#include "bashprof.h"
 #include "options.h"
 #include "outputs.h"
 #include "run.h"
+#include "stacks.h"
 #include "table.h"
 #include "user.h"
 
@@ -184,6 +188,116 @@ int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const 
 	return ret;
 }
 
+/* Where --flame's files go: --out-dir, else the artifact's directory, else here. */
+static char *profile_dir(const struct tsarun_opts *o, const char *artifact_path)
+{
+	struct stat st;
+	char *copy, *dir;
+
+	if (o->out_dir)
+		return strdup(o->out_dir);
+	if (!stat(artifact_path, &st) && !S_ISREG(st.st_mode))
+		return strdup("."); /* --json /dev/null: not next to a device */
+	copy = strdup(artifact_path);
+	if (!copy)
+		return NULL;
+	dir = strdup(dirname(copy));
+	free(copy);
+	return dir;
+}
+
+enum { PROF_FOLDED, PROF_SVG };
+
+/* Write one profile file atomically (temporary file, rename), owned like the artifact. */
+static int write_profile(const char *dir, const char *name, const struct run *r, int which,
+			 int kind, const struct target_user *user, const char *command)
+{
+	char *path = NULL, *tmp = NULL;
+	FILE *f = NULL;
+	int fd, ret = 0;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	if (kind == PROF_FOLDED) {
+		ret = which == 0   ? stacks_write_offcpu_folded(f, r)
+		      : which == 1 ? stacks_write_oncpu_folded(f, r)
+				   : stacks_write_wall_folded(f, r);
+	} else {
+		static const char *const titles[] = {"Off-CPU time: where threads blocked",
+						     "On-CPU samples: where threads ran",
+						     "Wall-clock time: every thread's whole life"};
+		static const char *const units[] = {"ns", "samples", "ns"};
+		struct flame *fl = flame__new();
+		char sub[256];
+
+		snprintf(sub, sizeof(sub), "tsarun -- %s (run %d)", command ? command : "",
+			 r->index);
+		ret = fl ? stacks_flame(fl, r, which) : -ENOMEM;
+		if (!ret)
+			ret = flame__write_svg(fl, f,
+					       &(struct flame_svg_opts){.title = titles[which],
+									.subtitle = sub,
+									.units = units[which]});
+		flame__free(fl);
+	}
+	if (!ret && fchmod(fileno(f), 0644))
+		ret = -errno;
+	if (!ret && user->change && fchown(fileno(f), user->uid, user->gid))
+		ret = -errno;
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	f = NULL;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+out:
+	if (ret)
+		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path ? path : name,
+			strerror(-ret));
+	free(path);
+	free(tmp);
+	return ret;
+}
+
+/* --flame: folded profiles and their SVG flame graphs for the last run. */
+static int write_profiles(const struct session *s, const struct tsarun_opts *o,
+			  const struct target_user *user, const char *artifact_path)
+{
+	static const char *const folded[] = {"offcpu.folded", "oncpu.folded", "wall.folded"};
+	static const char *const svg[] = {"offcpu.svg", "oncpu.svg", "wall.svg"};
+	const struct run *r = &s->runs[s->nruns - 1];
+	char *dir;
+	int ret = 0;
+
+	if (!r->stacks)
+		return 0;
+	dir = profile_dir(o, artifact_path);
+	if (!dir)
+		return -ENOMEM;
+	for (int w = 0; w < 3; w++) {
+		if (w == 1 && !r->stacks->oncpu)
+			continue; /* said in the report and the artifact */
+		if (write_profile(dir, folded[w], r, w, PROF_FOLDED, user, o->argv[0]) ||
+		    write_profile(dir, svg[w], r, w, PROF_SVG, user, o->argv[0]))
+			ret = -EIO;
+	}
+	if (!ret && !o->quiet)
+		fprintf(stderr, "tsarun: flame graphs: %s/{offcpu,%swall}.{folded,svg}\n", dir,
+			r->stacks->oncpu ? "oncpu," : "");
+	free(dir);
+	return ret;
+}
+
 int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
 		  const char *artifact_path)
 {
@@ -225,5 +339,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 	}
 	s->bash_folded = NULL;
 	free(folded);
+	if (o->flame && s->nruns && write_profiles(s, o, user, artifact_path))
+		ret = -EIO;
 	return ret;
 }

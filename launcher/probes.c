@@ -11,6 +11,7 @@
 #include "probes.h"
 #include "run.h"
 #include "sched.h"
+#include "stackprobe.h"
 
 void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose)
 {
@@ -26,7 +27,12 @@ void probeset__unavailable(struct probeset *ps, const char *name, const char *re
 
 struct probeset *probeset__new(const struct tsarun_opts *o)
 {
-	struct sched_probe_opts spo = {.ringbuf_bytes = o->ringbuf_bytes};
+	struct sched_probe_opts spo = {
+	    .ringbuf_bytes = o->ringbuf_bytes,
+	    .stacks = o->stacks,
+	    .offcpu_min_ns = o->offcpu_min_ns,
+	    .waker = o->waker,
+	};
 	struct probeset *ps = calloc(1, sizeof(*ps));
 	char err[192];
 
@@ -45,6 +51,16 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 		perf_probe__as_probe(ps->perf, &ps->probes[ps->nprobes++]);
 	else
 		probeset__unavailable(ps, "perf", err, o->verbose);
+	if (o->stacks && ps->sched) {
+		/* After the scheduler probe: it folds the threads the stacks belong to. */
+		ps->stacks = stacks_probe__new(o, ps->sched, err, sizeof(err));
+		if (ps->stacks)
+			stacks_probe__as_probe(ps->stacks, &ps->probes[ps->nprobes++]);
+		else
+			probeset__unavailable(ps, "stacks", err, o->verbose);
+	} else if (o->stacks) {
+		probeset__unavailable(ps, "stacks", "needs the eBPF scheduler probe", o->verbose);
+	}
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the memory back. */
 	malloc_trim(0);
 	return ps;
@@ -60,6 +76,7 @@ void probeset__free(struct probeset *ps)
 {
 	if (!ps)
 		return;
+	stacks_probe__free(ps->stacks);
 	sched_probe__free(ps->sched);
 	perf_probe__free(ps->perf);
 	free(ps);

@@ -16,6 +16,7 @@ struct tsarun_opts;
 struct sched_probe;
 struct perf_probe;
 struct bash_probe;
+struct stacks_probe;
 
 #define PROBESET_MAX 8
 
@@ -24,6 +25,7 @@ struct probeset {
 	int nprobes;
 	struct sched_probe *sched;
 	struct perf_probe *perf; /* the instruction counter, NULL without a PMU */
+	struct stacks_probe *stacks;
 	struct {
 		const char *name;
 		char reason[192];

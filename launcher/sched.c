@@ -32,7 +32,12 @@ struct sched_probe {
 	uint64_t prev[TSA_C_NR];
 	struct tsa_lost prev_lost;
 	int err; /* first error seen by the ring buffer callback */
+	bool stacks;
+	bool deferred;
 };
+
+static int stacks_config(struct sched_probe *p, const struct sched_probe_opts *o, char *err,
+			 size_t errlen);
 
 static int append(struct sched_probe *p, const struct tsa_thread *t)
 {
@@ -147,6 +152,9 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 		goto out_destroy;
 	}
 	bpf_program__set_autoattach(p->skel->progs.tsa_survivors, false);
+	ret = stacks_config(p, o, err, errlen);
+	if (ret)
+		goto out_destroy;
 	last_log_line[0] = '\0';
 	ret = sched_bpf__load(p->skel);
 	if (ret) {
@@ -169,6 +177,78 @@ out_destroy:
 	sched_bpf__destroy(p->skel);
 	p->skel = NULL;
 	return ret;
+}
+
+/*
+ * Off-CPU stacks: read-only config, map sizes, and which programs load.
+ * Without --stacks the stack programs are not loaded and the switch path's
+ * stack code is dead (targ_stacks is a constant the verifier prunes on).
+ */
+static int stacks_config(struct sched_probe *p, const struct sched_probe_opts *o, char *err,
+			 size_t errlen)
+{
+	struct sched_bpf *sk = p->skel;
+	int ret = 0;
+
+	sk->rodata->targ_stacks = o->stacks;
+	sk->rodata->targ_offcpu_min_ns = o->offcpu_min_ns;
+	sk->rodata->targ_waker = o->stacks && o->waker;
+#if defined(__x86_64__)
+	/* The user stack of a sleep in a system call is taken at its exit (sched.bpf.c). */
+	sk->rodata->targ_defer_user = o->stacks && !compat("no_defer");
+#endif
+	p->deferred = sk->rodata->targ_defer_user;
+	bpf_program__set_autoload(sk->progs.tsa_sys_exit, p->deferred);
+	bpf_program__set_autoload(sk->progs.tsa_waking, o->stacks && o->waker);
+	if (!o->stacks) {
+		/* Keep the unused maps minimal. */
+		bpf_map__set_max_entries(sk->maps.kstacks, 1);
+		bpf_map__set_max_entries(sk->maps.ustacks, 1);
+		bpf_map__set_max_entries(sk->maps.offcpu, 1);
+		bpf_map__set_max_entries(sk->maps.pending, 1);
+		return 0;
+	}
+	p->stacks = true;
+	ret = bpf_map__set_max_entries(sk->maps.kstacks, 32768);
+	if (!ret)
+		ret = bpf_map__set_max_entries(sk->maps.ustacks, 32768);
+	if (!ret)
+		ret = bpf_map__set_max_entries(sk->maps.offcpu, 131072);
+	if (!ret)
+		ret = bpf_map__set_max_entries(sk->maps.pending, 32768);
+	if (ret)
+		snprintf(err, errlen, "cannot size the stack maps: %s", strerror(-ret));
+	return ret;
+}
+
+int sched_probe__stack_maps(const struct sched_probe *p, struct sched_stack_maps *m)
+{
+	if (!p->stacks)
+		return -ENOENT;
+	m->kstacks = bpf_map__fd(p->skel->maps.kstacks);
+	m->ustacks = bpf_map__fd(p->skel->maps.ustacks);
+	m->offcpu = bpf_map__fd(p->skel->maps.offcpu);
+	m->pending = bpf_map__fd(p->skel->maps.pending);
+	m->counters = bpf_map__fd(p->skel->maps.counters);
+	m->tasks = bpf_map__fd(p->skel->maps.tasks);
+	m->scratch = bpf_map__fd(p->skel->maps.stack_scratch);
+	m->deferred = p->deferred;
+	return 0;
+}
+
+uint64_t sched_probe__counter(const struct sched_probe *p, int which)
+{
+	uint64_t *vals, sum = 0;
+	uint32_t key = (uint32_t)which;
+
+	vals = calloc((size_t)p->ncpus, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.counters), &key, vals))
+		for (int c = 0; c < p->ncpus; c++)
+			sum += vals[c];
+	free(vals);
+	return sum;
 }
 
 struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err, size_t errlen)

@@ -23,7 +23,29 @@ struct thread_acct;
 
 struct sched_probe_opts {
 	uint64_t ringbuf_bytes;
+	/* Off-CPU stacks (bpf/sched.bpf.c, targ_stacks); off: the code is not even verified. */
+	bool stacks;
+	uint64_t offcpu_min_ns;
+	bool waker;
 };
+
+/* The stack maps, for the stacks probe (launcher/stacks.c) to read and clear. */
+struct sched_stack_maps {
+	int kstacks;   /* struct tsa_stack_key -> struct tsa_kstack */
+	int ustacks;   /* struct tsa_stack_key -> struct tsa_ustack */
+	int offcpu;    /* struct tsa_offcpu_key -> struct tsa_agg */
+	int pending;   /* tid -> struct tsa_pending */
+	int counters;  /* per-CPU __u64[TSA_C_NR] */
+	int tasks;     /* task storage, for the on-CPU sampler */
+	int scratch;   /* per-CPU stack scratch */
+	bool deferred; /* user stacks of sleeps in system calls are taken at sys_exit */
+};
+
+/* Fill m; returns -ENOENT when the probe was loaded without stacks. */
+int sched_probe__stack_maps(const struct sched_probe *p, struct sched_stack_maps *m);
+
+/* Sum of counter which over CPUs (absolute, not a delta). */
+uint64_t sched_probe__counter(const struct sched_probe *p, int which);
 
 /* Totals of the probe's own counters, as deltas since the last reset. */
 struct sched_probe_stats {

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Taking and storing stacks, shared by the off-CPU code (sched.bpf.c) and
+ * the on-CPU sampler (oncpu.bpf.c), which reuses these maps by descriptor
+ * so that both refer to stacks by the same ids.
+ *
+ * Stacks are stored once per distinct content under a 96-bit hash (see
+ * struct tsa_stack_id in tsarun.h), in hash maps allocated as they fill:
+ * a full map is counted and the stack's time is charged to that status.
+ * The includer defines count() and the TSA_C_* counters map before this.
+ */
+#ifndef TSARUN_STACKS_BPF_H
+#define TSARUN_STACKS_BPF_H
+
+struct tsa_stack_key {
+	__u64 h1;
+	__u32 h2;
+	__u32 nr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384); /* set by user space */
+	__type(key, struct tsa_stack_key);
+	__type(value, struct tsa_kstack);
+} kstacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384); /* set by user space */
+	__type(key, struct tsa_stack_key);
+	__type(value, struct tsa_ustack);
+} ustacks SEC(".maps");
+
+/* Room to take a stack in (too large for the BPF stack); one extra frame tells truncation. */
+struct stack_scratch {
+	__u64 kip[TSA_STACK_DEPTH + 1];
+	struct tsa_kstack k;
+	struct tsa_ustack u;
+	__u64 uip[TSA_STACK_DEPTH + 1];
+	/* For sched.bpf.c: an aggregate key and a pending entry being built. */
+	struct tsa_offcpu_key key;
+	struct tsa_pending pend;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_scratch);
+} stack_scratch SEC(".maps");
+
+#define PF_KTHREAD     0x00200000
+#define PF_IO_WORKER   0x00000010
+#define PF_USER_WORKER 0x00004000
+
+static __always_inline bool has_user_space(struct task_struct *p)
+{
+	return !(BPF_CORE_READ(p, flags) & (PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER));
+}
+
+static __always_inline struct stack_scratch *scratch_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stack_scratch, &zero);
+}
+
+/* Two independent hashes of the frames; seed separates address spaces. */
+static __always_inline void hash_frames(const __u64 *f, __u32 nr, __u64 seed,
+					struct tsa_stack_key *k)
+{
+	__u64 h1 = seed ^ 0x9E3779B97F4A7C15ull, h2 = (seed + 0x632BE59BD9B4E019ull) | 1;
+
+	for (int i = 0; i < TSA_STACK_DEPTH; i++) {
+		__u64 x;
+
+		if (i >= nr)
+			break;
+		x = f[i];
+		h1 = (h1 ^ x) * 0x100000001B3ull;
+		h1 ^= h1 >> 31;
+		h2 = (h2 + x) * 0xC2B2AE3D27D4EB4Full;
+		h2 ^= h2 >> 29;
+	}
+	k->h1 = h1;
+	k->h2 = (__u32)(h2 ^ (h2 >> 32));
+	k->nr = nr;
+}
+
+static __always_inline void id_from_key(struct tsa_stack_id *id, const struct tsa_stack_key *k,
+					__u8 status, __u8 flags)
+{
+	id->h1 = k->h1;
+	id->h2 = k->h2;
+	id->nr = (__u16)k->nr;
+	id->status = status;
+	id->flags = flags;
+}
+
+static __always_inline void id_status(struct tsa_stack_id *id, __u8 status)
+{
+	id->h1 = 0;
+	id->h2 = 0;
+	id->nr = 0;
+	id->status = status;
+	id->flags = 0;
+}
+
+/* Store a kernel stack of n bytes taken into s->kip. */
+static __always_inline void store_kstack(struct stack_scratch *s, long n, struct tsa_stack_id *id)
+{
+	struct tsa_stack_key k;
+	__u32 nr, flags = 0;
+	long err;
+
+	if (n <= 0) {
+		count(TSA_C_KSTACK_FAIL);
+		id_status(id, n < 0 ? TSA_SS_FAILED : TSA_SS_EMPTY);
+		return;
+	}
+	nr = (__u32)n / 8;
+	if (nr > TSA_STACK_DEPTH) {
+		nr = TSA_STACK_DEPTH;
+		flags |= TSA_SF_TRUNCATED;
+		count(TSA_C_TRUNCATED);
+	}
+	hash_frames(s->kip, nr, 0, &k);
+	s->k.nr = nr;
+	s->k.flags = flags;
+	__builtin_memcpy(s->k.ip, s->kip, sizeof(s->k.ip));
+	err = bpf_map_update_elem(&kstacks, &k, &s->k, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		count(TSA_C_STACK_FULL);
+		id_status(id, TSA_SS_MAP_FULL);
+		return;
+	}
+	id_from_key(id, &k, TSA_SS_OK, (__u8)flags);
+}
+
+/* The kernel stack of a task that is not running (a sleeper being woken). */
+static __always_inline void take_task_kstack(struct task_struct *p, struct tsa_stack_id *id)
+{
+	struct stack_scratch *s = scratch_get();
+	long n;
+
+	if (!s) {
+		id_status(id, TSA_SS_FAILED);
+		return;
+	}
+	n = bpf_get_task_stack(p, s->kip, sizeof(s->kip), 0);
+	store_kstack(s, n, id);
+}
+
+/* The kernel stack of the current task (the program's own frames are removed by user space). */
+static __always_inline void take_current_kstack(void *ctx, struct tsa_stack_id *id)
+{
+	struct stack_scratch *s = scratch_get();
+	long n;
+
+	if (!s) {
+		id_status(id, TSA_SS_FAILED);
+		return;
+	}
+	n = bpf_get_stack(ctx, s->kip, sizeof(s->kip), 0);
+	store_kstack(s, n, id);
+}
+
+/*
+ * The user stack of the current task, whose user registers are regs: the
+ * kernel's frame-pointer walk, and the top of the stack from sp to just
+ * past the first frame pointer, for user space to recover the frames that
+ * walk skips. The id covers the walk, the registers' offsets and the
+ * process; the region of the first capture is the one kept.
+ */
+static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs, __u32 pid,
+						__u32 execid, __u64 now, struct tsa_stack_id *id)
+{
+	struct stack_scratch *s = scratch_get();
+	struct tsa_stack_key k;
+	__u32 nr, flags = TSA_SF_USER, len;
+	__u64 sp, bp, ip;
+	long n, err;
+
+	if (!s) {
+		id_status(id, TSA_SS_FAILED);
+		return;
+	}
+	n = bpf_get_stack(ctx, s->uip, sizeof(s->uip), BPF_F_USER_STACK);
+	if (n <= 0) {
+		count(TSA_C_USTACK_FAIL);
+		id_status(id, n < 0 ? TSA_SS_FAILED : TSA_SS_EMPTY);
+		return;
+	}
+	nr = (__u32)n / 8;
+	if (nr > TSA_STACK_DEPTH) {
+		nr = TSA_STACK_DEPTH;
+		flags |= TSA_SF_TRUNCATED;
+		count(TSA_C_TRUNCATED);
+	}
+	ip = PT_REGS_IP_CORE(regs);
+	sp = PT_REGS_SP_CORE(regs);
+	bp = PT_REGS_FP_CORE(regs);
+	/* The walk's frames, where the frame pointer sits above sp, and the process. */
+	hash_frames(s->uip, nr, ((__u64)pid << 32 | execid) ^ ((bp - sp) << 17), &k);
+	if (bpf_map_lookup_elem(&ustacks, &k)) {
+		id_from_key(id, &k, TSA_SS_OK, (__u8)flags);
+		return;
+	}
+	s->u.pid = pid;
+	s->u.nr = nr;
+	s->u.time_ns = now;
+	s->u.ip = ip;
+	s->u.sp = sp;
+	s->u.bp = bp;
+	s->u.flags = flags;
+	__builtin_memcpy(s->u.frames, s->uip, sizeof(s->u.frames));
+	len = TSA_REGION_BYTES;
+	if (bp > sp && bp - sp + 16 < TSA_REGION_BYTES)
+		len = (__u32)(bp - sp + 16);
+	if (len > TSA_REGION_BYTES)
+		len = TSA_REGION_BYTES;
+	if (len && bpf_probe_read_user(s->u.region, len, (void *)sp))
+		len = 0;
+	s->u.region_len = len;
+	err = bpf_map_update_elem(&ustacks, &k, &s->u, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		count(TSA_C_STACK_FULL);
+		id_status(id, TSA_SS_MAP_FULL);
+		return;
+	}
+	id_from_key(id, &k, TSA_SS_OK, (__u8)flags);
+}
+
+#endif /* TSARUN_STACKS_BPF_H */
