@@ -192,6 +192,7 @@ static cJSON *thread_json(const struct thread_acct *t)
 
 		add_u64(b, "count", t->below_count);
 		add_u64(b, "total_ns", t->below_ns);
+		add_u64(b, "uninterruptible_ns", t->below_disk_ns);
 		cJSON_AddItemToObject(o, "below_threshold", b);
 	} else {
 		cJSON_AddNullToObject(o, "below_threshold");

@@ -30,10 +30,14 @@ void run_stacks__free(struct run_stacks *s)
 const char *stack_status_name(int status)
 {
 	static const char *const names[TSA_SS_NR] = {
-	    [TSA_SS_NONE] = "none",	       [TSA_SS_OK] = "ok",
-	    [TSA_SS_EMPTY] = "empty",	       [TSA_SS_FAILED] = "failed",
-	    [TSA_SS_MAP_FULL] = "map full",    [TSA_SS_EXITED] = "exited",
-	    [TSA_SS_EXECED] = "exec",	       [TSA_SS_OVERFLOW] = "overflow",
+	    [TSA_SS_NONE] = "none",
+	    [TSA_SS_OK] = "ok",
+	    [TSA_SS_EMPTY] = "empty",
+	    [TSA_SS_FAILED] = "failed",
+	    [TSA_SS_MAP_FULL] = "map full",
+	    [TSA_SS_EXITED] = "exited",
+	    [TSA_SS_EXECED] = "exec",
+	    [TSA_SS_OVERFLOW] = "overflow",
 	    [TSA_SS_AT_END] = "still in the kernel at the end",
 	    [TSA_SS_MISSED] = "not seen",
 	};
@@ -140,20 +144,22 @@ static bool same_trace(const struct stack_trace *a, const struct stack_trace *b)
 
 static bool same_agg(const struct stack_agg *a, const struct stack_agg *b)
 {
-	return a->kind == b->kind && a->pid == b->pid && a->tid == b->tid &&
-	       a->state == b->state && a->ustack == b->ustack && a->kstack == b->kstack &&
-	       a->has_waker == b->has_waker && a->waker_pid == b->waker_pid &&
-	       a->waker_tid == b->waker_tid && a->waker_ustack == b->waker_ustack &&
-	       a->waker_kstack == b->waker_kstack && !strcmp(a->waker_comm, b->waker_comm);
+	return a->kind == b->kind && a->pid == b->pid && a->tid == b->tid && a->state == b->state &&
+	       a->ustack == b->ustack && a->kstack == b->kstack && a->has_waker == b->has_waker &&
+	       a->waker_pid == b->waker_pid && a->waker_tid == b->waker_tid &&
+	       a->waker_ustack == b->waker_ustack && a->waker_kstack == b->waker_kstack &&
+	       !strcmp(a->waker_comm, b->waker_comm);
 }
 
 static int cmp_identity(const void *pa, const void *pb)
 {
 	const struct stack_agg *a = pa, *b = pb;
-	const uint32_t x[] = {a->kind, a->pid, a->tid, (uint32_t)a->state, a->ustack, a->kstack,
-			      a->waker_pid, a->waker_tid, a->waker_ustack, a->waker_kstack};
-	const uint32_t y[] = {b->kind, b->pid, b->tid, (uint32_t)b->state, b->ustack, b->kstack,
-			      b->waker_pid, b->waker_tid, b->waker_ustack, b->waker_kstack};
+	const uint32_t x[] = {a->kind,	       a->pid,	       a->tid,	     (uint32_t)a->state,
+			      a->ustack,       a->kstack,      a->waker_pid, a->waker_tid,
+			      a->waker_ustack, a->waker_kstack};
+	const uint32_t y[] = {b->kind,	       b->pid,	       b->tid,	     (uint32_t)b->state,
+			      b->ustack,       b->kstack,      b->waker_pid, b->waker_tid,
+			      b->waker_ustack, b->waker_kstack};
 
 	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
 		if (x[i] != y[i])
@@ -165,30 +171,77 @@ static int cmp_identity(const void *pa, const void *pb)
  * Different raw stacks can read the same once symbolized (two addresses in
  * one function): such traces become one and their aggregates are merged.
  */
+static uint64_t trace_hash(const struct stack_trace *t)
+{
+	uint64_t h = 1469598103934665603ull ^ t->nframes ^ ((uint64_t)t->status << 40) ^
+		     ((uint64_t)t->kernel << 48) ^ ((uint64_t)t->truncated << 49);
+
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		for (const char *c = t->frames[i]; *c; c++) {
+			h ^= (unsigned char)*c;
+			h *= 1099511628211ull;
+		}
+		h ^= 0xff;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+struct hidx {
+	uint64_t h;
+	uint32_t i;
+};
+
+static int cmp_hidx(const void *a, const void *b)
+{
+	const struct hidx *x = a, *y = b;
+
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
 static void merge(struct run_stacks *s)
 {
 	uint32_t *canon = malloc((s->ntraces ? s->ntraces : 1) * sizeof(*canon));
+	struct hidx *hs = malloc((s->ntraces ? s->ntraces : 1) * sizeof(*hs));
 	size_t out = 0;
 
-	if (!canon)
+	if (!canon || !hs) {
+		free(canon);
+		free(hs);
 		return;
-	/* Quadratic only within a bucket of equal frame counts and first frame: fine for profiles. */
+	}
 	for (size_t i = 0; i < s->ntraces; i++) {
 		canon[i] = (uint32_t)i;
-		for (size_t j = 0; j < i; j++) {
-			if (canon[j] == j && same_trace(&s->traces[i], &s->traces[j])) {
-				canon[i] = (uint32_t)j;
-				break;
-			}
-		}
+		hs[i] = (struct hidx){trace_hash(&s->traces[i]), (uint32_t)i};
 	}
+	qsort(hs, s->ntraces, sizeof(*hs), cmp_hidx);
+	/* Within a run of equal hashes, each trace maps to the first equal one. */
+	for (size_t a = 0; a < s->ntraces;) {
+		size_t b = a;
+
+		while (b < s->ntraces && hs[b].h == hs[a].h)
+			b++;
+		for (size_t i = a + 1; i < b; i++)
+			for (size_t j = a; j < i; j++)
+				if (canon[hs[j].i] == hs[j].i &&
+				    same_trace(&s->traces[hs[i].i], &s->traces[hs[j].i])) {
+					canon[hs[i].i] = hs[j].i;
+					break;
+				}
+		a = b;
+	}
+	free(hs);
 	for (size_t i = 0; i < s->naggs; i++) {
 		struct stack_agg *a = &s->aggs[i];
 
 		a->ustack = a->ustack < s->ntraces ? canon[a->ustack] : a->ustack;
 		a->kstack = a->kstack < s->ntraces ? canon[a->kstack] : a->kstack;
-		a->waker_ustack = a->waker_ustack < s->ntraces ? canon[a->waker_ustack] : a->waker_ustack;
-		a->waker_kstack = a->waker_kstack < s->ntraces ? canon[a->waker_kstack] : a->waker_kstack;
+		a->waker_ustack =
+		    a->waker_ustack < s->ntraces ? canon[a->waker_ustack] : a->waker_ustack;
+		a->waker_kstack =
+		    a->waker_kstack < s->ntraces ? canon[a->waker_kstack] : a->waker_kstack;
 	}
 	free(canon);
 	qsort(s->aggs, s->naggs, sizeof(*s->aggs), cmp_identity);
@@ -215,8 +268,8 @@ uint64_t stack_drops_total(const struct stack_drops *d)
 	       d->pending_lost + d->waker_missed + d->oncpu_full;
 }
 
-void run_stacks__thread_sums(const struct run_stacks *s, uint32_t tid, uint32_t pid,
-			     uint64_t *ns, uint64_t *count)
+void run_stacks__thread_sums(const struct run_stacks *s, uint32_t tid, uint32_t pid, uint64_t *ns,
+			     uint64_t *count)
 {
 	*ns = 0;
 	*count = 0;
@@ -440,8 +493,8 @@ static int wall_thread(struct profile *p, const struct thread_acct *t)
 		push(p, state_frame(a->state));
 		push_trace(p, trace(s, a->ustack), false);
 		push_trace(p, trace(s, a->kstack), false);
-		if (a->total_ns && (err = p->emit(p->ctx, p->frames, p->n, a->total_ns,
-						  state_cat(a->state))))
+		if (a->total_ns &&
+		    (err = p->emit(p->ctx, p->frames, p->n, a->total_ns, state_cat(a->state))))
 			return err;
 	}
 	if (s->offcpu_min_ns >= 1000000)

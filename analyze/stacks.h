@@ -32,7 +32,7 @@ struct stack_trace {
 	char **frames;	/* root first */
 	uint8_t status; /* enum tsa_stack_status */
 	bool kernel;
-	bool truncated; /* deeper than the kernel kept: the outermost frames are missing */
+	bool truncated;	   /* deeper than the kernel kept: the outermost frames are missing */
 	uint32_t repaired; /* user frames the frame-pointer walk skipped, recovered from CFI */
 };
 
@@ -60,17 +60,19 @@ struct stack_agg {
 
 /* Why stacks are missing or partial, for quality.stack_drops and the report. */
 struct stack_drops {
-	uint64_t kstack_fail;	/* kernel stacks the helper could not take */
-	uint64_t ustack_fail;	/* user stacks the helper could not take (or empty) */
-	uint64_t map_full;	/* stacks the stack maps had no room for */
-	uint64_t truncated;	/* stacks deeper than the kernel keeps */
-	uint64_t agg_full;	/* sleeps the aggregate map had no room for (time lost) */
-	uint64_t agg_full_ns;	/* their time */
-	uint64_t pending_lost;	/* sleeps charged without a user stack (pending map full or overflow) */
-	uint64_t waker_missed;	/* sleeps charged without the waker's stacks */
-	uint64_t oncpu_full;	/* on-CPU samples lost: aggregate map full */
-	uint64_t perf_lost;	/* mapping records the kernel could not deliver (symbols may be missing) */
-	uint64_t unresolved;	/* user frames with no module known */
+	uint64_t kstack_fail; /* kernel stacks the helper could not take */
+	uint64_t ustack_fail; /* user stacks the helper could not take (or empty) */
+	uint64_t map_full;    /* stacks the stack maps had no room for */
+	uint64_t truncated;   /* stacks deeper than the kernel keeps */
+	uint64_t agg_full;    /* sleeps the aggregate map had no room for (time lost) */
+	uint64_t agg_full_ns; /* their time */
+	uint64_t
+	    pending_lost; /* sleeps charged without a user stack (pending map full or overflow) */
+	uint64_t waker_missed; /* sleeps charged without the waker's stacks */
+	uint64_t oncpu_full;   /* on-CPU samples lost: aggregate map full */
+	uint64_t
+	    perf_lost; /* mapping records the kernel could not deliver (symbols may be missing) */
+	uint64_t unresolved; /* user frames with no module known */
 };
 
 struct run_stacks {
@@ -78,12 +80,12 @@ struct run_stacks {
 	bool oncpu;
 	bool waker;
 	uint64_t offcpu_min_ns;
-	unsigned freq;		     /* on-CPU samples per second of CPU time */
-	uint64_t oncpu_period_ns;    /* CPU time each sample stands for */
-	uint64_t oncpu_samples;	     /* samples of tracked threads */
-	char user_symbols[192];	     /* "" or why user frames are not symbolized */
-	char kernel_symbols[192];    /* "" or why kernel frames are not symbolized */
-	char oncpu_reason[192];	     /* "" or why on-CPU sampling is unavailable */
+	unsigned freq;		  /* on-CPU samples per second of CPU time */
+	uint64_t oncpu_period_ns; /* CPU time each sample stands for */
+	uint64_t oncpu_samples;	  /* samples of tracked threads */
+	char user_symbols[192];	  /* "" or why user frames are not symbolized */
+	char kernel_symbols[192]; /* "" or why kernel frames are not symbolized */
+	char oncpu_reason[192];	  /* "" or why on-CPU sampling is unavailable */
 	struct stack_drops drops;
 	struct stack_trace *traces;
 	size_t ntraces, traces_cap;
@@ -116,8 +118,8 @@ uint64_t stack_drops_total(const struct stack_drops *d);
 const char *stack_status_name(int status);
 
 /* Per thread: the time and count charged to off-CPU stacks (summed over aggs). */
-void run_stacks__thread_sums(const struct run_stacks *s, uint32_t tid, uint32_t pid,
-			     uint64_t *ns, uint64_t *count);
+void run_stacks__thread_sums(const struct run_stacks *s, uint32_t tid, uint32_t pid, uint64_t *ns,
+			     uint64_t *count);
 
 /*
  * Folded profiles (one line per stack: frames separated by ';', a space,

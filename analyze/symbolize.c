@@ -525,9 +525,9 @@ static int read_symbols(struct module *m, Elf *e, bool dynsym_too)
 			m->syms[m->nsyms].addr = sym.st_value;
 			m->syms[m->nsyms].size = sym.st_size;
 			/* Public names first; glibc's internal aliases (__GI_...) last. */
-			m->syms[m->nsyms].rank =
-			    (GELF_ST_BIND(sym.st_info) == STB_LOCAL ? 2 : 0) +
-			    (!strncmp(name, "__GI_", 5) ? 4 : 0) + (name[0] == '_' ? 1 : 0);
+			m->syms[m->nsyms].rank = (GELF_ST_BIND(sym.st_info) == STB_LOCAL ? 2 : 0) +
+						 (!strncmp(name, "__GI_", 5) ? 4 : 0) +
+						 (name[0] == '_' ? 1 : 0);
 			if (add_name(m, name, &m->syms[m->nsyms].name))
 				return -ENOMEM;
 			m->nsyms++;
@@ -572,18 +572,18 @@ static int64_t read_sleb(const uint8_t **p, const uint8_t *end)
 	return v;
 }
 
-#define DW_EH_PE_omit	 0xff
-#define DW_EH_PE_absptr	 0x00
-#define DW_EH_PE_uleb128 0x01
-#define DW_EH_PE_udata2	 0x02
-#define DW_EH_PE_udata4	 0x03
-#define DW_EH_PE_udata8	 0x04
-#define DW_EH_PE_sleb128 0x09
-#define DW_EH_PE_sdata2	 0x0a
-#define DW_EH_PE_sdata4	 0x0b
-#define DW_EH_PE_sdata8	 0x0c
-#define DW_EH_PE_pcrel	 0x10
-#define DW_EH_PE_datarel 0x30
+#define DW_EH_PE_omit	  0xff
+#define DW_EH_PE_absptr	  0x00
+#define DW_EH_PE_uleb128  0x01
+#define DW_EH_PE_udata2	  0x02
+#define DW_EH_PE_udata4	  0x03
+#define DW_EH_PE_udata8	  0x04
+#define DW_EH_PE_sleb128  0x09
+#define DW_EH_PE_sdata2	  0x0a
+#define DW_EH_PE_sdata4	  0x0b
+#define DW_EH_PE_sdata8	  0x0c
+#define DW_EH_PE_pcrel	  0x10
+#define DW_EH_PE_datarel  0x30
 #define DW_EH_PE_indirect 0x80
 
 /* An encoded pointer at *p (vaddr of *p is base + (*p - start)). */
@@ -735,8 +735,7 @@ static void index_fdes(struct module *m)
 			break;
 		end = p + 4 + len;
 		memcpy(&cie_ptr, p + 4, 4);
-		if (cie_ptr && (size_t)cie_ptr <= off + 4 &&
-		    parse_cie(m, off + 4 - cie_ptr, &c)) {
+		if (cie_ptr && (size_t)cie_ptr <= off + 4 && parse_cie(m, off + 4 - cie_ptr, &c)) {
 			const uint8_t *q = p + 8;
 			uint64_t at = m->eh_vaddr + off + 8;
 
@@ -751,7 +750,8 @@ static void index_fdes(struct module *m)
 					m->fdes = n;
 					cap = cap ? cap * 2 : 1024;
 				}
-				m->fdes[m->nfdes++] = (struct fde){begin, begin + range, (uint32_t)off};
+				m->fdes[m->nfdes++] =
+				    (struct fde){begin, begin + range, (uint32_t)off};
 			}
 		}
 		off += 4 + len;
@@ -895,8 +895,8 @@ static const char *base_name(const char *p)
 }
 
 /* The module and ELF address of a user address; false when unknown. */
-static bool locate(struct symbolizer *s, uint32_t pid, uint64_t t, uint64_t ip,
-		   struct module **mod, uint64_t *file_off, uint64_t *vaddr, bool *have_vaddr)
+static bool locate(struct symbolizer *s, uint32_t pid, uint64_t t, uint64_t ip, struct module **mod,
+		   uint64_t *file_off, uint64_t *vaddr, bool *have_vaddr)
 {
 	const struct mapping *mp = find_mapping(s, pid, t, ip);
 
@@ -1011,7 +1011,8 @@ static bool run_cfa(const struct cie *c, const uint8_t *p, const uint8_t *end, u
 			continue;
 		case 3: /* restore */
 			if (initial)
-				set_rule(st, low, low == DW_REG_RA ? initial->ra_rule : initial->bp_rule,
+				set_rule(st, low,
+					 low == DW_REG_RA ? initial->ra_rule : initial->bp_rule,
 					 low == DW_REG_RA ? initial->ra_off : initial->bp_off);
 			continue;
 		}
@@ -1047,9 +1048,10 @@ static bool run_cfa(const struct cie *c, const uint8_t *p, const uint8_t *end, u
 		case 0x06: /* restore_extended */
 			reg = read_uleb(&p, end);
 			if (initial)
-				set_rule(st, reg,
-					 (int64_t)reg == DW_REG_RA ? initial->ra_rule : initial->bp_rule,
-					 (int64_t)reg == DW_REG_RA ? initial->ra_off : initial->bp_off);
+				set_rule(
+				    st, reg,
+				    (int64_t)reg == DW_REG_RA ? initial->ra_rule : initial->bp_rule,
+				    (int64_t)reg == DW_REG_RA ? initial->ra_off : initial->bp_off);
 			break;
 		case 0x07: /* undefined */
 			set_rule(st, read_uleb(&p, end), RULE_UNDEF, 0);
@@ -1127,7 +1129,8 @@ static bool run_cfa(const struct cie *c, const uint8_t *p, const uint8_t *end, u
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = read_uleb(&p, end);
-			set_rule(st, reg, RULE_OFFSET, -(int64_t)read_uleb(&p, end) * c->data_align);
+			set_rule(st, reg, RULE_OFFSET,
+				 -(int64_t)read_uleb(&p, end) * c->data_align);
 			break;
 		default:
 			return false;
@@ -1187,8 +1190,7 @@ static enum cfi_result cfi_at(const struct module *m, uint64_t va, struct cfa_st
 	return !st->cfa_expr && st->ra_rule == RULE_OFFSET ? CFI_OK : CFI_NONE;
 }
 
-static bool region_read(uint64_t sp, const uint8_t *region, size_t len, uint64_t addr,
-			uint64_t *v)
+static bool region_read(uint64_t sp, const uint8_t *region, size_t len, uint64_t addr, uint64_t *v)
 {
 	if (addr < sp || addr - sp > len || len - (addr - sp) < 8)
 		return false;
@@ -1198,7 +1200,8 @@ static bool region_read(uint64_t sp, const uint8_t *region, size_t len, uint64_t
 
 size_t symbolizer__repair(struct symbolizer *s, uint32_t pid, uint64_t time_ns, const uint64_t *fp,
 			  size_t nfp, uint64_t ip, uint64_t sp, uint64_t bp, const uint8_t *region,
-			  size_t region_len, uint64_t *out, size_t max, uint32_t *added, bool *partial)
+			  size_t region_len, uint64_t *out, size_t max, uint32_t *added,
+			  bool *partial)
 {
 	uint64_t pc = ip, cur_sp = sp, cur_bp = bp, found[32];
 	size_t nfound = 0, n = 0;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "stacks.h"
 #include "status.h"
 #include "table.h"
 
@@ -288,6 +289,112 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 		fprintf(f, "  note: %s\n", q->notes[i]);
 }
 
+#define STACK_ROWS  8
+#define STACK_WIDTH 96
+
+/* The stack in a line: the innermost user frames, then where the kernel waited. */
+static void short_stack(const struct run_stacks *s, const struct stack_agg *a, char *buf,
+			size_t len)
+{
+	const struct stack_trace *u = a->ustack < s->ntraces ? &s->traces[a->ustack] : NULL;
+	const struct stack_trace *k = a->kstack < s->ntraces ? &s->traces[a->kstack] : NULL;
+	char tmp[1024] = "";
+	size_t n = 0, from;
+	uint32_t first = 0;
+
+	if (u && u->nframes)
+		first = u->nframes > 4 ? u->nframes - 4 : 0;
+	for (uint32_t i = first; u && i < u->nframes; i++)
+		n += (size_t)snprintf(tmp + n, n < sizeof(tmp) ? sizeof(tmp) - n : 0, "%s%s",
+				      n ? " > " : "", u->frames[i]);
+	if (k && k->nframes && n < sizeof(tmp)) {
+		const char *leaf = k->frames[k->nframes - 1];
+		size_t l = strlen(leaf);
+
+		/* The kernel frame without its "_[k]" mark: the column says it. */
+		n += (size_t)snprintf(tmp + n, n < sizeof(tmp) ? sizeof(tmp) - n : 0, "%s[k] %.*s",
+				      n ? " > " : "", (int)(l > 4 ? l - 4 : l), leaf);
+	}
+	if (n >= sizeof(tmp))
+		n = sizeof(tmp) - 1;
+	from = n > len - 1 ? n - (len - 4) : 0;
+	snprintf(buf, len, "%s%s", from ? "..." : "", tmp + from);
+}
+
+/* The stacks section: where the tree blocked most, and what the stacks leave out. */
+static void print_stacks(FILE *f, const struct run *r, const struct table_opts *o)
+{
+	const struct run_stacks *s = r->stacks;
+	const char *warn = o->color ? C_YELLOW : "", *reset = o->color ? C_RESET : "";
+	uint64_t blocked = 0, below = 0, below_n = 0, charged = 0, drops;
+	size_t shown = 0;
+	char d1[32], d2[32], d3[32], d4[32];
+
+	for (size_t i = 0; i < r->nthreads; i++) {
+		blocked +=
+		    r->threads[i].state_ns[TSA_ST_SLEEP] + r->threads[i].state_ns[TSA_ST_DISK];
+		below += r->threads[i].below_ns;
+		below_n += r->threads[i].below_count;
+	}
+	for (size_t i = 0; i < s->naggs; i++)
+		if (s->aggs[i].kind == STACK_OFFCPU)
+			charged += s->aggs[i].total_ns;
+	fprintf(f, "\n%s  top blocking stacks%s (of %s blocked: %s on stacks, %s in sleeps < %s)\n",
+		o->color ? C_BOLD : "", o->color ? C_RESET : "", fmt_dur(blocked, d1, sizeof(d1)),
+		fmt_dur(charged, d2, sizeof(d2)), fmt_dur(below, d3, sizeof(d3)),
+		fmt_dur(s->offcpu_min_ns, d4, sizeof(d4)));
+	for (size_t i = 0; i < s->naggs && shown < STACK_ROWS; i++) {
+		const struct stack_agg *a = &s->aggs[i];
+		const char *comm = "?";
+		char st[STACK_WIDTH + 8];
+
+		if (a->kind != STACK_OFFCPU)
+			continue;
+		for (size_t t = 0; t < r->nthreads; t++)
+			if (r->threads[t].tid == a->tid && r->threads[t].pid == a->pid)
+				comm = r->threads[t].comm;
+		short_stack(s, a, st, sizeof(st));
+		fprintf(f, "  %9s ms %s %-16.16s %7u %6llux  %s\n",
+			fmt_ms(a->total_ns, d1, sizeof(d1)), a->state == TSA_ST_DISK ? "D" : "S",
+			comm, a->tid, (unsigned long long)a->count, st);
+		if (a->has_waker && a->waker_tid)
+			fprintf(f, "  %9s      woken by %s (%u)\n", "", a->waker_comm,
+				a->waker_tid);
+		else if (a->has_waker)
+			fprintf(f, "  %9s      woken by %s\n", "", a->waker_comm);
+		shown++;
+	}
+	if (!shown)
+		fprintf(f, "  (no sleep reached --offcpu-min)\n");
+	/* A profile of the tail must not pass for the total. */
+	if (below && below * 10 > charged + below)
+		fprintf(
+		    f,
+		    "%s  warning: %.0f%% of the charged blocked time (%s in %llu sleeps) was in "
+		    "sleeps shorter than --offcpu-min %s and is on no stack; --offcpu-min 0 "
+		    "charges every sleep%s\n",
+		    warn, 100.0 * (double)below / (double)(charged + below),
+		    fmt_dur(below, d1, sizeof(d1)), (unsigned long long)below_n,
+		    fmt_dur(s->offcpu_min_ns, d2, sizeof(d2)), reset);
+	drops = stack_drops_total(&s->drops);
+	if (drops)
+		fprintf(
+		    f,
+		    "%s  warning: %llu stacks could not be taken or stored in full (%llu kernel, "
+		    "%llu user, %llu map full, %llu truncated, %llu sleeps lost); see "
+		    "stacks.drops in the artifact%s\n",
+		    warn, (unsigned long long)drops, (unsigned long long)s->drops.kstack_fail,
+		    (unsigned long long)s->drops.ustack_fail, (unsigned long long)s->drops.map_full,
+		    (unsigned long long)s->drops.truncated, (unsigned long long)s->drops.agg_full,
+		    reset);
+	if (s->kernel_symbols[0])
+		fprintf(f, "  note: kernel frames are addresses: %s\n", s->kernel_symbols);
+	if (s->user_symbols[0])
+		fprintf(f, "  note: %s\n", s->user_symbols);
+	if (s->oncpu_reason[0])
+		fprintf(f, "%s  warning: no on-CPU samples: %s%s\n", warn, s->oncpu_reason, reset);
+}
+
 void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 {
 	const struct run_totals *tot = &r->totals;
@@ -418,6 +525,8 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 		    (double)tot->state_ns[TSA_ST_DISK] / span,
 		    (unsigned long long)tot->max_threads_alive);
 	}
+	if (r->stacks)
+		print_stacks(f, r, o);
 	print_quality(f, r, o);
 	if (o->artifact)
 		fprintf(f, "  artifact: %s\n", o->artifact);

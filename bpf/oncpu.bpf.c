@@ -39,7 +39,6 @@ static __always_inline void count(__u32 which)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536); /* set by user space */
 	__type(key, struct tsa_oncpu_key);
 	__type(value, __u64);

@@ -147,7 +147,6 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536); /* set by user space */
 	__type(key, struct tsa_offcpu_key);
 	__type(value, struct tsa_agg);
@@ -156,7 +155,6 @@ struct {
 /* Sleeps waiting for their thread's user stack, by tid (see targ_stacks). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384); /* set by user space */
 	__type(key, __u32);
 	__type(value, struct tsa_pending);
@@ -1009,7 +1007,8 @@ int BPF_PROG(tsa_waking, struct task_struct *p)
 	t->waker_tid = BPF_CORE_READ(cur, pid);
 	bpf_probe_read_kernel_str(t->waker_comm, sizeof(t->waker_comm), &cur->comm);
 	take_current_kstack(ctx, &t->waker_kstack);
-	if (has_user_space(cur))
+	/* User frames only of wakers in the tree: only their mappings are known. */
+	if (has_user_space(cur) && bpf_task_storage_get(&tasks, cur, NULL, 0))
 		take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(cur), t->waker_pid,
 				    exec_id(cur), bpf_ktime_get_ns(), &t->waker_ustack);
 	else

@@ -5,8 +5,11 @@
  * so that both refer to stacks by the same ids.
  *
  * Stacks are stored once per distinct content under a 96-bit hash (see
- * struct tsa_stack_id in tsarun.h), in hash maps allocated as they fill:
- * a full map is counted and the stack's time is charged to that status.
+ * struct tsa_stack_id in tsarun.h). The maps are preallocated: stacks are
+ * stored with interrupts off (and from timer interrupts), where a map that
+ * allocates as it fills runs dry after a burst of new entries until its
+ * per-CPU cache is refilled. A full map is counted, and the time of a
+ * stack it could not hold is charged to that status.
  * The includer defines count() and the TSA_C_* counters map before this.
  */
 #ifndef TSARUN_STACKS_BPF_H
@@ -20,7 +23,6 @@ struct tsa_stack_key {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384); /* set by user space */
 	__type(key, struct tsa_stack_key);
 	__type(value, struct tsa_kstack);
@@ -28,7 +30,6 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384); /* set by user space */
 	__type(key, struct tsa_stack_key);
 	__type(value, struct tsa_ustack);

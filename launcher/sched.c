@@ -209,13 +209,14 @@ static int stacks_config(struct sched_probe *p, const struct sched_probe_opts *o
 		return 0;
 	}
 	p->stacks = true;
-	ret = bpf_map__set_max_entries(sk->maps.kstacks, 32768);
+	/* Preallocated (see bpf/stacks.bpf.h): about 17 MB of kernel memory in all. */
+	ret = bpf_map__set_max_entries(sk->maps.kstacks, 8192);
 	if (!ret)
-		ret = bpf_map__set_max_entries(sk->maps.ustacks, 32768);
+		ret = bpf_map__set_max_entries(sk->maps.ustacks, 4096);
 	if (!ret)
-		ret = bpf_map__set_max_entries(sk->maps.offcpu, 131072);
+		ret = bpf_map__set_max_entries(sk->maps.offcpu, 32768);
 	if (!ret)
-		ret = bpf_map__set_max_entries(sk->maps.pending, 32768);
+		ret = bpf_map__set_max_entries(sk->maps.pending, 4096);
 	if (ret)
 		snprintf(err, errlen, "cannot size the stack maps: %s", strerror(-ret));
 	return ret;

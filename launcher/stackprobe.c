@@ -89,7 +89,7 @@ static int oncpu_load(struct stacks_probe *p, char *err, size_t errlen)
 	if (!ret)
 		ret = bpf_map__reuse_fd(o->maps.stack_scratch, p->maps.scratch);
 	if (!ret)
-		ret = bpf_map__set_max_entries(o->maps.oncpu, 65536);
+		ret = bpf_map__set_max_entries(o->maps.oncpu, 16384);
 	if (!ret)
 		ret = oncpu_bpf__load(o);
 	if (ret) {
@@ -255,7 +255,8 @@ static int open_events(struct stacks_probe *p, pid_t pid)
 			return ret;
 		}
 		if (p->flame) {
-			pc->link = bpf_program__attach_perf_event(p->oncpu->progs.tsa_oncpu, pc->fd);
+			pc->link =
+			    bpf_program__attach_perf_event(p->oncpu->progs.tsa_oncpu, pc->fd);
 			if (!pc->link) {
 				ret = -errno;
 				snprintf(p->perf_reason, sizeof(p->perf_reason),
@@ -285,8 +286,8 @@ static int add_rec(struct stacks_probe *p, const struct prec *r)
 }
 
 /* One record from a perf ring buffer (already copied out, len bytes). */
-static void parse_record(struct stacks_probe *p, const struct perf_event_header *h, const uint8_t *d,
-			 size_t len)
+static void parse_record(struct stacks_probe *p, const struct perf_event_header *h,
+			 const uint8_t *d, size_t len)
 {
 	struct prec r;
 	uint64_t t;
@@ -543,11 +544,11 @@ static int64_t user_trace(struct symctx *c, const struct tsa_stack_id *id)
 		free(us);
 		return run_stacks__add_missing(c->rs, false, TSA_SS_FAILED);
 	}
-	n = symbolizer__repair(c->sym, us->pid, us->time_ns, (const uint64_t *)us->frames,
-			       us->nr > TSA_STACK_DEPTH ? TSA_STACK_DEPTH : us->nr, us->ip, us->sp,
-			       us->bp, us->region,
-			       us->region_len > TSA_REGION_BYTES ? TSA_REGION_BYTES : us->region_len,
-			       out, sizeof(out) / sizeof(out[0]), &added, &partial);
+	n = symbolizer__repair(
+	    c->sym, us->pid, us->time_ns, (const uint64_t *)us->frames,
+	    us->nr > TSA_STACK_DEPTH ? TSA_STACK_DEPTH : us->nr, us->ip, us->sp, us->bp, us->region,
+	    us->region_len > TSA_REGION_BYTES ? TSA_REGION_BYTES : us->region_len, out,
+	    sizeof(out) / sizeof(out[0]), &added, &partial);
 	for (size_t i = n; i-- > 0;) {
 		char buf[320];
 
@@ -626,17 +627,41 @@ static int64_t trace_of(struct symctx *c, const struct tsa_stack_id *id, bool ke
 	return t;
 }
 
+static bool irq_stack(const struct run_stacks *rs, uint32_t t)
+{
+	static const char *const entries[] = {
+	    "asm_sysvec_", "asm_common_interrupt", "handle_softirqs", "__do_softirq",
+	    "irq_exit",	   "asm_exc_nmi",	   "sysvec_"};
+
+	if (t >= rs->ntraces)
+		return false;
+	for (uint32_t i = 0; i < rs->traces[t].nframes; i++)
+		for (size_t e = 0; e < sizeof(entries) / sizeof(entries[0]); e++)
+			if (!strncmp(rs->traces[t].frames[i], entries[e], strlen(entries[e])))
+				return true;
+	return false;
+}
+
 static int add_offcpu(struct symctx *c, const struct tsa_offcpu_key *k, const struct tsa_agg *a)
 {
 	struct stack_agg ag;
 	int64_t u, kk, wu = 0, wk = 0;
+	bool irq = false;
 
 	memset(&ag, 0, sizeof(ag));
 	u = trace_of(c, &k->ustack, false);
 	kk = trace_of(c, &k->kstack, true);
 	if (c->p->waker) {
-		wu = trace_of(c, &k->waker_ustack, false);
 		wk = trace_of(c, &k->waker_kstack, true);
+		/*
+		 * A wakeup from an interrupt (a timer, a device) runs on whatever
+		 * task it interrupted: that task is not the waker and its user
+		 * stack says nothing. The kernel stack (the interrupt path) is.
+		 */
+		irq = wk >= 0 && irq_stack(c->rs, (uint32_t)wk);
+		wu = trace_of(
+		    c, irq ? &(struct tsa_stack_id){.status = TSA_SS_NONE} : &k->waker_ustack,
+		    false);
 	}
 	if (u < 0 || kk < 0 || wu < 0 || wk < 0)
 		return -ENOMEM;
@@ -654,6 +679,10 @@ static int add_offcpu(struct symctx *c, const struct tsa_offcpu_key *k, const st
 		ag.waker_comm[sizeof(ag.waker_comm) - 1] = '\0';
 		if (k->waker_kstack.status == TSA_SS_MISSED)
 			snprintf(ag.waker_comm, sizeof(ag.waker_comm), "[not seen]");
+		if (irq) {
+			ag.waker_pid = ag.waker_tid = 0;
+			snprintf(ag.waker_comm, sizeof(ag.waker_comm), "[interrupt]");
+		}
 		ag.waker_ustack = (uint32_t)wu;
 		ag.waker_kstack = (uint32_t)wk;
 	}
@@ -771,7 +800,8 @@ static void self_maps(struct symbolizer *sym, uint32_t pid)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long lo, hi, off;
 		char perms[8], path[3072];
-		int n = sscanf(line, "%llx-%llx %7s %llx %*s %*s %3071s", &lo, &hi, perms, &off, path);
+		int n =
+		    sscanf(line, "%llx-%llx %7s %llx %*s %*s %3071s", &lo, &hi, perms, &off, path);
 
 		if (n == 5 && perms[2] == 'x')
 			symbolizer__mmap(sym, pid, 0, lo, hi - lo, off, path, NULL, 0);

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Off-CPU stacks, on-CPU samples, symbols and flame graphs on workloads whose
+# blocking points are known: a mutex waiter, a nanosleep, a vfork parent.
+. "$(dirname "$0")/../lib.sh"
+need_bpf "stack tests"
+cd "$T_TMP"
+J=$T_TMP/s.json
+
+# top COMM FIELD: the FIELD frames (user or kernel) of the thread's largest off-CPU stack, one line.
+top() { jq -r --arg c "$1" "[.runs[0].stacks.offcpu_stacks[] | select(.comm == \$c)] | max_by(.total_ns) | .$2 | join(\";\")" "$J"; }
+
+# Per thread, stack-charged time plus below-threshold time is the blocked time.
+closes() {
+	local what=$1 bad
+	# 1%: the mechanism charges each sleep's exact interval at its wakeup, so only a
+	# sleep still open at the end could differ, and these workloads end every sleep.
+	bad=$(jq '.runs[0] as $r | [$r.threads[] | . as $t
+		| ([$r.stacks.offcpu_stacks[] | select(.tid == $t.tid and .pid == $t.pid) | .total_ns] | add // 0) as $st
+		| ($t.sleeping_ns + $t.uninterruptible_ns) as $blocked
+		| (($st + $t.below_threshold.total_ns) - $blocked) | if . < 0 then -. else . end
+		| select(. > $blocked * 0.01 + 1000)] | length' "$J")
+	equal "$what: per thread, stacks + below-threshold = blocked time (within 1%)" "$bad" 0
+}
+
+# A contended mutex and a nanosleep, every sleep charged.
+"$TSARUN" -q --offcpu-min 0 --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
+validate "$J"
+u=$(top waiter user) k=$(top waiter kernel)
+check "waiter: the top stack has the workload's function (built with -g)" grep -q 'waiter_blocks_on_mutex' <<<"$u"
+check "waiter: ... the mutex frames" grep -qE 'pthread_mutex_lock|__lll_lock_wait' <<<"$u"
+check "waiter: ... and the kernel's futex wait" grep -q 'futex_wait' <<<"$k"
+check "waiter: frames the frame-pointer walk skipped were recovered (CFI)" \
+	test "$(jq '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "waiter")] | max_by(.total_ns) | .repaired_frames' "$J")" -ge 1
+within "waiter: its top stack holds the hold time (ms)" \
+	"$(jq '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "waiter")] | max_by(.total_ns) | .total_ns / 1e6' "$J")" 150 15
+check "napper: the top stack is in nanosleep" grep -qE '(^|;)(__)?(clock_)?nanosleep' <<<"$(top napper user)"
+check "napper: ... and the kernel's hrtimer sleep" grep -q 'nanosleep' <<<"$(top napper kernel)"
+check "napper: ... called from the workload's napper_sleeps" grep -q 'napper_sleeps' <<<"$(top napper user)"
+equal "kernel frames are symbolized" "$(jq -r '.runs[0].stacks.symbols.kernel' "$J")" null
+equal "user frames are symbolized" "$(jq -r '.runs[0].stacks.symbols.user' "$J")" null
+equal "no stack was dropped" "$(jq '.runs[0].quality.stack_drops' "$J")" 0
+equal "quality.stack_drops is the sum of the drops by reason" "$(jq '.runs[0].quality.stack_drops' "$J")" \
+	"$(jq '.runs[0].stacks.drops | .kernel_stack_failed + .user_stack_failed + .stack_map_full + .truncated + .aggregate_full + .pending_lost + .waker_missed + .oncpu_full' "$J")"
+equal "no tracer frames in any stack" "$(jq '[.runs[0].stacks.offcpu_stacks[].kernel[] | select(test("^(bpf_prog_|bpf_trace_run|__bpf_trace_)"))] | length' "$J")" 0
+equal "below-threshold is zero with --offcpu-min 0" "$(jq '[.runs[0].threads[].below_threshold.count] | add' "$J")" 0
+closes "mutex, every sleep"
+
+# A threshold above the nap: the nap is counted, not stacked, and the report says so.
+"$TSARUN" --color never --offcpu-min 120ms --json "$J" -- "$WORKLOADS/mutex_wait" 150 100 2>"$T_TMP/table" >/dev/null
+validate "$J"
+equal "napper: the 100 ms nap is below 120 ms: on no stack" "$(jq '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "napper")] | length' "$J")" 0
+within "napper: ... but in below_threshold (ms)" "$(jq '.runs[0].threads[] | select(.comm == "napper") | .below_threshold.total_ns / 1e6' "$J")" 100 10
+closes "mutex, 120 ms threshold"
+check "the table lists the top blocking stacks" grep -q 'top blocking stacks' "$T_TMP/table"
+check "... with the waiter's function" grep -q 'waiter_blocks_on_mutex' "$T_TMP/table"
+check "the table warns when sleeps below the threshold are a large share" grep -q 'shorter than --offcpu-min' "$T_TMP/table"
+
+# The default threshold (10 us) on the same workload: closes too.
+"$TSARUN" -q --stacks --json "$J" -- "$WORKLOADS/mutex_wait" 50 30
+closes "mutex, default threshold"
+
+# A vfork parent waits in D for its child: charged to the kernel's vfork path.
+"$TSARUN" -q --stacks --json "$J" -- "$WORKLOADS/vfork_wait" 300
+validate "$J"
+d=$(jq -r '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "vfork_wait" and .state == "D")] | max_by(.total_ns)' "$J")
+check "vfork: the parent's D time is on a kernel stack in vfork" grep -q 'vfork' <<<"$(jq -r '.kernel | join(";")' <<<"$d")"
+within "vfork: ... all 300 ms of it (ms)" "$(jq '.total_ns / 1e6' <<<"$d")" 300 10
+closes "vfork"
+
+# The waker's stacks: the holder wakes the waiter when it unlocks.
+"$TSARUN" -q --waker --offcpu-min 0 --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
+validate "$J"
+w=$(jq -c '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "waiter")] | max_by(.total_ns) | .waker' "$J")
+equal "waker: the waiter was woken by the holder" "$(jq -r .comm <<<"$w")" holder
+check "waker: ... unlocking the mutex (its user stack)" grep -qE 'pthread_mutex_unlock|__lll_lock_wake' <<<"$(jq -r '.user | join(";")' <<<"$w")"
+check "waker: ... through futex_wake (its kernel stack)" grep -q 'futex_wake' <<<"$(jq -r '.kernel | join(";")' <<<"$w")"
+equal "waker: the nap is woken by an interrupt (the timer)" \
+	"$(jq -r '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "napper")] | max_by(.total_ns) | .waker.comm' "$J")" "[interrupt]"
+
+# --flame: on-CPU samples, folded files, SVG flame graphs.
+mkdir -p "$T_TMP/fl"
+"$TSARUN" -q --flame --out-dir "$T_TMP/fl" --json s.json -- "$WORKLOADS/spin_sleep" 300 100
+J=$T_TMP/fl/s.json
+validate "$J"
+for f in offcpu oncpu wall; do
+	check "$f.folded exists and is not empty" test -s "$T_TMP/fl/$f.folded"
+	equal "$f.folded: every line is 'stack, space, integer'" \
+		"$(grep -cvE '^[^ ].* [0-9]+$' "$T_TMP/fl/$f.folded")" 0
+	check "$f.svg is well-formed XML" python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$T_TMP/fl/$f.svg"
+	check "$f.svg is interactive (zoom and search script)" grep -q 'function zoom' "$T_TMP/fl/$f.svg"
+done
+samples=$(jq '[.runs[0].stacks.oncpu_stacks[] | select(.comm == "spinsleep") | .count] | add' "$J")
+# 300 ms of CPU at 99 Hz is 29.7 samples; the first period starts at an arbitrary phase
+# and a preempted thread's clock pauses with it: +-3 samples.
+within "on-CPU: samples of the spinning thread (99 Hz x 300 ms)" "$samples" 30 10
+check "on-CPU: the spinning function is on the top stack" grep -q 'spin_cpu_ms' \
+	<<<"$(jq -r '[.runs[0].stacks.oncpu_stacks[] | select(.comm == "spinsleep")] | max_by(.count) | .user | join(";")' "$J")"
+# The wall view: each thread's lines add up to its lifetime (by construction: every state is there).
+bad=$(awk '{ v = $NF; sub(/ [0-9]+$/, ""); split($0, f, ";"); sum[f[2]] += v } END { for (t in sum) print t, sum[t] }' "$T_TMP/fl/wall.folded" |
+	while read -r t v; do
+		tid=${t##*-}
+		life=$(jq --argjson t "$tid" '.runs[0].threads[] | select(.tid == $t) | .lifetime_ns' "$J")
+		awk -v a="$v" -v b="$life" 'BEGIN { d = a - b; if (d < 0) d = -d; if (d > b * 0.001) print "bad" }'
+	done | wc -l)
+equal "wall.folded: each thread's widths add up to its lifetime (0.1%)" "$bad" 0
+check "wall.folded has on-CPU stacks, the runqueue and blocked stacks" \
+	sh -c "grep -q 'spin_cpu_ms' '$T_TMP/fl/wall.folded' && grep -q '\[runqueue\]' '$T_TMP/fl/wall.folded' && grep -q '\[S\];' '$T_TMP/fl/wall.folded'"
+
+# Without --stacks there are no stacks and nothing is counted below a threshold.
+"$TSARUN" -q --json "$T_TMP/n.json" -- "$WORKLOADS/mutex_wait" 20 10
+equal "without --stacks: stacks is null" "$(jq -r '.runs[0].stacks' "$T_TMP/n.json")" null
+equal "without --stacks: below_threshold is null" "$(jq '[.runs[0].threads[].below_threshold | select(. != null)] | length' "$T_TMP/n.json")" 0
