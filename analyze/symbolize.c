@@ -336,7 +336,8 @@ static int64_t module_for(struct symbolizer *s, const char *path, const uint8_t 
 		return -ENOMEM;
 	if (bid_len > sizeof(m->build_id))
 		bid_len = sizeof(m->build_id);
-	memcpy(m->build_id, bid, bid_len);
+	if (bid_len)
+		memcpy(m->build_id, bid, bid_len);
 	m->build_id_len = bid_len;
 	return (int64_t)s->nmods++;
 }

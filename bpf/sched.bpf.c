@@ -838,6 +838,15 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 		}
 		if (t->state != TSA_ST_RUNQ)
 			count(TSA_C_UNKNOWN_SWITCH);
+		/*
+		 * A sleeper switched in without its wakeup seen (the wakeup's
+		 * task-storage lookup can fail when an interrupt lands on
+		 * another program's storage operation): charge the sleep here,
+		 * where its kernel stack is still intact, so the stacks still
+		 * close on the blocked time.
+		 */
+		if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
+			sleep_ends(t, p, t->state, now - t->since_ns);
 		close_interval(t, now);
 	}
 	if (t->flags & TSA_F_WOKEN) {

@@ -237,6 +237,11 @@ int sched_probe__stack_maps(const struct sched_probe *p, struct sched_stack_maps
 	return 0;
 }
 
+void sched_probe__reset_pending(struct sched_probe *p)
+{
+	__atomic_store_n(&p->skel->bss->pending_threads, 0, __ATOMIC_RELEASE);
+}
+
 uint64_t sched_probe__counter(const struct sched_probe *p, int which)
 {
 	uint64_t *vals, sum = 0;

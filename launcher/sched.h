@@ -44,6 +44,9 @@ struct sched_stack_maps {
 /* Fill m; returns -ENOENT when the probe was loaded without stacks. */
 int sched_probe__stack_maps(const struct sched_probe *p, struct sched_stack_maps *m);
 
+/* After the pending map was cleared: no thread waits for its user stack. */
+void sched_probe__reset_pending(struct sched_probe *p);
+
 /* Sum of counter which over CPUs (absolute, not a delta). */
 uint64_t sched_probe__counter(const struct sched_probe *p, int which);
 

@@ -784,6 +784,7 @@ static void clear_maps(struct stacks_probe *p)
 {
 	map_clear(p->maps.offcpu, sizeof(struct tsa_offcpu_key));
 	map_clear(p->maps.pending, sizeof(uint32_t));
+	sched_probe__reset_pending(p->sched);
 	if (p->oncpu)
 		map_clear(bpf_map__fd(p->oncpu->maps.oncpu), sizeof(struct tsa_oncpu_key));
 	map_clear(p->maps.kstacks, sizeof(struct stack_key));

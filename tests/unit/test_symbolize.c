@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "unit.h"
+
+#include "symbolize.h"
+
+static void test_kallsyms(void **state)
+{
+	static const char text[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81001000 t foo\n"
+				   "ffffffff81001800 d some_data\n"
+				   "ffffffff81002000 T bar\t[ext4]\n"
+				   "garbage line\n";
+	struct symbolizer *s = symbolizer__new();
+	char buf[128];
+
+	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), 0);
+	assert_string_equal(symbolizer__kernel_reason(s), "");
+	symbolizer__kernel_frame(s, 0xffffffff81001010ull, buf, sizeof(buf));
+	assert_string_equal(buf, "foo_[k]");
+	/* Data symbols are not code: the address stays in foo. */
+	symbolizer__kernel_frame(s, 0xffffffff81001900ull, buf, sizeof(buf));
+	assert_string_equal(buf, "foo_[k]");
+	symbolizer__kernel_frame(s, 0xffffffff81002004ull, buf, sizeof(buf));
+	assert_string_equal(buf, "bar [ext4]_[k]");
+	symbolizer__kernel_frame(s, 0xffffffff80000000ull, buf, sizeof(buf));
+	assert_string_equal(buf, "[kernel]+0xffffffff80000000_[k]");
+	symbolizer__free(s);
+}
+
+static void test_kallsyms_hidden(void **state)
+{
+	static const char text[] = "0000000000000000 T _stext\n0000000000000000 t foo\n";
+	struct symbolizer *s = symbolizer__new();
+	char buf[128];
+
+	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), -EPERM);
+	assert_non_null(strstr(symbolizer__kernel_reason(s), "kptr_restrict"));
+	symbolizer__kernel_frame(s, 0xffffffff81001010ull, buf, sizeof(buf));
+	assert_string_equal(buf, "[kernel]+0xffffffff81001010_[k]");
+	symbolizer__free(s);
+}
+
+/* Map this test binary (and its libraries) into pid 1 from /proc/self/maps. */
+static void map_self(struct symbolizer *s, uint32_t pid, uint64_t t)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8], path[3072];
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %3071s", &lo, &hi, perms, &off, path) ==
+			5 &&
+		    perms[2] == 'x')
+			assert_int_equal(
+			    symbolizer__mmap(s, pid, t, lo, hi - lo, off, path, NULL, 0), 0);
+	}
+	fclose(f);
+}
+
+__attribute__((noinline)) int symbolize_me(int x)
+{
+	return x * 3 + 1;
+}
+
+static void test_user_frames(void **state)
+{
+	struct symbolizer *s = symbolizer__new();
+	uint64_t fn = (uint64_t)(uintptr_t)symbolize_me;
+	char buf[256];
+
+	map_self(s, 1, 0);
+	assert_true(symbolizer__user_frame(s, 1, 100, fn + 4, false, buf, sizeof(buf)));
+	assert_string_equal(buf, "symbolize_me");
+	/* A return address just past a function's start is looked up one byte back. */
+	assert_true(symbolizer__user_frame(s, 1, 100, fn + 1, true, buf, sizeof(buf)));
+	assert_string_equal(buf, "symbolize_me");
+	/* libc, through its dynamic symbols (or its debug file). */
+	assert_true(symbolizer__user_frame(s, 1, 100, (uint64_t)(uintptr_t)strlen + 2, false, buf,
+					   sizeof(buf)));
+	assert_non_null(strstr(buf, "strlen"));
+	/* Outside every mapping: the address, never nothing. */
+	assert_false(symbolizer__user_frame(s, 1, 100, 0x10, false, buf, sizeof(buf)));
+	assert_string_equal(buf, "[unknown]+0x10");
+	symbolizer__free(s);
+}
+
+static void test_address_space_history(void **state)
+{
+	struct symbolizer *s = symbolizer__new();
+	uint64_t fn = (uint64_t)(uintptr_t)symbolize_me;
+	char buf[256];
+
+	map_self(s, 1, 0);
+	/* pid 2 forked from pid 1 at 50: it has pid 1's mappings as they were then. */
+	symbolizer__fork(s, 2, 1, 50);
+	assert_true(symbolizer__user_frame(s, 2, 60, fn, false, buf, sizeof(buf)));
+	assert_string_equal(buf, "symbolize_me");
+	/* pid 1 execs at 70: afterwards its old mappings are gone. */
+	symbolizer__exec(s, 1, 70);
+	assert_true(symbolizer__user_frame(s, 1, 65, fn, false, buf, sizeof(buf)));
+	assert_false(symbolizer__user_frame(s, 1, 80, fn, false, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "[unknown]"));
+	/* ... while the fork child keeps them. */
+	assert_true(symbolizer__user_frame(s, 2, 90, fn, false, buf, sizeof(buf)));
+	assert_int_equal(symbolizer__mappings(s) > 0, 1);
+	symbolizer__free(s);
+}
+
+static void test_stale_build_id_not_used(void **state)
+{
+	struct symbolizer *s = symbolizer__new();
+	static const uint8_t wrong[20] = {1, 2, 3};
+	char buf[256];
+
+	assert_int_equal(symbolizer__mmap(s, 3, 0, 0x400000, 0x10000, 0, "/proc/self/exe", wrong,
+					  sizeof(wrong)),
+			 0);
+	/* The file's build ID differs from the mapping's: module+offset, not a wrong name. */
+	assert_false(symbolizer__user_frame(s, 3, 1, 0x401234, false, buf, sizeof(buf)));
+	assert_string_equal(buf, "exe+0x1234");
+	/* Special mappings are named, not read. */
+	assert_int_equal(symbolizer__mmap(s, 3, 0, 0x7000, 0x1000, 0, "[vdso]", NULL, 0), 0);
+	assert_false(symbolizer__user_frame(s, 3, 1, 0x7010, false, buf, sizeof(buf)));
+	assert_string_equal(buf, "[vdso]+0x10");
+	symbolizer__free(s);
+}
+
+static void test_repair_keeps_walk_without_cfi(void **state)
+{
+	struct symbolizer *s = symbolizer__new();
+	const uint64_t fp[3] = {0x1000, 0x2000, 0x3000};
+	uint64_t out[8], region[4] = {0};
+	uint32_t added = 99;
+	bool partial = true;
+	size_t n;
+
+	/* No mapping for any address: the frame-pointer walk is kept as it was. */
+	n = symbolizer__repair(s, 1, 0, fp, 3, 0x1000, 0x7000, 0x7010, (const uint8_t *)region,
+			       sizeof(region), out, 8, &added, &partial);
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, fp, sizeof(fp));
+	assert_int_equal(added, 0);
+	assert_false(partial);
+	symbolizer__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_kallsyms),
+	    cmocka_unit_test(test_kallsyms_hidden),
+	    cmocka_unit_test(test_user_frames),
+	    cmocka_unit_test(test_address_space_history),
+	    cmocka_unit_test(test_stale_build_id_not_used),
+	    cmocka_unit_test(test_repair_keeps_walk_without_cfi),
+	};
+
+	return cmocka_run_group_tests_name("symbolize", tests, NULL, NULL);
+}
