@@ -64,38 +64,64 @@ static void make_run(struct run *r)
 	s->freq = 99;
 	u_main = trace(s, (const char *[]){"_start", "main", "wait"}, 3, false);
 	k_wait = trace(s, (const char *[]){"do_syscall_64_[k]", "kernel_wait4_[k]"}, 2, true);
-	u_work = trace(s, (const char *[]){"start_thread", "worker", "pthread_mutex_lock"}, 3, false);
+	u_work =
+	    trace(s, (const char *[]){"start_thread", "worker", "pthread_mutex_lock"}, 3, false);
 	k_futex = trace(s, (const char *[]){"do_syscall_64_[k]", "futex_wait_[k]"}, 2, true);
-	u_spin = trace(s, (const char *[]){"start_thread", "worker", "spin;with;semicolons"}, 3, false);
+	u_spin =
+	    trace(s, (const char *[]){"start_thread", "worker", "spin;with;semicolons"}, 3, false);
 	u_fault = trace(s, (const char *[]){"_start", "main", "touch"}, 3, false);
-	k_fault = trace(s, (const char *[]){"asm_exc_page_fault_[k]", "filemap_fault_[k]"}, 2, true);
+	k_fault =
+	    trace(s, (const char *[]){"asm_exc_page_fault_[k]", "filemap_fault_[k]"}, 2, true);
 	none = run_stacks__add_missing(s, true, TSA_SS_NONE);
 	/* Two raw stacks that symbolize alike: merged. */
-	assert_int_equal(run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_OFFCPU, .pid = 100,
-								   .tid = 100, .state = TSA_ST_SLEEP,
-								   .ustack = (uint32_t)u_main,
-								   .kstack = (uint32_t)k_wait,
-								   .count = 1, .total_ns = 100 * MS}),
+	assert_int_equal(run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_OFFCPU,
+								    .pid = 100,
+								    .tid = 100,
+								    .state = TSA_ST_SLEEP,
+								    .ustack = (uint32_t)u_main,
+								    .kstack = (uint32_t)k_wait,
+								    .count = 1,
+								    .total_ns = 100 * MS}),
 			 0);
 	u_main = trace(s, (const char *[]){"_start", "main", "wait"}, 3, false);
-	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_OFFCPU, .pid = 100, .tid = 100,
-						   .state = TSA_ST_SLEEP, .ustack = (uint32_t)u_main,
-						   .kstack = (uint32_t)k_wait, .count = 2,
+	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_OFFCPU,
+						   .pid = 100,
+						   .tid = 100,
+						   .state = TSA_ST_SLEEP,
+						   .ustack = (uint32_t)u_main,
+						   .kstack = (uint32_t)k_wait,
+						   .count = 2,
 						   .total_ns = 70 * MS});
-	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_OFFCPU, .pid = 100, .tid = 100,
-						   .state = TSA_ST_DISK, .ustack = (uint32_t)u_fault,
-						   .kstack = (uint32_t)k_fault, .count = 1,
+	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_OFFCPU,
+						   .pid = 100,
+						   .tid = 100,
+						   .state = TSA_ST_DISK,
+						   .ustack = (uint32_t)u_fault,
+						   .kstack = (uint32_t)k_fault,
+						   .count = 1,
 						   .total_ns = 10 * MS});
-	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_OFFCPU, .pid = 100, .tid = 101,
-						   .state = TSA_ST_SLEEP, .ustack = (uint32_t)u_work,
-						   .kstack = (uint32_t)k_futex, .count = 4,
+	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_OFFCPU,
+						   .pid = 100,
+						   .tid = 101,
+						   .state = TSA_ST_SLEEP,
+						   .ustack = (uint32_t)u_work,
+						   .kstack = (uint32_t)k_futex,
+						   .count = 4,
 						   .total_ns = 8 * MS});
-	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_ONCPU, .pid = 100, .tid = 101,
-						   .state = TSA_ST_ONCPU, .ustack = (uint32_t)u_spin,
-						   .kstack = (uint32_t)none, .count = 30});
-	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_ONCPU, .pid = 100, .tid = 101,
-						   .state = TSA_ST_ONCPU, .ustack = (uint32_t)u_work,
-						   .kstack = (uint32_t)k_futex, .count = 10});
+	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_ONCPU,
+						   .pid = 100,
+						   .tid = 101,
+						   .state = TSA_ST_ONCPU,
+						   .ustack = (uint32_t)u_spin,
+						   .kstack = (uint32_t)none,
+						   .count = 30});
+	run_stacks__add_agg(s, &(struct stack_agg){.kind = STACK_ONCPU,
+						   .pid = 100,
+						   .tid = 101,
+						   .state = TSA_ST_ONCPU,
+						   .ustack = (uint32_t)u_work,
+						   .kstack = (uint32_t)k_futex,
+						   .count = 10});
 	run_stacks__sort(s);
 	r->stacks = s;
 }

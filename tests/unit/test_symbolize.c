@@ -55,8 +55,8 @@ static void map_self(struct symbolizer *s, uint32_t pid, uint64_t t)
 		unsigned long long lo, hi, off;
 		char perms[8], path[3072];
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %3071s", &lo, &hi, perms, &off, path) ==
-			5 &&
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %3071s", &lo, &hi, perms, &off,
+			   path) == 5 &&
 		    perms[2] == 'x')
 			assert_int_equal(
 			    symbolizer__mmap(s, pid, t, lo, hi - lo, off, path, NULL, 0), 0);
@@ -119,9 +119,9 @@ static void test_stale_build_id_not_used(void **state)
 	static const uint8_t wrong[20] = {1, 2, 3};
 	char buf[256];
 
-	assert_int_equal(symbolizer__mmap(s, 3, 0, 0x400000, 0x10000, 0, "/proc/self/exe", wrong,
-					  sizeof(wrong)),
-			 0);
+	assert_int_equal(
+	    symbolizer__mmap(s, 3, 0, 0x400000, 0x10000, 0, "/proc/self/exe", wrong, sizeof(wrong)),
+	    0);
 	/* The file's build ID differs from the mapping's: module+offset, not a wrong name. */
 	assert_false(symbolizer__user_frame(s, 3, 1, 0x401234, false, buf, sizeof(buf)));
 	assert_string_equal(buf, "exe+0x1234");
