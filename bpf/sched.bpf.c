@@ -56,11 +56,13 @@ const volatile bool targ_switch_has_state = true;
  * Off-CPU stacks (--stacks). Everything below is removed by the verifier
  * when targ_stacks is false, so the accounting alone pays nothing for it.
  *
- * A sleep (S or D) is charged to stacks when it ends, at the wakeup, and
- * only when it lasted at least targ_offcpu_min_ns: shorter ones just add to
- * the thread's below-threshold count and sum, without a stack taken. The
- * sleeper's kernel stack is read at the wakeup (bpf_get_task_stack: the
- * task is off the CPU, its kernel stack is still). Its user stack can only
+ * A sleep (S or D) is charged to stacks when it ends (at the sleeper's
+ * switch-in, where its wakeup is inferred; at sched_wakeup where that
+ * tracepoint is used), and only when it lasted at least targ_offcpu_min_ns:
+ * shorter ones just add to the thread's below-threshold count and sum,
+ * without a stack taken. The sleeper's kernel stack is read then
+ * (bpf_get_task_stack: the task is not running yet, its kernel stack is
+ * still the one it slept on). Its user stack can only
  * be walked while it is current; on x86 a sleep inside a system call
  * handler (the usual case) defers that walk to the end of the system call
  * (raw_syscalls:sys_exit, still in the kernel, with the same user
@@ -496,6 +498,11 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 
 /* Off-CPU stacks (targ_stacks). */
 
+static __always_inline __u64 sub_or_zero(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
 static __always_inline void agg_add(const struct tsa_offcpu_key *k, __u64 count_, __u64 ns)
 {
 	struct tsa_agg *a = bpf_map_lookup_elem(&offcpu, k);
@@ -624,9 +631,13 @@ fail:
 	agg_add(k, 1, d);
 }
 
-/* A sleep of d ns ends (the thread is being woken): charge it. */
+/*
+ * A sleep of d ns ends: charge it. walk: the sleeper is still off the CPU
+ * with the stack it slept on (at its wakeup or its switch-in); otherwise
+ * its kernel stack is gone and is counted as not taken.
+ */
 static __always_inline void sleep_ends(struct tsa_thread *t, struct task_struct *p, __u32 state,
-				       __u64 d)
+				       __u64 d, bool walk)
 {
 	struct stack_scratch *s;
 	struct tsa_offcpu_key *k;
@@ -645,7 +656,12 @@ static __always_inline void sleep_ends(struct tsa_thread *t, struct task_struct 
 		return;
 	k = &s->key;
 	__builtin_memset(k, 0, sizeof(*k));
-	take_task_kstack(p, &k->kstack);
+	if (walk) {
+		take_task_kstack(p, &k->kstack);
+	} else {
+		count(TSA_C_KSTACK_FAIL);
+		id_status(&k->kstack, TSA_SS_MISSED);
+	}
 	k->pid = BPF_CORE_READ(p, tgid);
 	k->tid = BPF_CORE_READ(p, pid);
 	k->state = state;
@@ -738,6 +754,9 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 			   : 0;
 		if (wait > window - ran)
 			wait = window - ran;
+		/* Switched out again since: the stack it slept on is gone. */
+		if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
+			sleep_ends(t, p, t->state, sub_or_zero(now - ran - wait, t->since_ns), false);
 		woke(t, now - ran - wait);
 	}
 	close_interval(t, now - ran); /* the runqueue wait ends at the inferred switch-in */
@@ -834,7 +853,11 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 		if (!targ_wakeup_events && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK ||
 					    t->state == TSA_ST_STOPPED)) {
 			wake = queued_wait(t, p, cpu, now);
-			woke(t, wake < now - t->since_ns ? now - wake : t->since_ns);
+			wake = wake < now - t->since_ns ? now - wake : t->since_ns;
+			/* Not yet running: its kernel stack is still the one it slept on. */
+			if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
+				sleep_ends(t, p, t->state, sub_or_zero(wake, t->since_ns), true);
+			woke(t, wake);
 		}
 		if (t->state != TSA_ST_RUNQ)
 			count(TSA_C_UNKNOWN_SWITCH);
@@ -846,7 +869,7 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 		 * close on the blocked time.
 		 */
 		if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
-			sleep_ends(t, p, t->state, now - t->since_ns);
+			sleep_ends(t, p, t->state, now - t->since_ns, true);
 		close_interval(t, now);
 	}
 	if (t->flags & TSA_F_WOKEN) {
@@ -920,7 +943,7 @@ static __always_inline void on_wakeup(struct task_struct *p)
 		begin(t, p, now);
 	} else {
 		if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
-			sleep_ends(t, p, t->state, now - t->since_ns);
+			sleep_ends(t, p, t->state, now - t->since_ns, true);
 		close_interval(t, now);
 	}
 	t->state = TSA_ST_RUNQ;
