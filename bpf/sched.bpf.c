@@ -756,7 +756,8 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 			wait = window - ran;
 		/* Switched out again since: the stack it slept on is gone. */
 		if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
-			sleep_ends(t, p, t->state, sub_or_zero(now - ran - wait, t->since_ns), false);
+			sleep_ends(t, p, t->state, sub_or_zero(now - ran - wait, t->since_ns),
+				   false);
 		woke(t, now - ran - wait);
 	}
 	close_interval(t, now - ran); /* the runqueue wait ends at the inferred switch-in */
