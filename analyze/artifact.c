@@ -180,9 +180,14 @@ static cJSON *thread_json(const struct thread_acct *t)
 			c = cJSON_CreateObject();
 			add_u64(c, "count", t->delays[i].count);
 			add_u64(c, "total_ns", t->delays[i].total_ns);
+			if (t->delays[i].have_extremes) {
+				add_u64(c, "max_ns", t->delays[i].max_ns);
+				add_u64(c, "min_ns", t->delays[i].min_ns);
+			}
 			cJSON_AddItemToObject(d, delay_name(i), c);
 		}
 		cJSON_AddNumberToObject(d, "version", t->delays_version);
+		cJSON_AddBoolToObject(d, "final", t->delays_final);
 		cJSON_AddItemToObject(o, "delays", d);
 	} else {
 		cJSON_AddNullToObject(o, "delays");
@@ -281,6 +286,53 @@ static cJSON *check_json(const struct cross_check *c, const char *unit)
 	return o;
 }
 
+static cJSON *taskstats_json(const struct taskstats_quality *t)
+{
+	cJSON *o;
+
+	if (!t->active)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	add_u64(o, "exit_records", t->exit_records);
+	add_u64(o, "queried", t->queried);
+	add_u64(o, "attached", t->attached);
+	add_u64(o, "identity_mismatches", t->identity_mismatches);
+	add_u64(o, "unmatched_records", t->unmatched_records);
+	add_u64(o, "threads_without_delays", t->threads_without);
+	add_u64(o, "unreadable_records", t->unreadable);
+	add_u64(o, "overruns", t->overruns);
+	add_u64(o, "foreign_records", t->foreign);
+	if (t->version_max) {
+		cJSON_AddNumberToObject(o, "version_min", t->version_min);
+		cJSON_AddNumberToObject(o, "version_max", t->version_max);
+	}
+	return o;
+}
+
+static void add_tristate(cJSON *o, const char *name, int v)
+{
+	if (v < 0)
+		cJSON_AddNullToObject(o, name);
+	else
+		cJSON_AddBoolToObject(o, name, v > 0);
+}
+
+static cJSON *delayacct_json(const struct delayacct_quality *d)
+{
+	cJSON *o;
+
+	if (!d->known)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	add_tristate(o, "before", d->before);
+	add_tristate(o, "during", d->during);
+	cJSON_AddBoolToObject(o, "switched_on", d->switched_on);
+	cJSON_AddBoolToObject(o, "non_cpu_live", d->non_cpu_live);
+	if (!d->non_cpu_live)
+		add_str(o, "reason", d->reason);
+	return o;
+}
+
 static cJSON *quality_json(const struct run_quality *q)
 {
 	cJSON *o = cJSON_CreateObject(), *act = cJSON_CreateArray(), *un = cJSON_CreateArray();
@@ -321,8 +373,11 @@ static cJSON *quality_json(const struct run_quality *q)
 	cJSON_AddItemToObject(cc, "switches_vs_nvcsw_nivcsw",
 			      check_json(&q->switches, "worst_count"));
 	cJSON_AddItemToObject(cc, "tree_cpu_vs_rusage", check_json(&q->tree_cpu, "worst_ns"));
+	cJSON_AddItemToObject(cc, "taskstats_cpu_vs_runqueue", check_json(&q->ts_cpu, "worst_ns"));
 	add_i64(cc, "kernel_shift_ns", q->kernel_shift_ns);
 	cJSON_AddItemToObject(o, "cross_check", cc);
+	cJSON_AddItemToObject(o, "taskstats", taskstats_json(&q->ts));
+	cJSON_AddItemToObject(o, "delayacct", delayacct_json(&q->delayacct));
 	notes = cJSON_CreateArray();
 	for (int i = 0; i < q->nnotes; i++)
 		cJSON_AddItemToArray(notes, cJSON_CreateString(q->notes[i]));

@@ -85,7 +85,11 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 	t->have_kernel = s->kend[TSA_K_PCOUNT] >= s->kstart[TSA_K_PCOUNT] &&
 			 s->kend[TSA_K_SUM_EXEC] >= s->kstart[TSA_K_SUM_EXEC] &&
 			 (s->kend[TSA_K_SUM_EXEC] || s->kend[TSA_K_PCOUNT]);
+	t->source = ACCT_SRC_EBPF;
 	if (t->have_kernel) {
+		t->k_end_sum_exec_ns = s->kend[TSA_K_SUM_EXEC];
+		t->k_end_run_delay_ns = s->kend[TSA_K_RUN_DELAY];
+		t->k_end_pcount = s->kend[TSA_K_PCOUNT];
 		t->k_before_ns = s->kstart[TSA_K_SUM_EXEC];
 		t->k_sum_exec_ns = s->kend[TSA_K_SUM_EXEC] - s->kstart[TSA_K_SUM_EXEC];
 		t->k_run_delay_ns = s->kend[TSA_K_RUN_DELAY] - s->kstart[TSA_K_RUN_DELAY];
@@ -196,24 +200,15 @@ static uint64_t peak_alive(const struct run *r)
 	return peak;
 }
 
-/*
- * The kernel reads its scheduler clock when __schedule() starts, the probe
- * at the tracepoint a few microseconds later (after picking the next task,
- * and any idle balancing); the wakeup path differs the same way. Over a
- * 100 us thread that jitter is a large fraction of the life, so threads
- * shorter than this count in the totals but are not compared one by one.
- */
-#define CHECK_MIN_LIFETIME_NS 10000000ull
-
-static void check_thread(struct cross_check *c, uint64_t ebpf, uint64_t kernel, uint64_t base,
-			 uint64_t lifetime, uint32_t tid, uint64_t *sum_e, uint64_t *sum_k)
+void fold_check_thread(struct cross_check *c, uint64_t ebpf, uint64_t kernel, uint64_t base,
+		       uint64_t lifetime, uint32_t tid, uint64_t *sum_e, uint64_t *sum_k)
 {
 	double f = fold_frac(ebpf, kernel, base);
 
 	c->available = true;
 	*sum_e += ebpf;
 	*sum_k += kernel;
-	if (lifetime < CHECK_MIN_LIFETIME_NS) {
+	if (lifetime < FOLD_CHECK_MIN_LIFETIME_NS) {
 		c->short_lived++;
 		return;
 	}
@@ -223,6 +218,13 @@ static void check_thread(struct cross_check *c, uint64_t ebpf, uint64_t kernel, 
 		c->worst_abs = ebpf > kernel ? ebpf - kernel : kernel - ebpf;
 		c->worst_tid = tid;
 	}
+}
+
+void fold_check_close(struct cross_check *c, uint64_t sum_e, uint64_t sum_k)
+{
+	c->total = fold_frac(sum_e, sum_k, sum_k);
+	c->sum_ebpf = sum_e;
+	c->sum_kernel = sum_k;
 }
 
 static void no_records(struct cross_check *c)
@@ -250,30 +252,30 @@ static void cross_checks(struct run *r)
 			tree_unknown = true;
 		if (!t->have_kernel)
 			continue;
-		check_thread(&q->runnable, on + rq, t->k_sum_exec_ns + t->k_run_delay_ns,
-			     t->lifetime_ns, t->lifetime_ns, t->tid, &e[4], &k[4]);
-		check_thread(&q->on_cpu, on, t->k_sum_exec_ns, t->lifetime_ns, t->lifetime_ns,
-			     t->tid, &e[0], &k[0]);
-		check_thread(&q->runqueue, rq, t->k_run_delay_ns, t->lifetime_ns, t->lifetime_ns,
-			     t->tid, &e[1], &k[1]);
+		fold_check_thread(&q->runnable, on + rq, t->k_sum_exec_ns + t->k_run_delay_ns,
+				  t->lifetime_ns, t->lifetime_ns, t->tid, &e[4], &k[4]);
+		fold_check_thread(&q->on_cpu, on, t->k_sum_exec_ns, t->lifetime_ns, t->lifetime_ns,
+				  t->tid, &e[0], &k[0]);
+		fold_check_thread(&q->runqueue, rq, t->k_run_delay_ns, t->lifetime_ns,
+				  t->lifetime_ns, t->tid, &e[1], &k[1]);
 		/* Counts have no clock: every thread is compared, as a fraction of the kernel's count. */
-		check_thread(&q->slices, t->slices, t->k_pcount, t->k_pcount ? t->k_pcount : 1,
-			     UINT64_MAX, t->tid, &e[2], &k[2]);
-		check_thread(&q->switches, t->voluntary + t->involuntary, t->k_nvcsw + t->k_nivcsw,
-			     t->k_nvcsw + t->k_nivcsw ? t->k_nvcsw + t->k_nivcsw : 1, UINT64_MAX,
-			     t->tid, &e[3], &k[3]);
+		fold_check_thread(&q->slices, t->slices, t->k_pcount, t->k_pcount ? t->k_pcount : 1,
+				  UINT64_MAX, t->tid, &e[2], &k[2]);
+		fold_check_thread(&q->switches, t->voluntary + t->involuntary,
+				  t->k_nvcsw + t->k_nivcsw,
+				  t->k_nvcsw + t->k_nivcsw ? t->k_nvcsw + t->k_nivcsw : 1,
+				  UINT64_MAX, t->tid, &e[3], &k[3]);
 		q->kernel_shift_ns += (int64_t)t->k_sum_exec_ns - (int64_t)on;
 	}
 	{
 		struct cross_check *cs[5] = {&q->on_cpu, &q->runqueue, &q->slices, &q->switches,
 					     &q->runnable};
 
-		for (int i = 0; i < 5; i++) {
-			cs[i]->total = fold_frac(e[i], k[i], k[i]);
-			cs[i]->sum_ebpf = e[i];
-			cs[i]->sum_kernel = k[i];
-		}
+		for (int i = 0; i < 5; i++)
+			fold_check_close(cs[i], e[i], k[i]);
 	}
+	if (!q->ts_cpu.available && !q->ts_cpu.reason[0])
+		snprintf(q->ts_cpu.reason, sizeof(q->ts_cpu.reason), "taskstats is not active");
 	if (!r->nthreads) {
 		no_records(&q->runnable);
 		no_records(&q->on_cpu);
@@ -299,7 +301,7 @@ static void cross_checks(struct run *r)
 	} else if (q->lost.records || tree_unknown) {
 		snprintf(q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
 			 "some threads' kernel counters are unknown (records lost)");
-	} else if (tree_kernel < CHECK_MIN_LIFETIME_NS) {
+	} else if (tree_kernel < FOLD_CHECK_MIN_LIFETIME_NS) {
 		/* rusage misses each thread's last microseconds (after __exit_signal). */
 		snprintf(
 		    q->tree_cpu.reason, sizeof(q->tree_cpu.reason),
@@ -391,25 +393,28 @@ int fold_run(struct run *r, const struct tsa_thread *recs, size_t n)
 	return fold_threads(r, t, n);
 }
 
-int fold_threads(struct run *r, struct thread_acct *threads, size_t n)
+static int cmp_start_direct(const void *pa, const void *pb)
+{
+	const struct thread_acct *a = pa, *b = pb;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* Processes, totals, peak and residual from threads[] (ordered by start). */
+static int finish(struct run *r)
 {
 	struct run_totals *tot = &r->totals;
-	long m;
-	size_t nt;
-	int err = 0;
+	size_t nt = r->nthreads;
+	int err;
 
-	r->threads = threads;
-	m = dedupe_and_order(threads, n);
-	if (m < 0) {
-		err = (int)m;
-		goto out;
-	}
-	nt = (size_t)m;
-	r->nthreads = nt;
-
+	free(r->procs);
+	r->procs = NULL;
+	r->nprocs = 0;
 	err = build_procs(r);
 	if (err)
-		goto out;
+		return err;
 	r->detailed = true;
 
 	memset(tot, 0, sizeof(*tot));
@@ -449,6 +454,30 @@ int fold_threads(struct run *r, struct thread_acct *threads, size_t n)
 	tot->max_threads_alive = peak_alive(r);
 	r->quality.residual_percent =
 	    tot->lifetime_ns ? 100.0 * (double)tot->residual_ns / (double)tot->lifetime_ns : 0;
+	return 0;
+}
+
+int fold_finish(struct run *r)
+{
+	qsort(r->threads, r->nthreads, sizeof(*r->threads), cmp_start_direct);
+	return finish(r);
+}
+
+int fold_threads(struct run *r, struct thread_acct *threads, size_t n)
+{
+	long m;
+	int err = 0;
+
+	r->threads = threads;
+	m = dedupe_and_order(threads, n);
+	if (m < 0) {
+		err = (int)m;
+		goto out;
+	}
+	r->nthreads = (size_t)m;
+	err = finish(r);
+	if (err)
+		goto out;
 	cross_checks(r);
 out:
 	if (err) {

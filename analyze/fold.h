@@ -26,7 +26,33 @@ int fold_threads(struct run *r, struct thread_acct *threads, size_t n);
 /* fold_threads() on raw probe records (r->start_mono_ns is the origin). */
 int fold_run(struct run *r, const struct tsa_thread *recs, size_t n);
 
+/*
+ * Recompute what follows from r->threads[] (ordered again by start):
+ * processes, totals, peak concurrency, residual. For sources that build or
+ * add to threads[] after the fold (procfs, taskstats).
+ */
+int fold_finish(struct run *r);
+
 /* Fraction helper shared with the table: |a - b| / base, 0 when base is 0. */
 double fold_frac(uint64_t a, uint64_t b, uint64_t base);
+
+/*
+ * The kernel reads its scheduler clock when __schedule() starts, the probe
+ * at the tracepoint a few microseconds later (after picking the next task,
+ * and any idle balancing); the wakeup path differs the same way. Over a
+ * 100 us thread that jitter is a large fraction of the life, so threads
+ * shorter than this count in the totals but are not compared one by one.
+ */
+#define FOLD_CHECK_MIN_LIFETIME_NS 10000000ull
+
+/*
+ * Add one thread to a cross-check: a figure and the kernel's (or another
+ * source's) figure for it, as a fraction of base; threads that lived less
+ * than FOLD_CHECK_MIN_LIFETIME_NS count in the sums only. Then
+ * fold_check_close() once every thread is in.
+ */
+void fold_check_thread(struct cross_check *c, uint64_t ebpf, uint64_t kernel, uint64_t base,
+		       uint64_t lifetime, uint32_t tid, uint64_t *sum_e, uint64_t *sum_k);
+void fold_check_close(struct cross_check *c, uint64_t sum_e, uint64_t sum_k);
 
 #endif /* TSARUN_FOLD_H */

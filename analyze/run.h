@@ -44,9 +44,29 @@ enum delay_kind {
 };
 
 struct delay_counter {
-	bool available; /* false: this kernel or record version does not have it */
+	bool available;	    /* false: this kernel or record version does not have it */
+	bool have_extremes; /* max_ns and min_ns are known (taskstats version 16+) */
 	uint64_t count;
 	uint64_t total_ns;
+	uint64_t max_ns; /* the longest single delay */
+	uint64_t min_ns; /* the shortest (0 when count is 0) */
+};
+
+/* Where a thread's row came from. */
+enum acct_source {
+	ACCT_SRC_EBPF = 0,  /* scheduler events: every field measured */
+	ACCT_SRC_PROC,	    /* /proc samples (states) and schedstat (on-CPU, runqueue) */
+	ACCT_SRC_TASKSTATS, /* only a taskstats record: no state sampled */
+};
+
+/* Fields a source could not measure (thread_acct.unmeasured): written as null. */
+enum acct_unmeasured {
+	ACCT_NO_SWITCHES = 1u << 0, /* voluntary / involuntary switches */
+	ACCT_NO_WAKEUPS = 1u << 1,  /* wakeups, wakeup latency */
+	ACCT_NO_MIGRATIONS = 1u << 2,
+	ACCT_NO_STEAL = 1u << 3,
+	ACCT_NO_HIST = 1u << 4,	  /* off-CPU duration histogram */
+	ACCT_NO_SLICES = 1u << 5, /* switch-ins */
 };
 
 struct thread_acct {
@@ -90,8 +110,23 @@ struct thread_acct {
 
 	/* taskstats delay counters; present only on a proven identity match. */
 	bool have_delays;
+	bool delays_final; /* from the thread's exit record (else a query at the end) */
 	uint32_t delays_version;
 	struct delay_counter delays[DELAY_NR];
+
+	/*
+	 * The kernel's counters when tracking ended (absolute, not deltas):
+	 * with task_start_ns they prove that a taskstats record is this
+	 * thread's. have_kernel says whether they were read.
+	 */
+	uint64_t k_end_sum_exec_ns;
+	uint64_t k_end_run_delay_ns;
+	uint64_t k_end_pcount;
+	/* task_start_ns is known to within this (0 for eBPF; a clock tick for /proc). */
+	uint64_t task_start_uncert_ns;
+
+	uint8_t source;	     /* enum acct_source */
+	uint32_t unmeasured; /* enum acct_unmeasured */
 
 	/* Off-CPU intervals shorter than --offcpu-min (not charged to a stack). */
 	bool have_below;
@@ -160,6 +195,32 @@ struct cross_check {
 	uint64_t excess_ns;
 };
 
+/* What the taskstats source did in a run. */
+struct taskstats_quality {
+	bool active;
+	uint64_t exit_records;	      /* exit records of the tree's threads */
+	uint64_t queried;	      /* threads alive at the end, queried */
+	uint64_t attached;	      /* threads given delays on a proven identity match */
+	uint64_t identity_mismatches; /* records whose tid matched but whose identity did not */
+	uint64_t unmatched_records;   /* records of the tree with no thread of that tid */
+	uint64_t threads_without;     /* threads left without delays */
+	uint64_t unreadable;	      /* records in a layout that cannot be read (version 15) */
+	uint64_t overruns;	      /* times the listener reported an overflow (ENOBUFS) */
+	uint64_t foreign;	      /* exit records of other processes, ignored */
+	uint32_t version_min;
+	uint32_t version_max;
+};
+
+/* kernel.task_delayacct around a run. */
+struct delayacct_quality {
+	bool known;		     /* the fields below were filled in */
+	int before;		     /* when tsarun started: -1 no such switch, 0 off, 1 on */
+	int during;		     /* when the run ended */
+	bool switched_on;	     /* tsarun turned it on for the run (and restores it) */
+	bool non_cpu_live;	     /* block I/O, swap-in, reclaim... counted for every thread */
+	char reason[RUN_REASON_LEN]; /* when not live: why */
+};
+
 struct run_quality {
 	struct source_status sources[RUN_MAX_SOURCES];
 	int nsources;
@@ -189,6 +250,9 @@ struct run_quality {
 	struct cross_check slices;   /* switch-ins vs sched_info.pcount */
 	struct cross_check switches; /* voluntary+involuntary vs nvcsw+nivcsw */
 	struct cross_check tree_cpu; /* rusage user+sys vs the seen threads' sum_exec_runtime */
+	struct cross_check ts_cpu;   /* taskstats CPU delay vs eBPF runqueue time */
+	struct taskstats_quality ts;
+	struct delayacct_quality delayacct;
 	char notes[4][RUN_REASON_LEN];
 	int nnotes;
 };

@@ -221,6 +221,57 @@ static void print_summary(FILE *f, const struct run *r, const struct table_opts 
 			r->desc.reaped_orphans == 1 ? "" : "es");
 }
 
+/* Delay counters summed over the threads that have them (taskstats). */
+static void print_delays(FILE *f, const struct run *r)
+{
+	static const char *const label[DELAY_NR] = {
+	    "cpu", "block I/O", "swap-in", "reclaim", "thrashing", "compaction", "wp-copy", "irq",
+	};
+	const struct taskstats_quality *q = &r->quality.ts;
+	const struct delayacct_quality *da = &r->quality.delayacct;
+	uint64_t count[DELAY_NR] = {0}, total[DELAY_NR] = {0}, with = 0;
+	bool avail[DELAY_NR] = {false};
+	char d[32];
+
+	if (!q->active)
+		return;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct thread_acct *t = &r->threads[i];
+
+		if (!t->have_delays)
+			continue;
+		with++;
+		for (int k = 0; k < DELAY_NR; k++) {
+			if (!t->delays[k].available)
+				continue;
+			avail[k] = true;
+			count[k] += t->delays[k].count;
+			total[k] += t->delays[k].total_ns;
+		}
+	}
+	fprintf(f, "  delays (taskstats, %llu of %zu threads):", (unsigned long long)with,
+		r->nthreads);
+	for (int k = 0, first = 1; k < DELAY_NR; k++) {
+		if (!avail[k] || (k != DELAY_CPU && !count[k]))
+			continue;
+		fprintf(f, "%s %s %s (%llu)", first ? "" : ",", label[k],
+			fmt_dur(total[k], d, sizeof(d)), (unsigned long long)count[k]);
+		first = 0;
+	}
+	if (da->known && !da->non_cpu_live)
+		fprintf(f, "; other delays not counted: %s", da->reason);
+	else if (avail[DELAY_BLOCK_IO])
+		fprintf(f, "; no other delay");
+	fputc('\n', f);
+	if (q->identity_mismatches || q->unmatched_records)
+		fprintf(
+		    f,
+		    "  note: %llu taskstats records matched a thread's tid but not its identity; "
+		    "%llu matched no thread\n",
+		    (unsigned long long)q->identity_mismatches,
+		    (unsigned long long)q->unmatched_records);
+}
+
 static void print_quality(FILE *f, const struct run *r, const struct table_opts *o)
 {
 	const struct run_quality *q = &r->quality;
@@ -234,7 +285,9 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 		if (!q->sources[i].active)
 			fprintf(f, "   %s unavailable: %s", q->sources[i].name,
 				q->sources[i].reason);
-	fprintf(f, "\n  quality: residual %.3f%%   lost records %llu", q->residual_percent,
+	fputc('\n', f);
+	print_delays(f, r);
+	fprintf(f, "  quality: residual %.3f%%   lost records %llu", q->residual_percent,
 		(unsigned long long)q->lost_events);
 	if (q->runnable.available)
 		fprintf(f, "   kernel cross-check %.3f%% (worst thread %.3f%%)",
@@ -247,6 +300,12 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 		fprintf(f, "   steal %s (in on-CPU)", fmt_dur(r->totals.steal_ns, d, sizeof(d)));
 	}
 	fputc('\n', f);
+	if (q->taskstats_drops)
+		fprintf(f,
+			"%s  warning: %llu taskstats exit records were dropped (listener buffer "
+			"full); %llu threads have no delays%s\n",
+			warn, (unsigned long long)q->taskstats_drops,
+			(unsigned long long)q->ts.threads_without, reset);
 	if (q->runnable.available && q->kernel_shift_ns > 1000000) {
 		char d[32];
 

@@ -387,6 +387,9 @@ static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, _
 {
 	if (!t->start_ns)
 		t->start_ns = now; /* the command: its life starts when the barrier opens */
+	/* Marked from user space, which cannot read the start time to the nanosecond. */
+	t->task_start_ns = BPF_CORE_READ(p, start_time);
+	t->boot_start_ns = BPF_CORE_READ(p, start_boottime);
 	t->since_ns = now;
 	t->exec_id0 = exec_id(p);
 	read_kcounters(p, t->kstart);

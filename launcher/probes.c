@@ -6,12 +6,14 @@
 #include <string.h>
 
 #include "bashprobe.h"
+#include "delayacct.h"
 #include "options.h"
 #include "perf.h"
 #include "probes.h"
 #include "run.h"
 #include "sched.h"
 #include "stackprobe.h"
+#include "tsprobe.h"
 
 void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose)
 {
@@ -61,8 +63,24 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	} else if (o->stacks) {
 		probeset__unavailable(ps, "stacks", "needs the eBPF scheduler probe", o->verbose);
 	}
+	ps->delayacct_before = delayacct_read();
+	ps->ts = ts_probe__new(err, sizeof(err));
+	if (ps->ts) {
+		ts_probe__set_live(ps->ts, ps->delayacct_before == 1, ps->delayacct_before == 1);
+		ts_probe__as_probe(ps->ts, &ps->probes[ps->nprobes++]);
+	} else {
+		probeset__unavailable(ps, "taskstats", err, o->verbose);
+	}
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the memory back. */
 	malloc_trim(0);
+	/*
+	 * Freeing that memory raised glibc's dynamic mmap threshold, so the
+	 * arrays that grow with the number of threads (accounts, records)
+	 * would live in the heap, where realloc copies them and the old copies
+	 * stay resident. A fixed threshold keeps them in mappings that
+	 * realloc moves without copying.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	return ps;
 }
 
@@ -79,6 +97,7 @@ void probeset__free(struct probeset *ps)
 	stacks_probe__free(ps->stacks);
 	sched_probe__free(ps->sched);
 	perf_probe__free(ps->perf);
+	ts_probe__free(ps->ts);
 	free(ps);
 }
 
@@ -87,4 +106,24 @@ void probeset__describe(const struct probeset *ps, struct run *r)
 	for (int i = 0; i < ps->nunavailable; i++)
 		run__source(r, ps->unavailable[i].name, false, ps->unavailable[i].reason);
 	run__source(r, "rusage", true, NULL);
+}
+
+void probeset__conclude(const struct probeset *ps, struct run *r)
+{
+	struct delayacct_quality *d = &r->quality.delayacct;
+
+	d->known = true;
+	d->before = ps->delayacct_before;
+	d->during = delayacct_read();
+	d->switched_on = false;
+	d->non_cpu_live = d->before == 1 && d->during == 1;
+	if (d->before < 0)
+		snprintf(d->reason, sizeof(d->reason),
+			 "the kernel has no kernel.task_delayacct (built without "
+			 "CONFIG_TASK_DELAY_ACCT?)");
+	else if (!d->non_cpu_live)
+		snprintf(
+		    d->reason, sizeof(d->reason),
+		    "kernel.task_delayacct was off for the run (sysctl kernel.task_delayacct=1 "
+		    "turns it on)");
 }

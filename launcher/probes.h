@@ -15,6 +15,7 @@ struct run;
 struct tsarun_opts;
 struct sched_probe;
 struct perf_probe;
+struct ts_probe;
 struct bash_probe;
 struct stacks_probe;
 
@@ -26,6 +27,8 @@ struct probeset {
 	struct sched_probe *sched;
 	struct perf_probe *perf; /* the instruction counter, NULL without a PMU */
 	struct stacks_probe *stacks;
+	struct ts_probe *ts;
+	int delayacct_before; /* kernel.task_delayacct when the session began (-1: none) */
 	struct {
 		const char *name;
 		char reason[192];
@@ -45,5 +48,8 @@ void probeset__add_bash(struct probeset *ps, struct bash_probe *b);
 
 /* Record in r which sources are active and which are not, with reasons. */
 void probeset__describe(const struct probeset *ps, struct run *r);
+
+/* After a run: what only then can be said (kernel.task_delayacct during the run). */
+void probeset__conclude(const struct probeset *ps, struct run *r);
 
 #endif /* TSARUN_PROBES_H */

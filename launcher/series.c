@@ -47,6 +47,7 @@ static int run_one(struct series *se, int side, bool warmup, char *err, size_t e
 		run__free_detail(r);
 		return ret;
 	}
+	probeset__conclude(se->ps, r);
 	se->n[side]++;
 	if (!warmup)
 		se->measured[side]++;

@@ -15,7 +15,7 @@ struct node {
 	bool zombie;
 };
 
-static int read_stat(pid_t pid, struct procfs_stat *st)
+int tree_read_stat(pid_t pid, struct procfs_stat *st)
 {
 	char path[64], buf[1024];
 	ssize_t n;
@@ -53,7 +53,7 @@ int tree_descendants(pid_t ancestor, pid_t **out, size_t *nout)
 
 		if (*end || pid <= 0)
 			continue;
-		if (read_stat((pid_t)pid, &st) || st.state == 'X')
+		if (tree_read_stat((pid_t)pid, &st) || st.state == 'X')
 			continue;
 		if (n == cap) {
 			struct node *nn;

@@ -14,4 +14,9 @@
  */
 int tree_descendants(pid_t ancestor, pid_t **out, size_t *n);
 
+struct procfs_stat;
+
+/* Read and parse /proc/<pid>/stat. Returns 0 or -errno. */
+int tree_read_stat(pid_t pid, struct procfs_stat *st);
+
 #endif /* TSARUN_TREE_H */

@@ -52,9 +52,36 @@ static void make_session(struct session *s, struct run *r)
 	r->wall_ns = 500 * MS;
 	r->root_pid = 100;
 	run__source(r, "ebpf", true, NULL);
-	run__source(r, "taskstats", false, "not permitted (need CAP_NET_ADMIN)");
+	run__source(r, "taskstats", true, NULL);
 	status_from_wait(r, 0);
 	assert_int_equal(fold_run(r, t, 3), 0);
+	/* taskstats: one thread with delays (extremes known, two counters not in this record). */
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct thread_acct *th = &r->threads[i];
+
+		if (th->tid != 101)
+			continue;
+		th->have_delays = true;
+		th->delays_final = true;
+		th->delays_version = 16;
+		for (int d = 0; d < DELAY_NR - 2; d++)
+			th->delays[d] = (struct delay_counter){.available = true,
+							       .have_extremes = true,
+							       .count = (uint64_t)d,
+							       .total_ns = 1000ull * (uint64_t)d,
+							       .max_ns = 900ull * (uint64_t)d,
+							       .min_ns = d ? 100 : 0};
+	}
+	r->quality.ts = (struct taskstats_quality){.active = true,
+						   .exit_records = 3,
+						   .attached = 1,
+						   .identity_mismatches = 1,
+						   .unmatched_records = 1,
+						   .threads_without = 2,
+						   .version_min = 16,
+						   .version_max = 16};
+	r->quality.delayacct = (struct delayacct_quality){
+	    .known = true, .before = 0, .during = 1, .switched_on = true, .non_cpu_live = true};
 }
 
 static void test_golden(void **state)

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/* Attaching taskstats records to threads on proven identity (see delays.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "delays.h"
+#include "fold.h"
+#include "run.h"
+#include "taskstats.h"
+
+static const struct ts_record *const *g_recs;
+static const struct thread_acct *g_threads;
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct ts_record *x = g_recs[*(const size_t *)a], *y = g_recs[*(const size_t *)b];
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->recv_ns < y->recv_ns ? -1 : x->recv_ns > y->recv_ns;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct thread_acct *x = &g_threads[*(const size_t *)a];
+	const struct thread_acct *y = &g_threads[*(const size_t *)b];
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->task_start_ns < y->task_start_ns ? -1 : x->task_start_ns > y->task_start_ns;
+}
+
+/* a - b, or 0 when b is larger. */
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * Could rec be t's record? See delays.h for the reasoning; origin is the
+ * run's CLOCK_MONOTONIC start (thread times are relative to it).
+ */
+static bool consistent(const struct thread_acct *t, const struct ts_record *rec, uint64_t origin)
+{
+	const uint64_t slack = DELAYS_CLOCK_SLACK_NS;
+	uint64_t lo = t->task_start_ns, hi = t->task_start_ns + t->task_start_uncert_ns;
+	uint64_t cpu_n = rec->delays[DELAY_CPU].count, cpu_ns = rec->delays[DELAY_CPU].total_ns;
+
+	if (rec->tid != t->tid || (rec->have_tgid && rec->tgid != t->pid) || !t->task_start_ns)
+		return false;
+	/* The record was written (at T = start + etime) before it was received. */
+	if (rec->etime_ns > rec->recv_ns || lo > rec->recv_ns - rec->etime_ns + slack)
+		return false;
+	if (!rec->from_exit) {
+		/* ... and after the query was sent; etime is truncated to the microsecond. */
+		return hi + 1000 + slack >= sub0(rec->sent_ns, rec->etime_ns);
+	}
+	if (t->source != ACCT_SRC_EBPF)
+		return true;
+	/* An exit record: the thread's own exit, before its final switch-out. */
+	if (t->flags & TSA_F_SURVIVOR)
+		return false;
+	{
+		uint64_t end = origin + (uint64_t)t->end_ns;
+		uint64_t tail_cpu, tail_rq, tail_pc, est, late;
+
+		if (lo + rec->etime_ns > end + slack)
+			return false;
+		if (!t->have_kernel)
+			return true;
+		/* Counters only grow: the record's cannot exceed the final ones. */
+		if (rec->run_ns > t->k_end_sum_exec_ns || cpu_n > t->k_end_pcount ||
+		    cpu_ns > t->k_end_run_delay_ns)
+			return false;
+		tail_cpu = t->k_end_sum_exec_ns - rec->run_ns;
+		tail_rq = t->k_end_run_delay_ns - cpu_ns;
+		tail_pc = t->k_end_pcount - cpu_n;
+		/* run_delay grows only when the thread is switched in. */
+		if (!tail_pc && tail_rq)
+			return false;
+		/*
+		 * From T to the final switch-out the thread ran for at most
+		 * tail_cpu (sum_exec_runtime is brought up to date only at
+		 * ticks and switches, so the record's value may be stale and
+		 * tail_cpu too large), waited tail_rq in the runqueue, and, if
+		 * it was switched out again after T, may have slept. Steal and
+		 * IRQ time are in none of these. So T is at the latest the
+		 * final switch (checked above), and at the earliest est + etime.
+		 */
+		est = sub0(end, tail_cpu + tail_rq + rec->etime_ns);
+		late = 1000 + slack + t->steal_ns;
+		if (tail_pc)
+			late += t->state_ns[TSA_ST_SLEEP] + t->state_ns[TSA_ST_DISK] +
+				t->state_ns[TSA_ST_STOPPED] + t->residual_ns;
+		if (getenv("TSARUN_DEBUG_TS") && !tail_pc)
+			fprintf(stderr, "TSEST %lld %llu\n", (long long)(est - lo),
+				(unsigned long long)t->steal_ns);
+		return hi + late >= est;
+	}
+}
+
+static void attach(struct thread_acct *t, const struct ts_record *rec, const struct delays_opts *o)
+{
+	bool live = (t->flags & TSA_F_PREEXISTING) ? o->non_cpu_live_preexisting : o->non_cpu_live;
+
+	t->have_delays = true;
+	t->delays_final = rec->from_exit;
+	t->delays_version = rec->version;
+	memcpy(t->delays, rec->delays, sizeof(t->delays));
+	/*
+	 * Without kernel.task_delayacct when the thread started, the kernel
+	 * kept no delay record for it: its non-CPU counters read zero but
+	 * measured nothing. The CPU delay comes from the scheduler either way.
+	 */
+	if (!live)
+		for (int d = 0; d < DELAY_NR; d++)
+			if (d != DELAY_CPU)
+				memset(&t->delays[d], 0, sizeof(t->delays[d]));
+}
+
+/* A thread known only from its taskstats record. */
+static void from_record(struct thread_acct *t, const struct ts_record *rec, uint64_t origin,
+			const struct delays_opts *o)
+{
+	uint64_t cpu = rec->run_ns, rq = rec->delays[DELAY_CPU].total_ns, sum;
+
+	memset(t, 0, sizeof(*t));
+	t->source = ACCT_SRC_TASKSTATS;
+	t->tid = rec->tid;
+	t->pid = rec->have_tgid ? rec->tgid : rec->tid;
+	t->ppid = rec->ppid;
+	t->flags = TSA_F_TRACKED | TSA_F_EXITED | (t->tid == t->pid ? TSA_F_LEADER : 0);
+	memcpy(t->comm, rec->comm,
+	       sizeof(t->comm) < sizeof(rec->comm) ? sizeof(t->comm) : sizeof(rec->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	/* Its end is known only as "before the record arrived". */
+	t->end_ns = (int64_t)(rec->recv_ns - origin);
+	t->start_ns = t->end_ns - (int64_t)rec->etime_ns;
+	t->lifetime_ns = rec->etime_ns;
+	t->state_ns[TSA_ST_ONCPU] = cpu;
+	t->state_ns[TSA_ST_RUNQ] = rq;
+	sum = cpu + rq;
+	t->residual_ns = sub0(t->lifetime_ns, sum);
+	t->slices = rec->delays[DELAY_CPU].count;
+	t->voluntary = rec->nvcsw;
+	t->involuntary = rec->nivcsw;
+	t->exit_status = (int)rec->exitcode;
+	t->first_state_known = true;
+	t->unmeasured = ACCT_NO_WAKEUPS | ACCT_NO_MIGRATIONS | ACCT_NO_STEAL | ACCT_NO_HIST |
+			(rec->have_switches ? 0 : ACCT_NO_SWITCHES);
+	attach(t, rec, o);
+}
+
+/* The taskstats CPU delay against the eBPF runqueue time, over the tracked part of each life. */
+static void check_cpu_delay(struct run *r)
+{
+	struct cross_check *c = &r->quality.ts_cpu;
+	uint64_t se = 0, sk = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct thread_acct *t = &r->threads[i];
+		uint64_t before, ts;
+
+		if (t->source != ACCT_SRC_EBPF || !t->have_delays || !t->delays_final ||
+		    !t->have_kernel || !t->delays[DELAY_CPU].available)
+			continue;
+		/* run_delay the thread had collected before tracking began. */
+		before = sub0(t->k_end_run_delay_ns, t->k_run_delay_ns);
+		ts = sub0(t->delays[DELAY_CPU].total_ns, before);
+		fold_check_thread(c, t->state_ns[TSA_ST_RUNQ], ts, t->lifetime_ns, t->lifetime_ns,
+				  t->tid, &se, &sk);
+	}
+	if (c->available)
+		fold_check_close(c, se, sk);
+	else
+		snprintf(c->reason, sizeof(c->reason), "%s",
+			 r->quality.ts.active
+			     ? "no thread has both an eBPF account and an exit record"
+			     : "taskstats is not active");
+}
+
+int delays_attach(struct run *r, const struct ts_record *const *recs, size_t n,
+		  const struct delays_opts *o)
+{
+	struct taskstats_quality *q = &r->quality.ts;
+	const struct ts_record **rp = NULL;
+	size_t *ri = NULL, *ti = NULL, *claim = NULL, nt = r->nthreads, nnew = 0;
+	bool *ok = NULL, *taken = NULL;
+	struct ts_record **orphans = NULL;
+	int err = 0;
+
+	rp = malloc((n ? n : 1) * sizeof(*rp));
+	ri = malloc((n ? n : 1) * sizeof(*ri));
+	ti = malloc((nt ? nt : 1) * sizeof(*ti));
+	claim = malloc((n ? n : 1) * sizeof(*claim));
+	taken = calloc(nt ? nt : 1, sizeof(*taken));
+	orphans = malloc((n ? n : 1) * sizeof(*orphans));
+	if (!rp || !ri || !ti || !claim || !taken || !orphans) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rp[i] = recs[i];
+		ri[i] = i;
+		if (recs[i]->from_exit)
+			q->exit_records++;
+		else
+			q->queried++;
+		if (!q->version_min || recs[i]->version < q->version_min)
+			q->version_min = recs[i]->version;
+		if (recs[i]->version > q->version_max)
+			q->version_max = recs[i]->version;
+	}
+	for (size_t i = 0; i < nt; i++)
+		ti[i] = i;
+	g_recs = rp;
+	g_threads = r->threads;
+	qsort(ri, n, sizeof(*ri), cmp_rec);
+	qsort(ti, nt, sizeof(*ti), cmp_thread);
+
+	/* One tid at a time: its records against its threads. */
+	for (size_t a = 0, b = 0; a < n;) {
+		uint32_t tid = rp[ri[a]]->tid;
+		size_t ae = a, b0, be, na, nb;
+		bool progress = true;
+
+		while (ae < n && rp[ri[ae]]->tid == tid)
+			ae++;
+		while (b < nt && r->threads[ti[b]].tid < tid)
+			b++;
+		b0 = b;
+		for (be = b0; be < nt && r->threads[ti[be]].tid == tid; be++)
+			;
+		na = ae - a;
+		nb = be - b0;
+		if (!nb) {
+			for (size_t k = a; k < ae; k++)
+				orphans[nnew++] = (struct ts_record *)rp[ri[k]];
+			a = ae;
+			continue;
+		}
+		free(ok);
+		ok = calloc(na * nb, sizeof(*ok));
+		if (!ok) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t x = 0; x < na; x++) {
+			claim[a + x] = SIZE_MAX;
+			for (size_t y = 0; y < nb; y++)
+				ok[x * nb + y] = consistent(&r->threads[ti[b0 + y]], rp[ri[a + x]],
+							    r->start_mono_ns);
+		}
+		/* A record with one candidate claims it; that may leave others with one. */
+		while (progress) {
+			progress = false;
+			for (size_t x = 0; x < na; x++) {
+				size_t cand = SIZE_MAX, count = 0;
+
+				if (claim[a + x] != SIZE_MAX)
+					continue;
+				for (size_t y = 0; y < nb; y++)
+					if (ok[x * nb + y] && !taken[ti[b0 + y]]) {
+						cand = y;
+						count++;
+					}
+				if (count != 1)
+					continue;
+				claim[a + x] = ti[b0 + cand];
+				taken[ti[b0 + cand]] = true;
+				progress = true;
+			}
+		}
+		for (size_t x = 0; x < na; x++) {
+			if (claim[a + x] == SIZE_MAX) {
+				q->identity_mismatches++;
+				continue;
+			}
+			attach(&r->threads[claim[a + x]], rp[ri[a + x]], o);
+			q->attached++;
+		}
+		a = ae;
+	}
+
+	if (nnew && o->create_missing) {
+		struct thread_acct *grown =
+		    realloc(r->threads, (r->nthreads + nnew) * sizeof(*r->threads));
+
+		if (!grown) {
+			err = -ENOMEM;
+			goto out;
+		}
+		r->threads = grown;
+		for (size_t k = 0; k < nnew; k++) {
+			from_record(&r->threads[r->nthreads++], orphans[k], r->start_mono_ns, o);
+			q->attached++;
+		}
+	} else {
+		q->unmatched_records += nnew;
+	}
+	q->threads_without = 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!r->threads[i].have_delays)
+			q->threads_without++;
+	check_cpu_delay(r);
+out:
+	free(rp);
+	free(ri);
+	free(ti);
+	free(claim);
+	free(taken);
+	free(ok);
+	free(orphans);
+	return err;
+}

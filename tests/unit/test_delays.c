@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+/* Taskstats records reach a thread only on a proven identity. */
+#include <string.h>
+
+#include "unit.h"
+
+#include "delays.h"
+#include "fixtures.h"
+#include "fold.h"
+#include "run.h"
+#include "taskstats.h"
+
+/* An eBPF thread whose identity (task start) is on the same clock as its times. */
+static struct tsa_thread thread(uint32_t tid, double start, double end, double on, double rq,
+				double s)
+{
+	struct tsa_thread t = fx_thread(tid, 100, 1, "worker", start, end, on, rq, s, 0);
+
+	t.task_start_ns = t.start_ns;
+	return t;
+}
+
+/*
+ * The exit record the kernel would send for t, written tail_cpu + tail_rq
+ * before its final switch (tail_pc switch-ins in between), received 1 ms
+ * after that switch.
+ */
+static struct ts_record exit_record(const struct tsa_thread *t, uint64_t tail_cpu, uint64_t tail_rq,
+				    uint64_t tail_pc)
+{
+	struct ts_record r;
+	uint64_t when = t->end_ns - tail_cpu - tail_rq;
+
+	memset(&r, 0, sizeof(r));
+	r.version = 16;
+	r.tid = t->tid;
+	r.tgid = t->pid;
+	r.have_tgid = true;
+	r.ppid = 1;
+	strcpy(r.comm, "worker");
+	r.etime_ns = (when - t->task_start_ns) / 1000 * 1000;
+	r.run_ns = t->kend[TSA_K_SUM_EXEC] - tail_cpu;
+	r.delays[DELAY_CPU] =
+	    (struct delay_counter){.available = true,
+				   .count = t->kend[TSA_K_PCOUNT] - tail_pc,
+				   .total_ns = t->kend[TSA_K_RUN_DELAY] - tail_rq};
+	r.delays[DELAY_BLOCK_IO] =
+	    (struct delay_counter){.available = true, .count = 2, .total_ns = 3 * MS};
+	r.from_exit = true;
+	r.recv_ns = t->end_ns + MS;
+	return r;
+}
+
+static void fold(struct run *r, struct tsa_thread *t, size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->start_mono_ns = T0;
+	r->quality.ts.active = true;
+	assert_int_equal(fold_run(r, t, n), 0);
+}
+
+/* delays_attach() on an array of records. */
+static int attach_all(struct run *r, const struct ts_record *recs, size_t n,
+		      const struct delays_opts *o)
+{
+	const struct ts_record *p[8];
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		p[i] = &recs[i];
+	return delays_attach(r, p, n, o);
+}
+
+static const struct delays_opts live = {.non_cpu_live = true, .non_cpu_live_preexisting = true};
+
+static struct thread_acct *by_start(struct run *r, double start_ms)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].start_ns == (int64_t)(start_ms * MS))
+			return &r->threads[i];
+	fail();
+	return NULL;
+}
+
+static void test_exit_record_attaches(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 500, 300, 150, 50);
+	struct ts_record rec = exit_record(&t, 20000, 0, 0);
+	struct run r;
+
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_true(r.threads[0].have_delays);
+	assert_true(r.threads[0].delays_final);
+	assert_int_equal(r.threads[0].delays_version, 16);
+	assert_int_equal(r.threads[0].delays[DELAY_BLOCK_IO].total_ns, 3 * MS);
+	assert_int_equal(r.quality.ts.attached, 1);
+	assert_int_equal(r.quality.ts.identity_mismatches, 0);
+	assert_int_equal(r.quality.ts.threads_without, 0);
+	/* The CPU delay agrees with the runqueue time: the cross-check says so. */
+	assert_true(r.quality.ts_cpu.available);
+	assert_int_equal(r.quality.ts_cpu.compared, 1);
+	assert_true(r.quality.ts_cpu.worst < 1e-9);
+	run__free_detail(&r);
+}
+
+/*
+ * sum_exec_runtime in a record can be stale by up to a tick (it is brought
+ * up to date at ticks and switches): the record still fits.
+ */
+static void test_stale_runtime_fits(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 500, 300, 150, 50);
+	struct ts_record rec = exit_record(&t, 20000, 0, 0);
+	struct run r;
+
+	rec.run_ns -= 4 * MS; /* the last 4 ms on the CPU were not yet in the counter */
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_true(r.threads[0].have_delays);
+	run__free_detail(&r);
+}
+
+/* A tid used twice in a run: each record goes to its own thread, in either order. */
+static void test_tid_reuse(void **state)
+{
+	struct tsa_thread t[2] = {thread(101, 0, 100, 60, 40, 0), thread(101, 200, 300, 60, 40, 0)};
+	struct ts_record rec[2] = {exit_record(&t[1], 0, 0, 0), exit_record(&t[0], 0, 0, 0)};
+	struct run r;
+
+	rec[1].delays[DELAY_BLOCK_IO].total_ns = 1; /* to tell them apart */
+	fold(&r, t, 2);
+	assert_int_equal(attach_all(&r, rec, 2, &live), 0);
+	assert_int_equal(r.quality.ts.attached, 2);
+	assert_int_equal(r.quality.ts.identity_mismatches, 0);
+	assert_int_equal(by_start(&r, 0)->delays[DELAY_BLOCK_IO].total_ns, 1);
+	assert_int_equal(by_start(&r, 200)->delays[DELAY_BLOCK_IO].total_ns, 3 * MS);
+	run__free_detail(&r);
+}
+
+/*
+ * Two identical threads with one tid, and only the later one's record (the
+ * earlier was dropped): it fits both, so it goes to neither.
+ */
+static void test_ambiguous_not_attached(void **state)
+{
+	struct tsa_thread t[2] = {thread(101, 0, 100, 60, 40, 0), thread(101, 200, 300, 60, 40, 0)};
+	struct ts_record rec = exit_record(&t[1], 0, 0, 0);
+	struct run r;
+
+	fold(&r, t, 2);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_int_equal(r.quality.ts.attached, 0);
+	assert_int_equal(r.quality.ts.identity_mismatches, 1);
+	assert_int_equal(r.quality.ts.threads_without, 2);
+	assert_false(r.threads[0].have_delays);
+	assert_false(r.threads[1].have_delays);
+	run__free_detail(&r);
+}
+
+/* Same tid, wrong life: refused, counted. */
+static void test_wrong_identity_refused(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 500, 300, 150, 50);
+	struct ts_record rec[4];
+	struct run r;
+
+	rec[0] = exit_record(&t, 0, 0, 0);
+	rec[0].etime_ns += 50 * MS; /* started 50 ms before this thread did */
+	rec[1] = exit_record(&t, 0, 0, 0);
+	rec[1].run_ns += 1; /* more CPU than the thread ever had */
+	rec[2] = exit_record(&t, 0, 0, 0);
+	rec[2].delays[DELAY_CPU].total_ns -= 1000; /* waited after its last switch-in */
+	rec[3] = exit_record(&t, 0, 0, 0);
+	rec[3].tgid = 999; /* another process's thread */
+	fold(&r, &t, 1);
+	for (int i = 0; i < 4; i++) {
+		r.quality.ts = (struct taskstats_quality){.active = true};
+		assert_int_equal(attach_all(&r, &rec[i], 1, &live), 0);
+		assert_int_equal(r.quality.ts.identity_mismatches, 1);
+		assert_false(r.threads[0].have_delays);
+	}
+	run__free_detail(&r);
+}
+
+/* Preempted after writing its record: sleep in the tail is allowed for, runqueue time known. */
+static void test_switched_in_tail(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 500, 300, 150, 50);
+	struct ts_record rec = exit_record(&t, 1 * MS, 2 * MS, 3);
+	struct run r;
+
+	rec.etime_ns -= 10 * MS; /* it also slept 10 ms after the record */
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_true(r.threads[0].have_delays);
+	run__free_detail(&r);
+}
+
+/* Without kernel.task_delayacct at the thread's start, only the CPU delay means anything. */
+static void test_non_cpu_not_live(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 500, 300, 150, 50);
+	struct ts_record rec = exit_record(&t, 0, 0, 0);
+	struct delays_opts o = {.non_cpu_live = false};
+	struct run r;
+
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &o), 0);
+	assert_true(r.threads[0].delays[DELAY_CPU].available);
+	assert_false(r.threads[0].delays[DELAY_BLOCK_IO].available);
+	assert_int_equal(r.threads[0].delays[DELAY_BLOCK_IO].total_ns, 0);
+	run__free_detail(&r);
+}
+
+/* A thread alive at the end is queried: the answer's time window proves it. */
+static void test_query(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 500, 300, 150, 50);
+	struct ts_record rec = exit_record(&t, 0, 0, 0), bad;
+	struct run r;
+
+	t.flags = (t.flags & ~TSA_F_EXITED) | TSA_F_SURVIVOR;
+	rec.from_exit = false;
+	rec.sent_ns = t.end_ns + 100 * MS;
+	rec.recv_ns = rec.sent_ns + 30000;
+	rec.etime_ns = (rec.sent_ns + 10000 - t.task_start_ns) / 1000 * 1000;
+	bad = rec;
+	bad.etime_ns -= 5 * MS;
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &bad, 1, &live), 0);
+	assert_false(r.threads[0].have_delays);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_true(r.threads[0].have_delays);
+	assert_false(r.threads[0].delays_final);
+	/* An exit record is never a survivor's. */
+	run__free_detail(&r);
+}
+
+/* No scheduler source saw it: the record becomes a thread of its own, if asked. */
+static void test_create_missing(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 50, 30, 15, 5);
+	struct ts_record rec = exit_record(&t, 0, 0, 0);
+	struct delays_opts o = live;
+	struct run r;
+
+	memset(&r, 0, sizeof(r));
+	r.start_mono_ns = T0;
+	assert_int_equal(attach_all(&r, &rec, 1, &o), 0);
+	assert_int_equal(r.nthreads, 0);
+	assert_int_equal(r.quality.ts.unmatched_records, 1);
+	o.create_missing = true;
+	r.quality.ts = (struct taskstats_quality){0};
+	assert_int_equal(attach_all(&r, &rec, 1, &o), 0);
+	assert_int_equal(fold_finish(&r), 0);
+	assert_int_equal(r.nthreads, 1);
+	assert_int_equal(r.threads[0].source, ACCT_SRC_TASKSTATS);
+	assert_int_equal(r.threads[0].state_ns[TSA_ST_ONCPU], 30 * MS);
+	assert_int_equal(r.threads[0].state_ns[TSA_ST_RUNQ], 15 * MS);
+	assert_int_equal(r.threads[0].lifetime_ns, rec.etime_ns);
+	assert_true(r.threads[0].unmeasured & ACCT_NO_WAKEUPS);
+	assert_int_equal(r.totals.threads, 1);
+	run__free_detail(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_exit_record_attaches),
+	    cmocka_unit_test(test_stale_runtime_fits),
+	    cmocka_unit_test(test_tid_reuse),
+	    cmocka_unit_test(test_ambiguous_not_attached),
+	    cmocka_unit_test(test_wrong_identity_refused),
+	    cmocka_unit_test(test_switched_in_tail),
+	    cmocka_unit_test(test_non_cpu_not_live),
+	    cmocka_unit_test(test_query),
+	    cmocka_unit_test(test_create_missing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
