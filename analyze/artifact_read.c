@@ -267,6 +267,36 @@ static int read_states(struct rd *d, const cJSON *o, uint64_t *st, uint64_t *res
 	return ret;
 }
 
+/* A thread's taskstats delays; null stays "none". */
+static int read_delays(struct rd *d, const cJSON *o, struct thread_acct *t)
+{
+	int ret = 0;
+
+	if (!cJSON_IsObject(o))
+		return 0;
+	t->have_delays = true;
+	t->delays_version = (uint32_t)get_num(o, "version", 0);
+	t->delays_final = cJSON_IsTrue(item(o, "final"));
+	for (int k = 0; k < DELAY_NR && !ret; k++) {
+		const cJSON *c = item(o, delay_name(k));
+		struct delay_counter *dc = &t->delays[k];
+
+		if (!cJSON_IsObject(c))
+			continue;
+		dc->available = true;
+		ret = get_u64(d, c, "count", true, &dc->count);
+		if (!ret)
+			ret = get_u64(d, c, "total_ns", true, &dc->total_ns);
+		if (!ret && item(c, "max_ns")) {
+			dc->have_extremes = true;
+			ret = get_u64(d, c, "max_ns", false, &dc->max_ns);
+			if (!ret)
+				ret = get_u64(d, c, "min_ns", false, &dc->min_ns);
+		}
+	}
+	return ret;
+}
+
 static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 {
 	const cJSON *lat = item(o, "wakeup_latency_ns");
@@ -311,6 +341,8 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 		/* The artifact keeps the average: the sum is recovered to within one count. */
 		t->wakeup_lat_sum = avg * t->wakeup_lat_count;
 	}
+	if (!ret)
+		ret = read_delays(d, item(o, "delays"), t);
 	if (cJSON_IsTrue(item(o, "alive_at_end")))
 		t->flags |= TSA_F_SURVIVOR;
 	t->first_state_known = !cJSON_IsFalse(item(o, "first_state_known"));
@@ -378,6 +410,25 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 	get_u64(d, q, "unexpected_transitions", false, &rq->unexpected_transitions);
 	get_u64(d, q, "untraced_switch_ins", false, &rq->untraced_switch_ins);
 	get_u64(d, q, "unsettled_threads", false, &rq->unsettled);
+	get_u64(d, q, "taskstats_drops", false, &rq->taskstats_drops);
+	i = item(q, "taskstats");
+	if (cJSON_IsObject(i)) {
+		rq->ts.active = true;
+		get_u64(d, i, "identity_mismatches", false, &rq->ts.identity_mismatches);
+		get_u64(d, i, "unmatched_records", false, &rq->ts.unmatched_records);
+		get_u64(d, i, "threads_without_delays", false, &rq->ts.threads_without);
+	}
+	i = item(q, "delayacct");
+	if (cJSON_IsObject(i)) {
+		const cJSON *b = item(i, "before"), *du = item(i, "during");
+
+		rq->delayacct.known = true;
+		rq->delayacct.before = cJSON_IsBool(b) ? cJSON_IsTrue(b) : -1;
+		rq->delayacct.during = cJSON_IsBool(du) ? cJSON_IsTrue(du) : -1;
+		rq->delayacct.switched_on = cJSON_IsTrue(item(i, "switched_on"));
+		rq->delayacct.non_cpu_live = cJSON_IsTrue(item(i, "non_cpu_live"));
+		get_str(i, "reason", rq->delayacct.reason, sizeof(rq->delayacct.reason), "");
+	}
 	cc = item(q, "cross_check");
 	read_check(item(cc, "runnable_vs_kernel"), &rq->runnable);
 	read_check(item(cc, "tree_cpu_vs_rusage"), &rq->tree_cpu);

@@ -62,6 +62,23 @@ static void make_session(struct session *s, struct run *r)
 	}
 	r[2].have_instructions = true;
 	r[2].instructions = 123456789012ull;
+	/* taskstats on the detailed run: delays on one thread, its quality figures. */
+	r[2].threads[1].have_delays = true;
+	r[2].threads[1].delays_final = true;
+	r[2].threads[1].delays_version = 16;
+	r[2].threads[1].delays[DELAY_CPU] = (struct delay_counter){.available = true,
+								   .have_extremes = true,
+								   .count = 3,
+								   .total_ns = 3000,
+								   .max_ns = 2000,
+								   .min_ns = 100};
+	r[2].threads[1].delays[DELAY_BLOCK_IO] =
+	    (struct delay_counter){.available = true, .count = 1, .total_ns = 777};
+	r[2].quality.ts = (struct taskstats_quality){
+	    .active = true, .attached = 1, .identity_mismatches = 2, .threads_without = 1};
+	r[2].quality.taskstats_drops = 5;
+	r[2].quality.delayacct = (struct delayacct_quality){
+	    .known = true, .before = 0, .during = -1, .reason = "off for the run"};
 }
 
 static void test_round_trip(void **state)
@@ -226,6 +243,29 @@ static void test_detail_and_comparison(void **state)
 			    y->wakeup_lat_sum / y->wakeup_lat_count);
 	}
 	assert_true(back.runs[2].quality.runnable.available);
+	/* taskstats delays and quality come back as the table prints them. */
+	{
+		const struct thread_acct *x = &r[2].threads[1], *y = &back.runs[2].threads[1];
+		const struct run_quality *q = &back.runs[2].quality;
+
+		assert_true(y->have_delays && y->delays_final);
+		assert_int_equal(y->delays_version, 16);
+		assert_memory_equal(&x->delays[DELAY_CPU], &y->delays[DELAY_CPU],
+				    sizeof(x->delays[0]));
+		assert_true(y->delays[DELAY_BLOCK_IO].available);
+		assert_false(y->delays[DELAY_BLOCK_IO].have_extremes);
+		assert_int_equal(y->delays[DELAY_BLOCK_IO].total_ns, 777);
+		assert_false(y->delays[DELAY_SWAP_IN].available);
+		assert_false(back.runs[2].threads[0].have_delays);
+		assert_true(q->ts.active);
+		assert_int_equal(q->ts.identity_mismatches, 2);
+		assert_int_equal(q->ts.threads_without, 1);
+		assert_int_equal(q->taskstats_drops, 5);
+		assert_true(q->delayacct.known);
+		assert_int_equal(q->delayacct.before, 0);
+		assert_int_equal(q->delayacct.during, -1);
+		assert_string_equal(q->delayacct.reason, "off for the run");
+	}
 	assert_int_equal(cb.nmetrics, c.nmetrics);
 	assert_int_equal(cb.metrics[0].metric, METRIC_CPU);
 	assert_int_equal(cb.metrics[0].verdict, c.metrics[0].verdict);
