@@ -21,6 +21,7 @@
 #include "gate.h"
 #include "metrics.h"
 #include "run.h"
+#include "stacks.h"
 
 #define ARTIFACT_MAX_BYTES (1ull << 30)
 
@@ -343,6 +344,16 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 	}
 	if (!ret)
 		ret = read_delays(d, item(o, "delays"), t);
+	if (!ret && cJSON_IsObject(item(o, "below_threshold"))) {
+		const cJSON *b = item(o, "below_threshold");
+
+		t->have_below = true;
+		ret = get_u64(d, b, "count", true, &t->below_count);
+		if (!ret)
+			ret = get_u64(d, b, "total_ns", true, &t->below_ns);
+		if (!ret)
+			ret = get_u64(d, b, "uninterruptible_ns", false, &t->below_disk_ns);
+	}
 	if (cJSON_IsTrue(item(o, "alive_at_end")))
 		t->flags |= TSA_F_SURVIVOR;
 	t->first_state_known = !cJSON_IsFalse(item(o, "first_state_known"));
@@ -504,6 +515,115 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 	return 0;
 }
 
+/* A stack's frames (root first) as a trace; its status from the *_status key. */
+static int64_t read_trace(struct run_stacks *s, const cJSON *o, const char *key, bool kernel)
+{
+	char status_key[32];
+	const cJSON *a = item(o, key), *f, *st;
+	const char **frames;
+	size_t n = 0;
+	int64_t ret;
+	uint8_t status = TSA_SS_OK;
+
+	snprintf(status_key, sizeof(status_key), "%s_status", key);
+	st = item(o, status_key);
+	for (int i = 0; cJSON_IsString(st) && i < TSA_SS_NR; i++)
+		if (!strcmp(st->valuestring, stack_status_name(i)))
+			status = (uint8_t)i;
+	frames = calloc((size_t)cJSON_GetArraySize(a) + 1, sizeof(*frames));
+	if (!frames)
+		return -ENOMEM;
+	cJSON_ArrayForEach(f, a)
+	{
+		if (cJSON_IsString(f))
+			frames[n++] = f->valuestring;
+	}
+	ret = run_stacks__add_trace(s, frames, n, status, kernel,
+				    cJSON_IsTrue(item(o, "truncated")), 0);
+	free(frames);
+	return ret;
+}
+
+/* runs[].stacks, for the report's stacks section. */
+static int read_stacks(struct rd *d, const cJSON *o, struct run *r)
+{
+	const cJSON *so = item(o, "stacks"), *e;
+	struct run_stacks *s;
+	uint64_t v = 0;
+
+	if (!cJSON_IsObject(so))
+		return 0;
+	s = run_stacks__new();
+	if (!s)
+		return bad(d, -ENOMEM, "out of memory");
+	s->offcpu = cJSON_IsTrue(item(so, "offcpu"));
+	s->oncpu = cJSON_IsTrue(item(so, "oncpu"));
+	s->waker = cJSON_IsTrue(item(so, "waker"));
+	get_u64(d, so, "offcpu_min_ns", false, &s->offcpu_min_ns);
+	get_u64(d, so, "oncpu_freq_hz", false, &v);
+	s->freq = (unsigned)v;
+	get_str(item(so, "symbols"), "kernel", s->kernel_symbols, sizeof(s->kernel_symbols), "");
+	get_str(item(so, "symbols"), "user", s->user_symbols, sizeof(s->user_symbols), "");
+	get_str(so, "oncpu_reason", s->oncpu_reason, sizeof(s->oncpu_reason), "");
+	e = item(so, "drops");
+	get_u64(d, e, "kernel_stack_failed", false, &s->drops.kstack_fail);
+	get_u64(d, e, "user_stack_failed", false, &s->drops.ustack_fail);
+	get_u64(d, e, "stack_map_full", false, &s->drops.map_full);
+	get_u64(d, e, "truncated", false, &s->drops.truncated);
+	get_u64(d, e, "aggregate_full", false, &s->drops.agg_full);
+	get_u64(d, e, "aggregate_full_ns", false, &s->drops.agg_full_ns);
+	get_u64(d, e, "pending_lost", false, &s->drops.pending_lost);
+	get_u64(d, e, "waker_missed", false, &s->drops.waker_missed);
+	get_u64(d, e, "oncpu_full", false, &s->drops.oncpu_full);
+	for (int kind = 0; kind < 2; kind++) {
+		cJSON_ArrayForEach(e, item(so, kind ? "oncpu_stacks" : "offcpu_stacks"))
+		{
+			struct stack_agg a = {.kind = kind ? STACK_ONCPU : STACK_OFFCPU};
+			const cJSON *w = item(e, "waker"), *st = item(e, "state");
+			int64_t u = read_trace(s, e, "user", false),
+				k = read_trace(s, e, "kernel", true);
+
+			if (u < 0 || k < 0)
+				goto oom;
+			get_u64(d, e, "pid", false, &v);
+			a.pid = (uint32_t)v;
+			get_u64(d, e, "tid", false, &v);
+			a.tid = (uint32_t)v;
+			a.state = kind ? TSA_ST_ONCPU
+				  : cJSON_IsString(st) && !strcmp(st->valuestring, "D")
+				      ? TSA_ST_DISK
+				      : TSA_ST_SLEEP;
+			get_u64(d, e, "count", false, &a.count);
+			get_u64(d, e, "total_ns", false, &a.total_ns);
+			a.ustack = (uint32_t)u;
+			a.kstack = (uint32_t)k;
+			if (cJSON_IsObject(w)) {
+				int64_t wu = read_trace(s, w, "user", false),
+					wk = read_trace(s, w, "kernel", true);
+
+				if (wu < 0 || wk < 0)
+					goto oom;
+				a.has_waker = true;
+				get_u64(d, w, "pid", false, &v);
+				a.waker_pid = (uint32_t)v;
+				get_u64(d, w, "tid", false, &v);
+				a.waker_tid = (uint32_t)v;
+				get_str(w, "comm", a.waker_comm, sizeof(a.waker_comm), "?");
+				a.waker_ustack = (uint32_t)wu;
+				a.waker_kstack = (uint32_t)wk;
+			}
+			if (run_stacks__add_agg(s, &a))
+				goto oom;
+		}
+	}
+	run_stacks__sort(s);
+	r->stacks = s;
+	return 0;
+oom:
+	run_stacks__free(s);
+	return bad(d, -ENOMEM, "out of memory");
+}
+
 static int read_run(struct rd *d, const cJSON *o, size_t idx, struct run *r)
 {
 	const cJSON *i, *ru;
@@ -552,6 +672,8 @@ static int read_run(struct rd *d, const cJSON *o, size_t idx, struct run *r)
 		ret = read_sources(d, item(o, "quality"), r);
 	if (!ret && d->o->detail)
 		ret = read_detail(d, o, r);
+	if (!ret && d->o->detail && r->detailed)
+		ret = read_stacks(d, o, r);
 	if (ret)
 		run__free_detail(r);
 	else

@@ -63,6 +63,9 @@ closes "mutex, 120 ms threshold"
 check "the table lists the top blocking stacks" grep -q 'top blocking stacks' "$T_TMP/table"
 check "... with the waiter's function" grep -q 'waiter_blocks_on_mutex' "$T_TMP/table"
 check "the table warns when sleeps below the threshold are a large share" grep -q 'shorter than --offcpu-min' "$T_TMP/table"
+"$TSARUN" report --color never "$J" >"$T_TMP/report" 2>&1
+check "tsarun report prints the same table, stacks included" \
+	diff <(grep -v '^  artifact:' "$T_TMP/table") <(grep -v '^  artifact:' "$T_TMP/report")
 
 # The default threshold (10 us) on the same workload: closes too.
 "$TSARUN" -q --stacks --json "$J" -- "$WORKLOADS/mutex_wait" 50 30
