@@ -266,6 +266,17 @@ int gate_check_available(const struct gate_spec *g, const struct gate_side *s, c
 	return 0;
 }
 
+int gate_check_runs(const struct gate_side *s, const char *what, char *err, size_t errlen)
+{
+	if (s->n >= GATE_MIN_RUNS)
+		return 0;
+	snprintf(err, errlen,
+		 "%s has %zu measured run%s that completed; a verdict needs at least %d (record "
+		 "it with --runs 10)",
+		 what, s->n, s->n == 1 ? "" : "s", GATE_MIN_RUNS);
+	return -ERANGE;
+}
+
 int gate_fingerprint_diff(const struct host_info *b, const struct host_info *n, char out[][160],
 			  int max)
 {
@@ -627,6 +638,10 @@ void comparison__free(struct comparison *c)
 
 bool gate_wants_more(const struct comparison *c)
 {
+	/* A regression that fails the gate already decides it: more runs change nothing. */
+	for (int i = 0; i < c->nmetrics; i++)
+		if (c->metrics[i].verdict == GATE_REGRESSION && c->metrics[i].outcome == GATE_FAIL)
+			return false;
 	for (int i = 0; i < c->nmetrics; i++)
 		if (c->metrics[i].verdict == GATE_INCONCLUSIVE && c->metrics[i].more_helps)
 			return true;

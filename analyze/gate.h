@@ -162,7 +162,10 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *base,
 		 const struct gate_side *new, bool paired, struct comparison *c);
 void comparison__free(struct comparison *c);
 
-/* Would more new runs settle an inconclusive metric? */
+/*
+ * Would more new runs settle an inconclusive metric? Not when a regression
+ * already fails the gate: the outcome is decided.
+ */
 bool gate_wants_more(const struct comparison *c);
 
 /*
@@ -172,6 +175,13 @@ bool gate_wants_more(const struct comparison *c);
  */
 int gate_check_available(const struct gate_spec *g, const struct gate_side *s, const char *what,
 			 char *err, size_t errlen);
+
+/*
+ * Does a stored side have enough runs for a verdict (GATE_MIN_RUNS)? A
+ * baseline with fewer could only ever be inconclusive. Returns 0 or
+ * -ERANGE with a message built from `what`.
+ */
+int gate_check_runs(const struct gate_side *s, const char *what, char *err, size_t errlen);
 
 /*
  * Differences between two machine fingerprints (CPU model, CPU count,

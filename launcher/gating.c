@@ -32,6 +32,8 @@ int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, si
 		g->have_bside = true;
 		snprintf(what, sizeof(what), "baseline '%s'", o->baseline_path);
 		ret = gate_check_available(&o->gate_spec, &g->bside, what, err, errlen);
+		if (!ret)
+			ret = gate_check_runs(&g->bside, what, err, errlen);
 		if (ret)
 			return ret;
 		g->cmp.baseline_kind = "artifact";

@@ -310,10 +310,15 @@ static int compare_main(const struct tsarun_opts *o)
 	}
 	snprintf(what, sizeof(what), "baseline '%s'", o->compare_base);
 	ret = gate_check_available(&o->gate_spec, &bside, what, err, sizeof(err));
+	if (!ret)
+		ret = gate_check_runs(&bside, what, err, sizeof(err));
 	if (!ret) {
 		snprintf(what, sizeof(what), "new artifact '%s'", o->compare_new);
 		ret = gate_check_available(&o->gate_spec, &nside, what, err, sizeof(err));
 	}
+	/* Offline no run can be added: a short side could only be inconclusive. */
+	if (!ret)
+		ret = gate_check_runs(&nside, what, err, sizeof(err));
 	if (ret)
 		goto out_err;
 	ret = gate_compare(&o->gate_spec, &bside, &nside, false, &cmp);

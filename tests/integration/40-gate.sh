@@ -186,6 +186,10 @@ head -c 2000 base.json >truncated.json
 echo 'not json at all' >garbage.json
 jq '.schema = "tsarun/2"' base.json >v2.json
 jq '.runs[].quality.sources_active = [] | .runs[].quality.sources_unavailable = [{"source": "ebpf", "reason": "no BTF"}]' base.json >noebpf.json
+"$TSARUN" -q -r 2 --json short.json -- "$BURN" 5
+jq '.runs[].exit.code = 1' base.json >failed.json
+bad "baseline of 2 runs" "baseline 'short.json' has 2 measured runs that completed; a verdict needs at least 5" --baseline short.json
+bad "baseline whose runs failed" "baseline 'failed.json' has no 'cpu' figures (no measured run completed)" --baseline failed.json
 bad "missing baseline" "cannot read baseline 'nope.json': No such file or directory" --baseline nope.json
 bad "empty baseline" "baseline 'empty.json': the file is empty" --baseline empty.json
 bad "truncated baseline" "baseline 'truncated.json': not valid JSON: the text ends too early (truncated file?)" --baseline truncated.json

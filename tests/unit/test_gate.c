@@ -198,6 +198,14 @@ static void test_verdicts(void **state)
 	assert_non_null(strstr(c.notes[0], "refreshed"));
 	comparison__free(&c);
 
+	/* cpu fails, wall straddles: no run is added, the gate is decided. */
+	compare("cpu=10%,wall=25%", NULL, 1.25, 1, NULL, NULL, &c);
+	assert_int_equal(c.metrics[0].verdict, GATE_INCONCLUSIVE); /* wall +25% against 25% */
+	assert_true(c.metrics[0].more_helps);
+	assert_int_equal(c.metrics[1].outcome, GATE_FAIL);
+	assert_false(gate_wants_more(&c));
+	comparison__free(&c);
+
 	/* A small improvement is a pass. */
 	compare("10%", NULL, 0.95, 1, NULL, NULL, &c);
 	assert_int_equal(c.metrics[0].verdict, GATE_PASS);
@@ -226,6 +234,13 @@ static void test_inconclusive_policy_and_few_runs(void **state)
 	assert_int_equal(gate_compare(&g, &n, &b, false, &c), 0);
 	assert_false(gate_wants_more(&c));
 	comparison__free(&c);
+
+	/* A stored side too short for any verdict is refused up front. */
+	assert_int_equal(gate_check_runs(&n, "baseline 'b.json'", err, sizeof(err)), -ERANGE);
+	assert_string_equal(err, "baseline 'b.json' has 3 measured runs that completed; a verdict "
+				 "needs at least 5 (record it with --runs 10)");
+	assert_int_equal(gate_check_runs(&b, "baseline 'b.json'", err, sizeof(err)), 0);
+
 	gate_side_free(&b);
 	gate_side_free(&n);
 
@@ -237,7 +252,6 @@ static void test_inconclusive_policy_and_few_runs(void **state)
 	assert_int_equal(b.n, 7);
 	assert_true(b.v[METRIC_CPU][0] == base10[3] * MS);
 	gate_side_free(&b);
-	(void)err;
 	free(rb);
 	free(rn);
 }
