@@ -71,8 +71,8 @@ int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, si
 	return 0;
 }
 
-int gating__check_machine(const struct gating *g, const struct probeset *ps,
-			  const struct host_info *host, char *err, size_t errlen)
+int gating__check_machine(const struct gating *g, const struct probeset *ps, char *err,
+			  size_t errlen)
 {
 	const struct gate_spec *spec = &g->o->gate_spec;
 
@@ -99,7 +99,6 @@ int gating__check_machine(const struct gating *g, const struct probeset *ps,
 			return -ENODATA;
 		}
 	}
-	(void)host;
 	return 0;
 }
 

@@ -41,8 +41,8 @@ struct gating {
 int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, size_t errlen);
 
 /* Can this machine measure every gated metric? Returns 0 or -ENODATA with a message. */
-int gating__check_machine(const struct gating *g, const struct probeset *ps,
-			  const struct host_info *host, char *err, size_t errlen);
+int gating__check_machine(const struct gating *g, const struct probeset *ps, char *err,
+			  size_t errlen);
 
 /*
  * After the series: compare, and while a metric is inconclusive and more

@@ -194,7 +194,7 @@ static int run_main(struct tsarun_opts *o)
 	}
 	if (bash)
 		probeset__add_bash(ps, bash);
-	if (o->gate && gating__check_machine(&g, ps, &s.host, err, sizeof(err))) {
+	if (o->gate && gating__check_machine(&g, ps, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		goto out_session;
 	}

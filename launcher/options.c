@@ -752,6 +752,10 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		return fail(err, errlen,
 			    "--baseline and --baseline-cmd: choose one (a stored artifact, or a "
 			    "command run alongside)");
+	if (o->baseline_cmd && o->bash)
+		return fail(err, errlen,
+			    "--baseline-cmd with --bash: the two sides would not be measured alike "
+			    "(record a --bash baseline and use --baseline FILE)");
 	o->gate = o->baseline_path || o->baseline_cmd;
 	if (!o->gate && gate_used)
 		return fail(err, errlen,

@@ -21,10 +21,18 @@ jcheck() { check "$1" sh -c "jq -e '$2' '$3' >/dev/null"; }
 # --- no change: 20 gates out of 20 pass, each against its own fresh baseline.
 passes=0 fails=0 warns=0 total_runs=0
 for i in $(seq 1 20); do
-	"$TSARUN" -q -r 5 --json base.json -- "$BURN" 20
-	"$TSARUN" -q -r 5 --baseline base.json --json new.json -- "$BURN" 20
+	"$TSARUN" -q -r 5 --json base.json -- "$BURN" 20 2>base.err
+	brc=$?
+	"$TSARUN" --no-table -r 5 --baseline base.json --json new.json -- "$BURN" 20 2>new.err
 	rc=$?
 	[ $rc -eq 0 ] && passes=$((passes + 1))
+	# Whatever goes wrong is shown, with the figures behind it.
+	if [ $rc -ne 0 ] || [ $brc -ne 0 ]; then
+		echo "# gate $i: baseline exit $brc, gate exit $rc"
+		sed 's/^/#   /' base.err new.err
+		jq -c '.comparison.metrics[]? | {name, ratio, ci_low, ci_high, base_values, new_values}' \
+			new.json 2>/dev/null | sed 's/^/#   /'
+	fi
 	[ $rc -eq 3 ] && fails=$((fails + 1))
 	[ "$(jqv new.json '.comparison.outcome')" = warning ] && warns=$((warns + 1))
 	total_runs=$((total_runs + $(jqv new.json '[.runs[] | select(.warmup | not)] | length')))

@@ -137,6 +137,9 @@ static void test_gate_options(void **state)
 	assert_int_equal(PARSE(&o, err, "--baseline", "b", "-r", "5", "--max-runs", "4", "true"),
 			 -EINVAL);
 	assert_non_null(strstr(err, "--max-runs 4 is less than --runs 5"));
+	assert_int_equal(PARSE(&o, err, "--baseline-cmd", "./old", "--bash", "-c", "true"),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--baseline-cmd with --bash"));
 	assert_int_equal(PARSE(&o, err, "--baseline", "b", "--fail-over", "10", "true"), -EINVAL);
 	assert_non_null(strstr(err, "needs a percent sign"));
 }
