@@ -68,17 +68,24 @@ static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h
 	struct sched_probe *sp;
 	struct doctor_check *d;
 	char err[192];
+	int iter;
 
 	d = add(c, n, "btf", h->btf, h->btf ? "present" : "missing");
 	snprintf(d->detail, sizeof(d->detail), "%s",
 		 h->btf ? "/sys/kernel/btf/vmlinux (CO-RE and tp_btf work)"
 			: "no /sys/kernel/btf/vmlinux: kernel built without CONFIG_DEBUG_INFO_BTF");
 	sp = sched_probe__new(&o, err, sizeof(err));
-	d = add(c, n, "ebpf", sp != NULL, NULL);
-	if (sp)
+	/* The iterator is loaded on first use in a run: try it here. */
+	iter = sp ? sched_probe__survivors(sp) : 0;
+	d = add(c, n, "ebpf", sp != NULL && iter >= 0, NULL);
+	if (sp && iter >= 0)
 		snprintf(d->detail, sizeof(d->detail),
 			 "attached: %s; task storage, ring buffer and task iterator work",
 			 sched_probe__variant(sp));
+	else if (sp)
+		snprintf(d->detail, sizeof(d->detail),
+			 "attached: %s; but the task iterator (threads alive at the end) fails: %s",
+			 sched_probe__variant(sp), strerror(-iter));
 	else
 		snprintf(d->detail, sizeof(d->detail), "%s", err);
 	sched_probe__free(sp);

@@ -21,6 +21,7 @@ _Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread 
 
 struct sched_probe {
 	struct sched_bpf *skel;
+	struct sched_bpf *iter; /* the survivors' iterator, loaded on first use */
 	struct ring_buffer *rb;
 	struct thread_acct *recs; /* converted as they arrive: the raw records are not kept */
 	size_t nrecs, cap;
@@ -151,7 +152,8 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 		snprintf(err, errlen, "cannot size the per-CPU clock map: %s", strerror(-ret));
 		goto out_destroy;
 	}
-	bpf_program__set_autoattach(p->skel->progs.tsa_survivors, false);
+	/* Loaded only when a run ends with threads still alive: see iter_load(). */
+	bpf_program__set_autoload(p->skel->progs.tsa_survivors, false);
 	ret = stacks_config(p, o, err, errlen);
 	if (ret)
 		goto out_destroy;
@@ -328,6 +330,7 @@ void sched_probe__free(struct sched_probe *p)
 	if (!p)
 		return;
 	ring_buffer__free(p->rb);
+	sched_bpf__destroy(p->iter);
 	sched_bpf__destroy(p->skel);
 	free(p->recs);
 	free(p);
@@ -423,6 +426,45 @@ int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms)
 	return live > 0 ? live : 0;
 }
 
+/*
+ * The survivors' iterator is verified only when a run needs it: most runs
+ * end with the whole tree, and verifying it costs a third of tsarun's
+ * start-up. It is a second instance of the same object whose maps are the
+ * first one's and whose only program is the iterator.
+ */
+static int iter_load(struct sched_probe *p)
+{
+	struct bpf_program *prog;
+	struct bpf_map *m;
+	int ret;
+
+	if (p->iter)
+		return 0;
+	p->iter = sched_bpf__open();
+	if (!p->iter)
+		return -errno;
+	*p->iter->rodata = *p->skel->rodata;
+	bpf_object__for_each_map(m, p->iter->obj)
+	{
+		struct bpf_map *mine = bpf_object__find_map_by_name(p->skel->obj, bpf_map__name(m));
+
+		ret = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : -ENOENT;
+		if (ret)
+			goto out_destroy;
+	}
+	bpf_object__for_each_program(prog, p->iter->obj)
+	    bpf_program__set_autoload(prog, prog == p->iter->progs.tsa_survivors);
+	ret = sched_bpf__load(p->iter);
+	if (ret)
+		goto out_destroy;
+	return 0;
+
+out_destroy:
+	sched_bpf__destroy(p->iter);
+	p->iter = NULL;
+	return ret;
+}
+
 int sched_probe__survivors(struct sched_probe *p)
 {
 	struct bpf_link *link;
@@ -431,7 +473,10 @@ int sched_probe__survivors(struct sched_probe *p)
 	int fd, n = 0, ret = 0;
 	ssize_t r;
 
-	link = bpf_program__attach_iter(p->skel->progs.tsa_survivors, NULL);
+	ret = iter_load(p);
+	if (ret)
+		return ret;
+	link = bpf_program__attach_iter(p->iter->progs.tsa_survivors, NULL);
 	if (!link)
 		return -errno;
 	fd = bpf_iter_create(bpf_link__fd(link));
