@@ -171,8 +171,11 @@ int gate_parse_metrics(struct gate_spec *g, const char *list, char *err, size_t 
 		g->gated[m] = true;
 		g->listed = true;
 		p += len;
-		if (*p == ',')
+		if (*p == ',') {
 			p++;
+			if (!*p) /* as --fail-over: "cpu," is a list with a piece missing */
+				return fail(err, errlen, "--metric '%s': trailing comma", list);
+		}
 	}
 	return 0;
 }

@@ -371,20 +371,22 @@ static int gate_option(struct tsarun_opts *o, int c, const char *arg, const char
 	return 1;
 }
 
+static const struct option compare_opts[] = {
+    {"fail-over", required_argument, NULL, OPT_FAIL_OVER},
+    {"metric", required_argument, NULL, OPT_METRIC},
+    {"inconclusive", required_argument, NULL, OPT_INCONCLUSIVE},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"markdown", required_argument, NULL, OPT_MARKDOWN},
+    {"color", required_argument, NULL, OPT_COLOR},
+    {"colour", required_argument, NULL, OPT_COLOR},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	static const struct option opts[] = {
-	    {"fail-over", required_argument, NULL, OPT_FAIL_OVER},
-	    {"metric", required_argument, NULL, OPT_METRIC},
-	    {"inconclusive", required_argument, NULL, OPT_INCONCLUSIVE},
-	    {"junit", required_argument, NULL, OPT_JUNIT},
-	    {"markdown", required_argument, NULL, OPT_MARKDOWN},
-	    {"color", required_argument, NULL, OPT_COLOR},
-	    {"colour", required_argument, NULL, OPT_COLOR},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	const struct option *opts = compare_opts;
 	const char *used = NULL;
 	int c, ret, npos = 0;
 
@@ -444,17 +446,19 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 	return 0;
 }
 
+static const struct option report_opts[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"sort", required_argument, NULL, OPT_SORT},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"color", required_argument, NULL, OPT_COLOR},
+    {"colour", required_argument, NULL, OPT_COLOR},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	static const struct option opts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"sort", required_argument, NULL, OPT_SORT},
-	    {"top", required_argument, NULL, OPT_TOP},
-	    {"color", required_argument, NULL, OPT_COLOR},
-	    {"colour", required_argument, NULL, OPT_COLOR},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	const struct option *opts = report_opts;
 	static const char *const colors[] = {"auto", "always", "never"};
 	uint64_t v;
 	int c, i, npos = 0;
@@ -533,6 +537,20 @@ static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err,
 				    argv[i]);
 	}
 	return 0;
+}
+
+const struct option *options_long_table(enum tsarun_mode mode)
+{
+	switch (mode) {
+	case MODE_RUN:
+		return long_opts;
+	case MODE_COMPARE:
+		return compare_opts;
+	case MODE_REPORT:
+		return report_opts;
+	default:
+		return NULL;
+	}
 }
 
 int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)

@@ -104,6 +104,14 @@ void options_defaults(struct tsarun_opts *o);
  */
 int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen);
 
+/*
+ * The getopt_long table of a mode's parser (MODE_RUN, MODE_COMPARE,
+ * MODE_REPORT; NULL for the others), so that tests can cover every option
+ * that takes a value, including the ones added later.
+ */
+struct option;
+const struct option *options_long_table(enum tsarun_mode mode);
+
 /* The --help text. */
 const char *options_usage(void);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <getopt.h>
 #include <string.h>
 
 #include "unit.h"
@@ -227,6 +228,128 @@ static void test_bad_values_are_named(void **state)
 	}
 }
 
+/*
+ * Every option that takes a value, in every mode, refuses malformed values
+ * with a message that names the option and the value. The list of options
+ * comes from the parsers' own getopt tables: an option added without a row
+ * here fails this test, so the table stays complete as options land.
+ */
+static const struct {
+	enum tsarun_mode mode;
+	const char *name; /* long name, without the dashes */
+	const char *bad[10];
+} malformed[] = {
+    {MODE_RUN, "json", {""}},
+    {MODE_RUN, "out-dir", {""}},
+    {MODE_RUN, "report", {""}},
+    {MODE_RUN, "sort", {"nope", "", "WALL", "wall,cpu"}},
+    {MODE_RUN, "top", {"abc", "0", "-1", "+5", " 5", "5x", "1.5", "100001", ""}},
+    {MODE_RUN, "color", {"sometimes", "", "yes"}},
+    {MODE_RUN, "colour", {"sometimes", ""}},
+    {MODE_RUN, "user", {""}},
+    {MODE_RUN, "descendants", {"all", "", "Wait"}},
+    {MODE_RUN, "kill-grace", {"-1", "5", "5 parsecs", "1e3s", "0x10s", "abc", "inf", ".s", ""}},
+    {MODE_RUN, "ringbuf", {"5 parsecs", "1K", "4095", "2G", "-4K", "4Q", "0.5", "nan", ""}},
+    {MODE_RUN, "runs", {"abc", "0", "-1", "10001", "99999999999999999999", "1e3", ""}},
+    {MODE_RUN, "warmup", {"x", "-1", "1001", ""}},
+    {MODE_RUN, "baseline", {""}},
+    {MODE_RUN, "baseline-cmd", {""}},
+    {MODE_RUN, "fail-over", {"10", "-5%", "abc", "cpu=", "=5%", "cpu=5%,", "nope=5%", "0%", ""}},
+    {MODE_RUN, "metric", {"nope", "", "cpu,,wall", "cpu,"}},
+    {MODE_RUN, "max-runs", {"0", "abc", "10001", ""}},
+    {MODE_RUN, "inconclusive", {"maybe", ""}},
+    {MODE_RUN, "junit", {""}},
+    {MODE_RUN, "markdown", {""}},
+    {MODE_COMPARE, "fail-over", {"10", "x%", ""}},
+    {MODE_COMPARE, "metric", {"nope", ""}},
+    {MODE_COMPARE, "inconclusive", {"maybe"}},
+    {MODE_COMPARE, "junit", {""}},
+    {MODE_COMPARE, "markdown", {""}},
+    {MODE_COMPARE, "color", {"sometimes"}},
+    {MODE_COMPARE, "colour", {"sometimes"}},
+    {MODE_REPORT, "format", {"svg2", "", "TABLE"}},
+    {MODE_REPORT, "sort", {"nope", ""}},
+    {MODE_REPORT, "top", {"0", "abc", ""}},
+    {MODE_REPORT, "color", {"sometimes"}},
+    {MODE_REPORT, "colour", {"sometimes"}},
+};
+
+static int parse_in_mode(enum tsarun_mode mode, struct tsarun_opts *o, char *err, const char *opt,
+			 const char *val)
+{
+	switch (mode) {
+	case MODE_COMPARE:
+		return PARSE(o, err, "compare", "base.json", "new.json", opt, val);
+	case MODE_REPORT:
+		return PARSE(o, err, "report", "run.json", opt, val);
+	default:
+		return PARSE(o, err, opt, val, "--", "true");
+	}
+}
+
+static void test_every_option_refuses_malformed_values(void **state)
+{
+	static const enum tsarun_mode modes[] = {MODE_RUN, MODE_COMPARE, MODE_REPORT};
+	const size_t nrows = sizeof(malformed) / sizeof(malformed[0]);
+	struct tsarun_opts o;
+	char err[256], opt[64], quoted[80];
+	int checked = 0;
+
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		const struct option *t = options_long_table(modes[m]);
+
+		assert_non_null(t);
+		for (; t->name; t++) {
+			size_t row;
+
+			if (t->has_arg == no_argument)
+				continue;
+			for (row = 0; row < nrows; row++)
+				if (malformed[row].mode == modes[m] &&
+				    !strcmp(malformed[row].name, t->name))
+					break;
+			if (row == nrows)
+				fail_msg(
+				    "option --%s (mode %d) takes a value but has no row in "
+				    "malformed[] (tests/unit/test_options.c): add its malformed "
+				    "values",
+				    t->name, (int)modes[m]);
+			snprintf(opt, sizeof(opt), "--%s", t->name);
+			for (const char *const *v = malformed[row].bad; *v; v++) {
+				if (parse_in_mode(modes[m], &o, err, opt, *v) != -EINVAL)
+					fail_msg("%s '%s' was accepted", opt, *v);
+				/* --colour is reported as --color; the message names it either way. */
+				if (!strstr(err, opt) &&
+				    !(strcmp(t->name, "colour") == 0 && strstr(err, "--color")))
+					fail_msg(
+					    "%s '%s': the message '%s' does not name the option",
+					    opt, *v, err);
+				snprintf(quoted, sizeof(quoted), "'%s'", *v);
+				if (**v && !strstr(err, quoted))
+					fail_msg(
+					    "%s '%s': the message '%s' does not name the value",
+					    opt, *v, err);
+				checked++;
+			}
+		}
+	}
+	/* Rows for options that no longer exist are stale: remove them. */
+	for (size_t row = 0; row < nrows; row++) {
+		const struct option *t = options_long_table(malformed[row].mode);
+
+		while (t->name && strcmp(t->name, malformed[row].name))
+			t++;
+		if (!t->name)
+			fail_msg("malformed[] has a row for --%s, which mode %d does not have",
+				 malformed[row].name, (int)malformed[row].mode);
+	}
+	/* ... and every value of every row was tried. */
+	for (size_t row = 0; row < nrows; row++)
+		for (const char *const *v = malformed[row].bad; *v; v++)
+			checked--;
+	assert_int_equal(checked, 0);
+}
+
 static void test_errors(void **state)
 {
 	struct tsarun_opts o;
@@ -324,6 +447,7 @@ int main(void)
 	    cmocka_unit_test(test_compare),
 	    cmocka_unit_test(test_quiet_implies_no_table),
 	    cmocka_unit_test(test_bad_values_are_named),
+	    cmocka_unit_test(test_every_option_refuses_malformed_values),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_help_version_doctor),
 	    cmocka_unit_test(test_durations),
