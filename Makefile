@@ -5,6 +5,7 @@
 #   make            build/tsarun (BPF objects and skeletons included)
 #   make check      every test suite, ending with "N passed, N failed, N skipped"
 #   make bench      overhead benchmarks, reported as ratios
+#   make fuzz       each fuzz target for FUZZ_TIME seconds (libFuzzer, clang)
 #   make demo       build, then run tsarun on the bundled example
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -90,10 +91,20 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(WO
 
 TSARUN := $(OUTPUT)/tsarun
 
+# Fuzz targets (tests/fuzz/fuzz_NAME.c, seed corpus in tests/fuzz/corpus/NAME/):
+# replay_NAME runs one on given files (make check, under ASan/UBSan);
+# `make fuzz` links each with libFuzzer (clang) in $(OUTPUT)/fuzz.
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
+REPLAY_BINS := $(patsubst %,$(OUTPUT)/tests/fuzz/replay_%,$(FUZZ_NAMES))
+FUZZ_BINS := $(patsubst %,$(OUTPUT)/tests/fuzz/fuzz_%,$(FUZZ_NAMES))
+FUZZ_TIME ?= 60
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(OUTPUT)/vmlinux.h
 .PHONY: all clean check unit integration bench demo deps install format format-check \
-	asan tests workloads
+	asan tests workloads fuzz fuzz-bins
 
 all: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
 
@@ -162,7 +173,30 @@ $(OUTPUT)/tests/workloads/%: tests/workloads/%.c tests/workloads/common.h | $(OU
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -D_GNU_SOURCE \
 		$< -o $@ -lpthread -lm
 
-tests: $(UNIT_BINS) $(WORKLOAD_BINS)
+# Replays: the fuzz target and a main() that feeds it files.
+$(OUTPUT)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h \
+		$(LIBLAUNCHER) $(LIBANALYZE)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -iquote tests/fuzz $(ALL_LDFLAGS) $< tests/fuzz/replay.c \
+		$(LIBLAUNCHER) $(LIBANALYZE) $(LIBS) -o $@
+
+# libFuzzer builds (only in the fuzz tree: CC=clang, see `fuzz`). options.c
+# is compiled on its own so that the fuzz tree needs no BPF skeleton.
+$(OUTPUT)/tests/fuzz/options.o: launcher/options.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(OUTPUT)/tests/fuzz/options.o \
+		$(LIBANALYZE)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -iquote tests/fuzz -fsanitize=fuzzer $(ALL_LDFLAGS) $< \
+		$(OUTPUT)/tests/fuzz/options.o $(LIBANALYZE) $(LIBS) -o $@
+
+fuzz-bins: $(FUZZ_BINS)
+
+tests: $(UNIT_BINS) $(WORKLOAD_BINS) $(REPLAY_BINS)
 workloads: $(WORKLOAD_BINS)
 
 unit: $(UNIT_BINS)
@@ -179,6 +213,14 @@ asan:
 
 check: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) tests asan
 	$(Q)OUTPUT=$(OUTPUT) tests/run-suites all
+
+# Fuzz every parser of outside data for FUZZ_TIME seconds each (libFuzzer,
+# ASan + UBSan); what crashes is kept in $(OUTPUT)/fuzz/crashes/NAME/.
+fuzz:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/fuzz CC=$(CLANG) \
+		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
+		EXTRA_LDFLAGS="$(FUZZ_SAN)" fuzz-bins
+	$(Q)OUTPUT=$(OUTPUT) FUZZ_TIME=$(FUZZ_TIME) tests/run-suites fuzz
 
 BENCH_BINS := $(OUTPUT)/tests/bench/bashprof_rate
 
