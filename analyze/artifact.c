@@ -902,6 +902,15 @@ static cJSON *session_json(const struct session *s)
 	if (s->supervisor_max_rss_kb)
 		cJSON_AddNumberToObject(tool, "supervisor_max_rss_kb",
 					(double)s->supervisor_max_rss_kb);
+	if (s->sandbox_known) {
+		cJSON *sb = cJSON_AddObjectToObject(tool, "sandbox");
+
+		cJSON_AddBoolToObject(sb, "active", s->sandboxed);
+		if (s->sandboxed || !s->sandbox_reason)
+			cJSON_AddNullToObject(sb, "reason");
+		else
+			add_str(sb, "reason", s->sandbox_reason);
+	}
 	cJSON_AddItemToObject(root, "host", host_json(&s->host));
 	cmd = cJSON_AddObjectToObject(root, "command");
 	argv = cJSON_AddArrayToObject(cmd, "argv");

@@ -340,6 +340,10 @@ struct session {
 	int argc;
 	const char *mode;	 /* "run", "bash" */
 	const char *bash_folded; /* --bash: where the folded stacks went (NULL: not written) */
+	/* The supervisor's seccomp sandbox (sandbox.h); not reported unless known. */
+	bool sandbox_known;
+	bool sandboxed;
+	const char *sandbox_reason; /* why not, when not */
 	struct run *runs;
 	size_t nruns;
 

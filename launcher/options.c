@@ -48,6 +48,8 @@ static const char usage[] =
     "                           how long an interrupted run waits for what the\n"
     "                           command left running\n"
     "      --ringbuf SIZE       BPF ring buffer for thread records (default 4M)\n"
+    "      --no-sandbox         do not confine tsarun with its seccomp filter once the\n"
+    "                           command runs (for debugging: valgrind, strace -f)\n"
     "\n"
     "Repeated runs:\n"
     "  -r, --runs N             run the command N times (default 1); the artifact\n"
@@ -270,6 +272,7 @@ enum {
 	OPT_WARMUP,
 	OPT_BASH,
 	OPT_BASH_NO_FOLLOW,
+	OPT_NO_SANDBOX,
 	OPT_BASELINE,
 	OPT_BASELINE_CMD,
 	OPT_FAIL_OVER,
@@ -304,6 +307,7 @@ static const struct option long_opts[] = {
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"bash", no_argument, NULL, OPT_BASH},
     {"bash-no-follow", no_argument, NULL, OPT_BASH_NO_FOLLOW},
+    {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"baseline-cmd", required_argument, NULL, OPT_BASELINE_CMD},
     {"fail-over", required_argument, NULL, OPT_FAIL_OVER},
@@ -726,6 +730,8 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 					    "--freq: '%s' is not a rate from 1 to 10000 (Hz)",
 					    optarg);
 			o->freq = (unsigned)v;
+		case OPT_NO_SANDBOX:
+			o->no_sandbox = true;
 			break;
 		case 'h':
 			o->mode = MODE_HELP;

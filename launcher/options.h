@@ -46,6 +46,7 @@ struct tsarun_opts {
 	const char *report_path; /* the table goes here instead of stderr */
 	bool no_table;
 	bool quiet;
+	bool no_sandbox; /* --no-sandbox: the supervisor stays unconfined (debugging) */
 	int verbose;
 	enum color_mode color;
 

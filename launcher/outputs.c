@@ -118,6 +118,9 @@ static char *write_folded(const struct run *r, const char *artifact_path,
 		*failed = -err;
 		return NULL;
 	}
+	/* The file just written, not whatever the path names by now. */
+	if (user->change && fchown(fileno(f), user->uid, user->gid))
+		(void)0;
 	if (fclose(f)) {
 		*failed = -errno;
 		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(errno));
@@ -125,8 +128,6 @@ static char *write_folded(const struct run *r, const char *artifact_path,
 		free(path);
 		return NULL;
 	}
-	if (user->change && chown(path, user->uid, user->gid))
-		(void)0;
 	return path;
 }
 

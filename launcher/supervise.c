@@ -17,6 +17,7 @@
 #include "options.h"
 #include "probe.h"
 #include "run.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "status.h"
 #include "supervise.h"
@@ -355,6 +356,18 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		goto out_child;
 	}
 
+	/*
+	 * Everything that needs privilege or loads code is done: the probes are
+	 * loaded and armed. The filter goes on before the command is released,
+	 * so it never runs beside an unconfined tsarun (it is a process of its
+	 * own already, which the filter does not reach).
+	 */
+	if (!sv->o->no_sandbox && !sandbox_tried()) {
+		char why[160];
+
+		if (sandbox_enter(why, sizeof(why)))
+			fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
+	}
 	r->start_mono_ns = now_ns();
 	ret = spawn__release(&child, &sres);
 	if (ret) {

@@ -20,7 +20,8 @@ static void use(const struct session *s, const struct comparison *cmp)
 	struct gate_side side = {0};
 	struct gate_spec spec;
 	/* Fewer bootstrap resamples than the default: the same code, more inputs a second. */
-	struct comparison c = {.baseline_kind = "artifact", .baseline_name = "fuzz", .resamples = 50};
+	struct comparison c = {
+	    .baseline_kind = "artifact", .baseline_name = "fuzz", .resamples = 50};
 	char err[512];
 
 	if (!s->nruns)
