@@ -208,7 +208,7 @@ integration: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS)
 # The sanitizer build is a separate output tree, so it never mixes objects.
 asan:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan \
-		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		EXTRA_CFLAGS="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		EXTRA_LDFLAGS="-fsanitize=address,undefined" $(OUTPUT)/asan/tsarun tests
 
 check: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) tests asan

@@ -97,6 +97,14 @@ static double get_num(const cJSON *o, const char *key, double def)
 	return cJSON_IsNumber(i) && isfinite(i->valuedouble) ? i->valuedouble : def;
 }
 
+/* The same within [lo, hi], def outside: for a value that is then cast to an integer. */
+static double get_num_in(const cJSON *o, const char *key, double def, double lo, double hi)
+{
+	double v = get_num(o, key, def);
+
+	return v >= lo && v <= hi ? v : def;
+}
+
 /* A signed integer (relative times); absent gives 0. */
 static int get_i64(struct rd *d, const cJSON *o, const char *key, int64_t *out)
 {
@@ -403,7 +411,7 @@ static void read_check(const cJSON *o, struct cross_check *c)
 	get_str(o, "reason", c->reason, sizeof(c->reason), "");
 	c->total = get_num(o, "total_fraction", 0);
 	c->worst = get_num(o, "worst_fraction", 0);
-	c->compared = (uint32_t)get_num(o, "compared", 0);
+	c->compared = (uint32_t)get_num_in(o, "compared", 0, 0, UINT32_MAX);
 }
 
 /* What the table prints besides the rows: quality figures, descendants, notes. */
@@ -443,7 +451,7 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 	cc = item(q, "cross_check");
 	read_check(item(cc, "runnable_vs_kernel"), &rq->runnable);
 	read_check(item(cc, "tree_cpu_vs_rusage"), &rq->tree_cpu);
-	rq->kernel_shift_ns = (int64_t)get_num(cc, "kernel_shift_ns", 0);
+	rq->kernel_shift_ns = (int64_t)get_num_in(cc, "kernel_shift_ns", 0, -9.2e18, 9.2e18);
 	cJSON_ArrayForEach(i, item(q, "notes"))
 	{
 		if (cJSON_IsString(i))
@@ -794,15 +802,15 @@ static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
 				 i->valuestring);
 	}
 	c->confidence = get_num(st, "confidence", 0.95);
-	c->resamples = (unsigned)get_num(st, "resamples", 0);
-	c->seed = (uint64_t)get_num(st, "seed", 0);
+	c->resamples = (unsigned)get_num_in(st, "resamples", 0, 0, UINT32_MAX);
+	c->seed = (uint64_t)get_num_in(st, "seed", 0, 0, 1.8446744073709550e19);
 	c->paired = cJSON_IsTrue(item(st, "paired"));
 	v = enum_of(item(o, "verdict"), verdicts, 4);
 	c->verdict = v < 0 ? GATE_INCONCLUSIVE : (enum gate_verdict)v;
 	v = enum_of(item(o, "outcome"), outcomes, 3);
 	c->outcome = v < 0 ? GATE_WARN : (enum gate_outcome)v;
-	c->runs_added = (unsigned)get_num(o, "runs_added", 0);
-	c->max_runs = (unsigned)get_num(o, "max_runs", 0);
+	c->runs_added = (unsigned)get_num_in(o, "runs_added", 0, 0, UINT32_MAX);
+	c->max_runs = (unsigned)get_num_in(o, "max_runs", 0, 0, UINT32_MAX);
 	cJSON_ArrayForEach(i, item(o, "metrics"))
 	{
 		struct gate_metric *gm;
