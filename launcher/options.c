@@ -730,6 +730,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 					    "--freq: '%s' is not a rate from 1 to 10000 (Hz)",
 					    optarg);
 			o->freq = (unsigned)v;
+			break;
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = true;
 			break;

@@ -11,6 +11,11 @@
  *   collect()   after the tree has ended (or been left running), in order:
  *               each adds what it measured to the run. The eBPF probe folds
  *               the threads; later probes attach to them by identity.
+ * And once per session, before the first command is released:
+ *   seal()      tsarun is about to confine itself (sandbox.h): load now
+ *               whatever a later run might need that the filter refuses
+ *               (BPF programs, new kinds of sockets). An error makes the
+ *               source unavailable from then on.
  * Every callback is optional and returns 0 or -errno.
  */
 #ifndef TSARUN_PROBE_H
@@ -34,6 +39,7 @@ struct probe {
 	uint64_t tick_ns;
 	int (*on_tick)(struct probe *p, uint64_t now_ns);
 	int (*collect)(struct probe *p, struct run *r);
+	int (*seal)(struct probe *p);
 };
 
 #endif /* TSARUN_PROBE_H */

@@ -22,7 +22,7 @@
 
 #include "sandbox.h"
 
-#define SANDBOX_NAMES 512  /* system call numbers named in the violation message */
+#define SANDBOX_NAMES 512 /* system call numbers named in the violation message */
 #define EXIT_TSARUN   125
 
 static bool active, tried;
@@ -33,31 +33,111 @@ static char *names[SANDBOX_NAMES];
 /* System calls allowed with any arguments. */
 static const char *const allowed[] = {
     /* the event loop: epoll, signalfd and ring buffer reads, timeouts */
-    "epoll_wait", "epoll_pwait", "epoll_pwait2", "epoll_create1", "epoll_ctl", "read", "readv",
-    "pread64", "write", "writev", "pwrite64", "close", "clock_gettime", "clock_nanosleep",
-    "nanosleep", "gettimeofday", "restart_syscall", "rt_sigreturn", "rt_sigprocmask",
-    "timerfd_create", "timerfd_settime", "timerfd_gettime", "poll", "ppoll",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "epoll_create1",
+    "epoll_ctl",
+    "read",
+    "readv",
+    "pread64",
+    "write",
+    "writev",
+    "pwrite64",
+    "close",
+    "clock_gettime",
+    "clock_nanosleep",
+    "nanosleep",
+    "gettimeofday",
+    "restart_syscall",
+    "rt_sigreturn",
+    "rt_sigprocmask",
+    "timerfd_create",
+    "timerfd_settime",
+    "timerfd_gettime",
+    "poll",
+    "ppoll",
     /* the process tree: reaping, forwarding signals, the command's pidfd */
-    "waitid", "wait4", "kill", "tgkill", "pidfd_open", "pidfd_send_signal", "getpid", "gettid",
-    "getppid", "getpgid", "getpgrp",
+    "waitid",
+    "wait4",
+    "kill",
+    "tgkill",
+    "pidfd_open",
+    "pidfd_send_signal",
+    "getpid",
+    "gettid",
+    "getppid",
+    "getpgid",
+    "getpgrp",
     /* the spawner's socket, the bash record socket, taskstats over netlink */
-    "recvfrom", "recvmsg", "sendto", "sendmsg", "bind", "getsockname", "getsockopt",
-    "setsockopt", "shutdown",
+    "recvfrom",
+    "recvmsg",
+    "sendto",
+    "sendmsg",
+    "bind",
+    "getsockname",
+    "getsockopt",
+    "setsockopt",
+    "shutdown",
     /* memory (mmap and mprotect below: never executable) */
-    "brk", "munmap", "mremap", "madvise",
+    "brk",
+    "munmap",
+    "mremap",
+    "madvise",
     /* procfs sampling, descendants, ELF files and /proc/PID/maps for symbols */
-    "open", "openat", "lseek", "fstat", "newfstatat", "statx", "getdents64", "fcntl",
-    "readlink", "readlinkat", "access", "faccessat", "faccessat2", "getcwd", "fadvise64",
+    "open",
+    "openat",
+    "lseek",
+    "fstat",
+    "newfstatat",
+    "statx",
+    "getdents64",
+    "fcntl",
+    "readlink",
+    "readlinkat",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "getcwd",
+    "fadvise64",
+    /* libbpf moves the descriptors it creates (the iterator's link) above 2 */
+    "dup",
+    "dup2",
+    "dup3",
     /* the writers: artifact (temporary file, fsync, rename), reports, folded stacks */
-    "fsync", "fdatasync", "fchmod", "fchown", "rename", "renameat", "renameat2", "unlink",
-    "unlinkat", "rmdir", "mkdir", "mkdirat", "ftruncate", "umask",
+    "fsync",
+    "fdatasync",
+    "fchmod",
+    "fchown",
+    "rename",
+    "renameat",
+    "renameat2",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "mkdir",
+    "mkdirat",
+    "ftruncate",
+    "umask",
     /* hardware counters (instructions) and on-CPU sampling, opened per run */
     "perf_event_open",
     /* the figures about tsarun itself and the host */
-    "getrusage", "sysinfo", "uname", "getuid", "geteuid", "getgid", "getegid", "getresuid",
-    "getresgid", "sched_getaffinity", "sched_yield", "getrandom", "futex",
+    "getrusage",
+    "sysinfo",
+    "uname",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getresuid",
+    "getresgid",
+    "sched_getaffinity",
+    "sched_yield",
+    "getrandom",
+    "futex",
     /* leaving */
-    "exit", "exit_group",
+    "exit",
+    "exit_group",
 };
 
 /* bpf(2) commands on objects loaded before the filter: maps, the task iterator. */
@@ -103,8 +183,8 @@ static const unsigned long ioctls[] = {
  * that build, which tests use to find memory errors, not to ship.
  */
 static const char *const allowed_asan[] = {
-    "clone", "clone3", "ptrace", "prctl", "sigaltstack", "rt_sigaction", "pipe2", "getdents",
-    "dup2",  "dup3",   "set_robust_list", "rseq", "process_vm_readv", "mprotect",
+    "clone", "clone3",	 "ptrace",	    "prctl", "sigaltstack",	 "rt_sigaction",
+    "pipe2", "getdents", "set_robust_list", "rseq",  "process_vm_readv", "mprotect",
 };
 #endif
 

@@ -22,6 +22,7 @@ _Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread 
 struct sched_probe {
 	struct sched_bpf *skel;
 	struct sched_bpf *iter; /* the survivors' iterator, loaded on first use */
+	int iter_err;		/* ... or why it could not be: not tried again */
 	struct ring_buffer *rb;
 	struct thread_acct *recs; /* converted as they arrive: the raw records are not kept */
 	size_t nrecs, cap;
@@ -430,7 +431,8 @@ int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms)
  * The survivors' iterator is verified only when a run needs it: most runs
  * end with the whole tree, and verifying it costs a third of tsarun's
  * start-up. It is a second instance of the same object whose maps are the
- * first one's and whose only program is the iterator.
+ * first one's and whose only program is the iterator. Under the sandbox,
+ * which loads no program once the command runs, it is loaded before (seal).
  */
 static int iter_load(struct sched_probe *p)
 {
@@ -440,9 +442,11 @@ static int iter_load(struct sched_probe *p)
 
 	if (p->iter)
 		return 0;
+	if (p->iter_err)
+		return p->iter_err;
 	p->iter = sched_bpf__open();
 	if (!p->iter)
-		return -errno;
+		return p->iter_err = -errno;
 	*p->iter->rodata = *p->skel->rodata;
 	bpf_object__for_each_map(m, p->iter->obj)
 	{
@@ -462,6 +466,7 @@ static int iter_load(struct sched_probe *p)
 out_destroy:
 	sched_bpf__destroy(p->iter);
 	p->iter = NULL;
+	p->iter_err = ret;
 	return ret;
 }
 
@@ -637,6 +642,11 @@ static int sp_collect(struct probe *pr, struct run *r)
 	return fold_threads(r, recs, n); /* takes the array */
 }
 
+static int sp_seal(struct probe *p)
+{
+	return iter_load(p->ctx);
+}
+
 void sched_probe__as_probe(struct sched_probe *sp, struct probe *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -646,4 +656,5 @@ void sched_probe__as_probe(struct sched_probe *sp, struct probe *out)
 	out->fd = sp_fd;
 	out->on_ready = sp_ready;
 	out->collect = sp_collect;
+	out->seal = sp_seal;
 }

@@ -365,6 +365,16 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 	if (!sv->o->no_sandbox && !sandbox_tried()) {
 		char why[160];
 
+		for (int i = 0; i < sv->nprobes; i++) {
+			struct probe *p = &sv->probes[i];
+
+			if (!p->armed || !p->seal)
+				continue;
+			ret = p->seal(p);
+			if (ret && sv->o->verbose)
+				fprintf(stderr, "tsarun: %s: cannot prepare for the sandbox: %s\n",
+					p->name, strerror(-ret));
+		}
 		if (sandbox_enter(why, sizeof(why)))
 			fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
 	}

@@ -260,6 +260,8 @@ static const struct {
     {MODE_RUN, "inconclusive", {"maybe", ""}},
     {MODE_RUN, "junit", {""}},
     {MODE_RUN, "markdown", {""}},
+    {MODE_RUN, "offcpu-min", {"5 parsecs", "-1ms", "5", "abc", "2h", "1e3us", ""}},
+    {MODE_RUN, "freq", {"0", "abc", "10001", "-1", "99Hz", ""}},
     {MODE_COMPARE, "fail-over", {"10", "x%", ""}},
     {MODE_COMPARE, "metric", {"nope", ""}},
     {MODE_COMPARE, "inconclusive", {"maybe"}},
