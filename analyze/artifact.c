@@ -573,10 +573,24 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 	add_u64(tot, "commands", t->commands);
 	add_u64(tot, "raw_self_wall_ns", t->raw_self_wall_ns);
 	add_u64(tot, "raw_cpu_ns", t->raw_cpu_ns);
-	if (q->cal_wall_ns) {
+	if (q->calibrated) {
+		cJSON *tail;
+
+		double st = q->stretch_milli / 1000.0;
+
+		/* Wall figures are what was removed: the CPU cost, stretched (bashprof.h). */
 		cost = cJSON_AddObjectToObject(o, "trap_cost");
-		add_u64(cost, "wall_ns", q->cal_wall_ns);
-		add_u64(cost, "cpu_ns", q->cal_cpu_ns);
+		add_u64(cost, "cpu_ns", q->cal[BASH_COST_BASE].cpu_ns);
+		add_u64(cost, "wall_ns", (uint64_t)(q->cal[BASH_COST_BASE].cpu_ns * st + 0.5));
+		add_u64(cost, "start_up_wall_ns", q->cal[BASH_COST_BASE].wall_ns);
+		add_frac(cost, "runnable_stretch", st);
+		add_frac(cost, "before_clock_fraction", q->cal_pre_permille / 1000.0);
+		tail = cJSON_AddObjectToObject(cost, "terminal_tail");
+		add_u64(tail, "cpu_ns", q->cal[BASH_COST_TTY].cpu_ns);
+		add_u64(tail, "wall_ns", (uint64_t)(q->cal[BASH_COST_TTY].cpu_ns * st + 0.5));
+		tail = cJSON_AddObjectToObject(cost, "job_table_tail");
+		add_u64(tail, "cpu_ns", q->cal[BASH_COST_JOBS].cpu_ns);
+		add_u64(tail, "wall_ns", (uint64_t)(q->cal[BASH_COST_JOBS].cpu_ns * st + 0.5));
 	} else {
 		cJSON_AddNullToObject(o, "trap_cost");
 		add_str(o, "trap_cost_reason",

@@ -23,6 +23,10 @@
 #include "run.h"
 #include "tsa_wire.h"
 
+_Static_assert((int)BASH_COST_NR == (int)TSA_COST_NR && (int)BASH_COST_TTY == (int)TSA_COST_TTY &&
+		   (int)BASH_COST_JOBS == (int)TSA_COST_JOBS,
+	       "bash_cost_kind mirrors tsa_cost_kind");
+
 static const char *const kind_names[BK_NR] = {
     [BK_SCRIPT] = "script",
     [BK_COMMAND] = "command",
@@ -113,11 +117,22 @@ static void strtab_free(struct strtab *t)
 	free(t->slots);
 }
 
+/*
+ * The trap cost charged to a stream so far (what the correction removes).
+ * A trap run is CPU work: in wall time it costs its CPU time stretched by
+ * the waits for a CPU the processes had (bashprof__finish()), so w counts
+ * CPU nanoseconds until then, with wall semantics (the slowest of children
+ * run side by side, the part of a child a `wait` waited for).
+ */
+struct cost {
+	uint64_t w, c;
+};
+
 /* A command being timed at one level of a stream. */
 struct open_cmd {
 	struct bash_node *node;
 	uint64_t t0, c0, cc0; /* wall, own CPU, children's CPU at its start */
-	uint64_t x0;	      /* the stream's trap runs at its start */
+	struct cost o0;	      /* the stream's trap cost at its start */
 };
 
 struct level {
@@ -125,7 +140,8 @@ struct level {
 	struct open_cmd cmd;
 	struct bash_node *prev; /* the last closed command (a pipeline's first part) */
 	bool timed;		/* the frame is a node of its own (traps) */
-	uint64_t t0, c0, cc0, x0;
+	uint64_t t0, c0, cc0;
+	struct cost o0;
 };
 
 struct fork_point {
@@ -135,6 +151,15 @@ struct fork_point {
 	uint32_t index;
 	bool orphan;
 	bool has_stream; /* a child stream said HELLO for it */
+};
+
+/* A background child (&, coproc, process substitution) its parent has yet to pay for. */
+struct pending_child {
+	uint64_t t0, t1; /* its life as a bash process */
+	uint64_t w;	 /* its trap wall cost */
+	uint64_t w_left; /* the part not yet charged to a `wait` of the parent */
+	uint64_t c;	 /* trap CPU cost, charged when the parent reaps it */
+	bool reaped;
 };
 
 struct stream {
@@ -155,8 +180,20 @@ struct stream {
 	struct fork_point *forks;
 	uint32_t nforks, capforks;
 	uint64_t t_start, t_end, last_t, last_cpu, cpu_start, child_cpu, child_cpu0;
-	uint64_t crossings;	/* this stream's trap runs, plus its waited children's */
-	uint64_t own_crossings; /* this stream's alone */
+	struct tsa_cost cal[TSA_COST_NR]; /* one trap run's cost (its HELLO) */
+	uint64_t crossings;		  /* this stream's trap runs */
+	struct cost ovh;		  /* trap cost charged: its own and its waited children's */
+	struct cost own;		  /* its own trap runs' cost */
+	uint64_t cal_spent_cpu;		  /* CPU the start-up measurement took */
+	uint32_t cal_pre;		  /* permille of a trap run before its clock read */
+	bool had_trap;			  /* a trap run was charged: its rest is due */
+	bool last_charged;		  /* the last trap run's rest was charged */
+	bool async;   /* a background job, coproc or process substitution of its parent */
+	bool charged; /* its trap cost went to its parent */
+	uint64_t
+	    ep_w; /* synchronous children ended since the last record: their largest wall cost */
+	struct pending_child *pend;
+	uint32_t npend, cappend;
 	struct stream *hnext;
 };
 
@@ -284,6 +321,9 @@ static void stream_release(struct stream *s)
 {
 	free(s->ids);
 	free(s->lv);
+	free(s->pend);
+	s->pend = NULL;
+	s->npend = s->cappend = 0;
 	s->ids = NULL;
 	s->lv = NULL;
 	s->nids = 0;
@@ -401,11 +441,160 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-static void add_span(struct bash_node *n, uint64_t wall, uint64_t cpu, uint64_t crossings)
+/* A span of n: wall, own CPU, CPU of children reaped in it, trap cost charged in it. */
+static void add_span(struct bash_node *n, uint64_t wall, uint64_t own_cpu, uint64_t child_cpu,
+		     struct cost since, struct cost now)
 {
 	n->raw_wall_ns += wall;
-	n->raw_cpu_ns += cpu;
-	n->crossings += crossings;
+	n->raw_cpu_ns += own_cpu + child_cpu;
+	n->raw_own_cpu_ns += own_cpu;
+	n->cor_wall_ns += sub0(now.w, since.w);
+	n->cor_cpu_ns += sub0(now.c, since.c);
+}
+
+static void charge(struct stream *s, uint64_t c)
+{
+	s->ovh.w += c;
+	s->ovh.c += c;
+	s->own.w += c;
+	s->own.c += c;
+}
+
+/* The rest of the stream's last trap run: after its clock read, the tail flags say. */
+static uint64_t trap_rest(const struct stream *s, uint8_t flags)
+{
+	uint64_t base = s->cal[TSA_COST_BASE].cpu_ns;
+	uint64_t c = base - base * s->cal_pre / 1000;
+
+	if (flags & TSA_TAIL_TTY)
+		c += s->cal[TSA_COST_TTY].cpu_ns;
+	if (flags & TSA_TAIL_JOBS)
+		c += s->cal[TSA_COST_JOBS].cpu_ns;
+	return c;
+}
+
+/*
+ * A trap run starts (TSA_RUN). The span it closes holds the start of this
+ * run (up to the builtin's clock read) and the rest of the run before it,
+ * whose tail the flags describe.
+ */
+static void charge_trap(struct stream *s, uint8_t flags)
+{
+	uint64_t c = s->cal[TSA_COST_BASE].cpu_ns * s->cal_pre / 1000;
+
+	if (s->had_trap)
+		c += trap_rest(s, flags);
+	s->had_trap = true;
+	s->crossings++;
+	charge(s, c);
+}
+
+/* The process exits or execs: its last span holds the rest of its last trap run. */
+static void charge_last(struct stream *s, uint8_t flags)
+{
+	if (s->had_trap && !s->last_charged)
+		charge(s, trap_rest(s, flags));
+	s->last_charged = true;
+}
+
+static bool is_wait(const char *text)
+{
+	return !strncmp(text, "wait", 4) && (!text[4] || text[4] == ' ' || text[4] == '\t');
+}
+
+/*
+ * A `wait` from t0 to t1 waited for the background children that ran then:
+ * their trap runs made it longer by the part of their trap cost that fell
+ * in the wait (spread evenly over each child's life).
+ */
+static void charge_wait(struct stream *s, uint64_t t0, uint64_t t1)
+{
+	for (uint32_t i = 0; i < s->npend; i++) {
+		struct pending_child *e = &s->pend[i];
+		uint64_t a = t0 > e->t0 ? t0 : e->t0, b = t1 < e->t1 ? t1 : e->t1, part;
+
+		if (!e->w_left || b <= a)
+			continue;
+		part = (uint64_t)((double)e->w * (double)(b - a) / (double)(e->t1 - e->t0));
+		if (part > e->w_left)
+			part = e->w_left;
+		e->w_left -= part;
+		s->ovh.w += part;
+	}
+}
+
+/*
+ * A child's trap runs, as its parent measured them. A synchronous child
+ * (subshell, command substitution, pipeline part, a nested bash run as a
+ * command) ran while its parent waited in one command: the parent's spans
+ * then hold the child's trap CPU (reaped with it) and, in wall time, the
+ * trap cost of the slowest of the children it waited for together (the
+ * parts of a pipeline run side by side). A background child is paid for
+ * later: its CPU when the parent reaps it, its wall time only by a `wait`
+ * that waited for it. Records of one socket arrive in the order they were
+ * sent, and a child says it ended before its parent can reap it, so the
+ * child is known here before any record of its parent that follows.
+ */
+static void give_to_parent(struct stream *s, uint64_t t_end)
+{
+	struct stream *p = s->parent;
+	struct pending_child *e;
+
+	if (s->charged || !p || p->ended)
+		return;
+	s->charged = true;
+	if (!s->async) {
+		p->ovh.c += s->ovh.c;
+		if (s->ovh.w > p->ep_w)
+			p->ep_w = s->ovh.w;
+		return;
+	}
+	if (p->npend == p->cappend) {
+		uint32_t cap = p->cappend ? p->cappend * 2 : 8;
+		struct pending_child *v = realloc(p->pend, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		p->pend = v;
+		p->cappend = cap;
+	}
+	e = &p->pend[p->npend++];
+	e->t0 = s->t_start;
+	e->t1 = t_end > s->t_start ? t_end : s->t_start;
+	e->w = e->w_left = s->ovh.w;
+	e->c = s->ovh.c;
+	e->reaped = false;
+}
+
+/* Before a record of s: the synchronous children it waited for are over. */
+static void settle_children(struct stream *s)
+{
+	s->ovh.w += s->ep_w;
+	s->ep_w = 0;
+}
+
+/* s reaped children (its children's CPU grew) at t: those that had ended are paid for. */
+static void charge_reaped(struct stream *s, uint64_t t)
+{
+	for (uint32_t i = 0; i < s->npend; i++) {
+		struct pending_child *e = &s->pend[i];
+
+		if (!e->reaped && e->t1 <= t) {
+			s->ovh.c += e->c;
+			e->reaped = true;
+		}
+	}
+}
+
+/* A command opened at t: children reaped and over before it are paid for in full. */
+static void prune_children(struct stream *s, uint64_t t)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < s->npend; i++)
+		if (!(s->pend[i].reaped && s->pend[i].t1 <= t))
+			s->pend[k++] = s->pend[i];
+	s->npend = k;
 }
 
 /* Close a level's open command at time t. */
@@ -415,9 +604,11 @@ static void close_cmd(struct stream *s, struct level *l, uint64_t t, uint64_t cp
 
 	if (!c->node)
 		return;
-	/* The command's span holds the trap runs inside it, plus the one that closes it. */
-	add_span(c->node, sub0(t, c->t0), sub0(cpu, c->c0) + sub0(s->child_cpu, c->cc0),
-		 s->crossings - c->x0 + 1);
+	if (s->npend && is_wait(c->node->text))
+		charge_wait(s, c->t0, t);
+	/* The command's span holds the trap runs charged since it opened. */
+	add_span(c->node, sub0(t, c->t0), sub0(cpu, c->c0), sub0(s->child_cpu, c->cc0), c->o0,
+		 s->ovh);
 	l->prev = c->node;
 	c->node = NULL;
 }
@@ -429,7 +620,7 @@ static void open_cmd(struct stream *s, struct level *l, struct bash_node *n, uin
 	l->cmd.t0 = t;
 	l->cmd.c0 = cpu;
 	l->cmd.cc0 = s->child_cpu;
-	l->cmd.x0 = s->crossings;
+	l->cmd.o0 = s->ovh;
 	if (n)
 		n->count++;
 }
@@ -440,8 +631,8 @@ static void pop_level(struct stream *s, uint64_t t, uint64_t cpu)
 
 	close_cmd(s, l, t, cpu);
 	if (l->timed && l->ctx)
-		add_span(l->ctx, sub0(t, l->t0), sub0(cpu, l->c0) + sub0(s->child_cpu, l->cc0),
-			 s->crossings - l->x0);
+		add_span(l->ctx, sub0(t, l->t0), sub0(cpu, l->c0), sub0(s->child_cpu, l->cc0),
+			 l->o0, s->ovh);
 	s->nlv--;
 }
 
@@ -533,10 +724,21 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 	s->fork_index = h->fork_index;
 	s->root = (h->hflags & TSA_HF_ROOT) != 0;
 	s->fallback = (h->hflags & TSA_HF_FALLBACK) != 0;
-	if (s->root && h->cal_wall_ns) {
-		bp->q.cal_wall_ns = h->cal_wall_ns;
-		bp->q.cal_cpu_ns = h->cal_cpu_ns;
+	if (h->hflags & TSA_HF_CALIBRATED) {
+		memcpy(s->cal, h->cal, sizeof(s->cal));
+		if (s->root || !bp->q.calibrated) {
+			for (int k = 0; k < TSA_COST_NR; k++) {
+				bp->q.cal[k].wall_ns = h->cal[k].wall_ns;
+				bp->q.cal[k].cpu_ns = h->cal[k].cpu_ns;
+			}
+			bp->q.calibrated = true;
+			bp->q.cal_pre_permille = h->cal_pre_permille;
+		}
 	}
+	if (h->h.arg == TSA_HELLO_START)
+		s->cal_spent_cpu = h->cal_spent_cpu_ns;
+	/* Unknown (not measured, or out of range): half before the clock read. */
+	s->cal_pre = h->cal_pre_permille && h->cal_pre_permille < 1000 ? h->cal_pre_permille : 500;
 	if (s->fallback)
 		bp->q.fallback = true;
 	if (h->h.arg == TSA_HELLO_FORK) {
@@ -556,6 +758,9 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 			if (lo < parent->nforks && parent->forks[lo].index == h->fork_index)
 				f = &parent->forks[lo];
 			s->parent = parent;
+			/* Background relative to its parent (a pipeline in a background job is not). */
+			s->async =
+			    (h->subshell_env & ~parent->subshell_env & (0x01 | 0x20 | 0x40)) != 0;
 			if (f) {
 				f->has_stream = true;
 				s->anchor = f->node;
@@ -576,6 +781,7 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 
 		if (prev) {
 			s->parent = prev->parent;
+			s->async = prev->async;
 			s->anchor = prev->base ? prev->base : prev->anchor;
 		} else if (!s->root) {
 			bp->q.orphan_streams++;
@@ -638,14 +844,16 @@ static void do_cmd(struct bashprof *bp, struct stream *s, const struct tsa_rec *
 	l = top_level(bp, s);
 	if (!l)
 		return;
+	if (r->flags & TSA_CF_CHILD_CPU && s->npend)
+		charge_reaped(s, c->t);
 	close_cmd(s, l, c->t, c->cpu);
-	s->crossings++;
-	s->own_crossings++;
 	stream_time(s, c->t, c->cpu);
 	if (r->flags & TSA_CF_IN_TRAP)
 		text = strtab_intern(&bp->strs, "", 0);
 	n = l->ctx ? child_of(bp, l->ctx, BK_COMMAND, r->arg, text, "") : NULL;
 	open_cmd(s, l, n, c->t, c->cpu);
+	if (s->npend)
+		prune_children(s, c->t);
 }
 
 static void do_push(struct bashprof *bp, struct stream *s, const struct tsa_rec *r)
@@ -662,7 +870,7 @@ static void do_push(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 	if (!file)
 		file = strtab_intern(&bp->strs, "", 0);
 	stream_time(s, p->t, p->cpu);
-	switch (r->flags) {
+	switch (r->flags & TSA_FR_KIND_MASK) {
 	case TSA_FR_FUNC:
 	case TSA_FR_SOURCE:
 	case TSA_FR_EVAL:
@@ -670,17 +878,14 @@ static void do_push(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 		/* A forked child that starts in a function (f &): below its own node. */
 		ctx = l->cmd.node ? l->cmd.node : (s->nlv == 1 ? l->ctx : NULL);
 		if (ctx && ctx == l->cmd.node) {
+			uint8_t k = r->flags & TSA_FR_KIND_MASK;
+
 			if (ctx->kind == BK_COMMAND)
-				ctx->kind = r->flags == TSA_FR_FUNC	? BK_FUNCTION
-					    : r->flags == TSA_FR_SOURCE ? BK_SOURCE
-									: BK_EVAL;
-			if (r->flags != TSA_FR_EVAL && !ctx->file[0])
+				ctx->kind = k == TSA_FR_FUNC	 ? BK_FUNCTION
+					    : k == TSA_FR_SOURCE ? BK_SOURCE
+								 : BK_EVAL;
+			if (k != TSA_FR_EVAL && !ctx->file[0])
 				ctx->file = file;
-		}
-		if (r->flags == TSA_FR_FUNC) {
-			/* The function's entry ran the DEBUG trap once more. */
-			s->crossings++;
-			s->own_crossings++;
 		}
 		nl = level_push(s, ctx);
 		break;
@@ -696,7 +901,7 @@ static void do_push(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 			nl->t0 = p->t;
 			nl->c0 = p->cpu;
 			nl->cc0 = s->child_cpu;
-			nl->x0 = s->crossings;
+			nl->o0 = s->ovh;
 		}
 		break;
 	default:
@@ -774,8 +979,11 @@ static void do_fork(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 }
 
 /* The process is over as this stream: close everything at t. */
-static void stream_close(struct bashprof *bp, struct stream *s, uint64_t t, uint64_t cpu)
+static void stream_close(struct bashprof *bp, struct stream *s, uint64_t t, uint64_t cpu,
+			 uint8_t tail)
 {
+	charge_last(s, tail);
+	settle_children(s);
 	while (s->nlv > 0)
 		pop_level(s, t, cpu);
 	s->t_end = t;
@@ -783,23 +991,9 @@ static void stream_close(struct bashprof *bp, struct stream *s, uint64_t t, uint
 	s->ended = true;
 	/* A forked child's own span goes to the node made for it. */
 	if (s->base && s->base != bp->nodes[0] && s->base != s->anchor)
-		add_span(s->base, sub0(t, s->t_start),
-			 sub0(s->last_cpu, s->cpu_start) + sub0(s->child_cpu, s->child_cpu0),
-			 s->crossings);
-	/* A parent that waited for this child measured its trap runs too. */
-	if (s->parent && !s->parent->ended && s->parent->nlv) {
-		struct level *pl = &s->parent->lv[s->parent->nlv - 1];
-
-		for (uint32_t i = 0; i < s->parent->nforks; i++) {
-			struct fork_point *f = &s->parent->forks[i];
-
-			if (f->index == s->fork_index && f->node && pl->cmd.node == f->node &&
-			    pl->cmd.t0 == f->cmd_t0) {
-				s->parent->crossings += s->crossings;
-				break;
-			}
-		}
-	}
+		add_span(s->base, sub0(t, s->t_start), sub0(s->last_cpu, s->cpu_start),
+			 sub0(s->child_cpu, s->child_cpu0), (struct cost){0, 0}, s->ovh);
+	give_to_parent(s, t);
 	stream_release(s);
 }
 
@@ -810,7 +1004,7 @@ static void do_end(struct bashprof *bp, struct stream *s, const struct tsa_rec *
 	if (e->child_cpu > s->child_cpu)
 		s->child_cpu = e->child_cpu;
 	stream_time(s, e->t, e->cpu);
-	stream_close(bp, s, e->t, e->cpu);
+	stream_close(bp, s, e->t, e->cpu, r->flags);
 }
 
 static void do_exec(struct bashprof *bp, struct stream *s, const struct tsa_rec *r)
@@ -820,6 +1014,10 @@ static void do_exec(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 	stream_time(s, x->t, x->cpu);
 	/* An exec that fails returns: records may follow. Close on the next HELLO or at the end. */
 	s->execed = true;
+	/* What it cost as bash is over: the parent waits for the program now. */
+	charge_last(s, r->flags);
+	settle_children(s);
+	give_to_parent(s, x->t);
 	/* What runs after the exec is that command's process (`( cmd )`, `exec cmd`). */
 	if (s->nlv && s->lv[s->nlv - 1].cmd.node)
 		s->exec_node = s->lv[s->nlv - 1].cmd.node;
@@ -853,6 +1051,8 @@ void bashprof__feed(struct bashprof *bp, const void *data, size_t len)
 		bp->q.bad_datagrams++;
 		return;
 	}
+	if (c.pid == 0)
+		return; /* sent while the builtin measured its cost (tsa_wire.h) */
 	s = stream_find(bp, c.pid, c.gen);
 	if (s) {
 		if (c.seq > s->next_seq)
@@ -907,6 +1107,11 @@ void bashprof__feed(struct bashprof *bp, const void *data, size_t len)
 			bp->q.bad_records++;
 			continue;
 		}
+		if (h.type != TSA_R_TEXT && h.type != TSA_R_TEXT_RESET)
+			settle_children(s);
+		/* A trap run starts: its cost goes to the spans open now, before any closes. */
+		if (h.flags & TSA_RUN && h.type != TSA_R_END && h.type != TSA_R_EXEC)
+			charge_trap(s, h.flags);
 		switch (h.type) {
 		case TSA_R_TEXT:
 			do_text(bp, s, (const struct tsa_rec *)rec);
@@ -998,17 +1203,15 @@ void bashprof__feed_fallback(struct bashprof *bp, FILE *f, int64_t real_minus_mo
 					return;
 				ctx = NULL;
 			}
-			s->crossings++;
-			s->own_crossings++;
+			charge_trap(s, 0); /* no measured cost: counted only */
 			stream_time(s, t, 0);
 			continue;
 		}
 		while ((uint32_t)(s->nlv - 1) > depth && s->nlv > 1)
 			pop_level(s, t, 0);
 		l = &s->lv[s->nlv - 1];
+		charge_trap(s, 0);
 		close_cmd(s, l, t, 0);
-		s->crossings++;
-		s->own_crossings++;
 		stream_time(s, t, 0);
 		open_cmd(s, l,
 			 l->ctx ? child_of(bp, l->ctx, BK_COMMAND, lineno,
@@ -1134,9 +1337,51 @@ static uint64_t stream_end_time(const struct stream *s, const struct run *r, uin
 	return s->last_t;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * How much longer than its CPU time a trap run took in wall time: the bash
+ * processes' time on a CPU or waiting for one, over their CPU time (steal
+ * counts as waiting: the CPU clocks leave it out). Without the eBPF tree,
+ * the start-up measurement's own wall over CPU.
+ */
+static double runnable_stretch(const struct bashprof *bp, const struct run *r)
+{
+	const struct bash_cost *b = &bp->q.cal[BASH_COST_BASE];
+	double run = 0, cpu = 0;
+	uint32_t *pids;
+	size_t n = 0;
+
+	if (r && r->nthreads && bp->nall && (pids = malloc(bp->nall * sizeof(*pids)))) {
+		for (size_t i = 0; i < bp->nall; i++)
+			pids[n++] = bp->all[i]->pid;
+		qsort(pids, n, sizeof(*pids), cmp_u32);
+		for (size_t i = 0; i < r->nthreads; i++) {
+			const struct thread_acct *t = &r->threads[i];
+			uint64_t on = t->state_ns[TSA_ST_ONCPU], steal = t->steal_ns;
+
+			if (!bsearch(&t->pid, pids, n, sizeof(*pids), cmp_u32))
+				continue;
+			run += (double)(on + t->state_ns[TSA_ST_RUNQ]);
+			cpu += (double)(on > steal ? on - steal : 0);
+		}
+		free(pids);
+		if (cpu > 0 && run >= cpu)
+			return run / cpu;
+	}
+	if (b->cpu_ns && b->wall_ns > b->cpu_ns)
+		return (double)b->wall_ns / b->cpu_ns;
+	return 1.0;
+}
+
 void bashprof__finish(struct bashprof *bp, const struct run *r, uint64_t origin_ns)
 {
-	uint64_t ow, oc;
+	double st;
 
 	if (bp->finished)
 		return;
@@ -1149,33 +1394,45 @@ void bashprof__finish(struct bashprof *bp, const struct run *r, uint64_t origin_
 		if (!s->execed)
 			bp->q.unterminated++;
 		stream_close(bp, s, s->execed ? s->last_t : stream_end_time(s, r, origin_ns),
-			     s->last_cpu);
+			     s->last_cpu, 0);
 	}
 	if (r)
 		attach_processes(bp, r, origin_ns);
-	/* The trap's cost, removed from every span in proportion to the trap runs in it. */
-	ow = bp->q.cal_wall_ns;
-	oc = bp->q.cal_cpu_ns;
+	st = runnable_stretch(bp, r);
+	bp->q.stretch_milli = (uint32_t)(st * 1000 + 0.5);
+	/*
+	 * The trap's cost charged to each node's spans is removed. In wall
+	 * time, at the stretch the node's own spans had (wall over the bash
+	 * process's CPU in them: the load of those moments), unless they also
+	 * waited for something else (then more than the processes' average,
+	 * which is used instead).
+	 */
 	for (size_t i = 0; i < bp->nnodes; i++) {
 		struct bash_node *n = bp->nodes[i];
+		double ns = st;
 
-		n->wall_ns = sub0(n->raw_wall_ns, ow * n->crossings);
-		n->cpu_ns = sub0(n->raw_cpu_ns, oc * n->crossings);
+		if (n->raw_own_cpu_ns && n->raw_wall_ns < st * (double)n->raw_own_cpu_ns)
+			ns = (double)n->raw_wall_ns / (double)n->raw_own_cpu_ns;
+		if (ns < 1.0)
+			ns = 1.0;
+		n->cor_wall_ns = (uint64_t)((double)n->cor_wall_ns * ns);
+		n->wall_ns = sub0(n->raw_wall_ns, n->cor_wall_ns);
+		n->cpu_ns = sub0(n->raw_cpu_ns, n->cor_cpu_ns);
 	}
 	for (size_t i = 0; i < bp->nall; i++) {
 		struct stream *s = bp->all[i];
 		uint64_t wall = sub0(s->t_end, s->t_start);
 
-		bp->tot.commands += s->own_crossings;
-		bp->tot.total_wall_ns += sub0(wall, ow * s->own_crossings);
+		bp->tot.commands += s->crossings;
+		bp->tot.total_wall_ns += sub0(wall, (uint64_t)((double)s->own.w * st));
 		if (s->root && !s->parent) {
 			bp->tot.raw_self_wall_ns = wall;
-			bp->tot.self_wall_ns = sub0(wall, ow * s->crossings);
-			bp->tot.raw_cpu_ns =
-			    sub0(s->last_cpu, 0) + sub0(s->child_cpu, 0); /* since exec */
+			bp->tot.self_wall_ns = sub0(wall, (uint64_t)((double)s->ovh.w * st));
+			/* Since exec, with its reaped children, but not the start-up measurement. */
+			bp->tot.raw_cpu_ns = sub0(s->last_cpu + s->child_cpu, s->cal_spent_cpu);
+			bp->tot.cpu_ns = sub0(bp->tot.raw_cpu_ns, s->ovh.c);
 		}
 	}
-	bp->tot.cpu_ns = sub0(bp->tot.raw_cpu_ns, oc * bp->tot.commands);
 	/* The root node is the script: its figures are the totals. */
 	bp->nodes[0]->count = 1;
 	bp->nodes[0]->wall_ns = bp->tot.self_wall_ns;

@@ -72,9 +72,18 @@ struct bash_node {
 	uint64_t cpu_ns;
 	uint64_t raw_wall_ns; /* as measured, trap cost included */
 	uint64_t raw_cpu_ns;
-	uint64_t crossings; /* trap runs inside its spans (what the correction removed) */
+	uint64_t raw_own_cpu_ns; /* of raw_cpu_ns, the bash process's own (not reaped children's) */
+	uint64_t cor_wall_ns;	 /* the trap cost removed from raw_wall_ns */
+	uint64_t cor_cpu_ns;
 	struct bash_procs *procs;
 	uint32_t nprocs;
+};
+
+enum bash_cost_kind {
+	BASH_COST_BASE = 0,
+	BASH_COST_TTY,
+	BASH_COST_JOBS,
+	BASH_COST_NR,
 };
 
 struct bash_quality {
@@ -89,16 +98,31 @@ struct bash_quality {
 	uint64_t orphan_streams; /* nested bash reached through a non-bash process */
 	uint64_t attached_processes;
 	uint64_t unattached_processes;
-	bool fallback;	      /* recorded by the pure-bash trap */
-	uint32_t cal_wall_ns; /* one trap run, as measured at start-up */
-	uint32_t cal_cpu_ns;
+	bool fallback;	 /* recorded by the pure-bash trap */
+	bool calibrated; /* the trap's cost was measured (cal is set) */
+	/*
+	 * One trap run, as measured at start-up (tsa_wire.h, enum tsa_cost_kind):
+	 * the base, and what bash adds to a trap run's tail once a process has
+	 * had children (terminal hand-back, job-table walk).
+	 */
+	struct bash_cost {
+		uint32_t wall_ns, cpu_ns;
+	} cal[BASH_COST_NR];
+	/*
+	 * A trap run's wall cost is its CPU cost times this (in thousandths):
+	 * the bash processes' runnable time over their CPU time (bashprof.c).
+	 */
+	uint32_t stretch_milli;
+	/* The part of a trap run before the builtin reads the clock, in thousandths. */
+	uint32_t cal_pre_permille;
 };
 
 struct bash_total {
 	uint64_t self_wall_ns;	/* the script's own wall time, corrected */
 	uint64_t total_wall_ns; /* the wall time of every bash process of the tree, summed */
 	uint64_t cpu_ns;	/* the script's CPU with its reaped children, corrected */
-	uint64_t commands;	/* commands run (trap runs recorded) */
+	/* (CPU: since exec, without what the start-up measurement of the trap took) */
+	uint64_t commands; /* commands run (trap runs recorded) */
 	uint64_t raw_self_wall_ns;
 	uint64_t raw_cpu_ns;
 };

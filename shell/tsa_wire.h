@@ -16,6 +16,10 @@
  * Times are CLOCK_MONOTONIC nanoseconds; CPU times are the process's own
  * (CLOCK_PROCESS_CPUTIME_ID), and "children" CPU is what getrusage
  * (RUSAGE_CHILDREN) says of reaped children.
+ *
+ * A chunk whose pid is 0 was sent while the builtin measured its own cost
+ * at start-up (it sends as it would in a run, so that the cost of sending
+ * is in the measurement); the reader drops it.
  */
 #ifndef TSARUN_TSA_WIRE_H
 #define TSARUN_TSA_WIRE_H
@@ -23,7 +27,7 @@
 #include <stdint.h>
 
 #define TSA_WIRE_MAGIC	   0x42415354u /* "TSAB" */
-#define TSA_WIRE_VERSION   1
+#define TSA_WIRE_VERSION   2
 #define TSA_WIRE_MAX_CHUNK 16384 /* bytes in one datagram, header included */
 #define TSA_WIRE_TEXT_MAX  240	 /* bytes of a command text that are kept */
 #define TSA_WIRE_MAX_IDS   65536 /* text ids are below this */
@@ -32,7 +36,7 @@
 #define TSA_ENV_SOCK	 "TSARUN_BASH_SOCK"	/* the socket's path */
 #define TSA_ENV_SO	 "TSARUN_BASH_SO"	/* the builtin's path */
 #define TSA_ENV_USER_ENV "TSARUN_BASH_USER_ENV" /* the user's own BASH_ENV, when set */
-#define TSA_ENV_CAL	 "TSARUN_BASH_CAL"	/* "wall_ns cpu_ns": the trap's measured cost */
+#define TSA_ENV_CAL	 "TSARUN_BASH_CAL" /* the trap's measured cost: TSA_COST_NR "wall cpu" pairs */
 #define TSA_ENV_NOFOLLOW "TSARUN_BASH_NOFOLLOW" /* set: nested bash processes are not followed */
 #define TSA_ENV_ROOT	 "TSARUN_BASH_ROOT"	/* pid of the profiled script's bash */
 
@@ -78,6 +82,27 @@ enum tsa_hello_flags {
 	TSA_HF_ROOT = 1u << 2, /* the profiled script itself */
 };
 
+/*
+ * What one DEBUG trap run costs the script, measured at start-up in the
+ * script's own process. A trap run's cost is the base, plus the terminal
+ * hand-back and the job-table walk bash adds to the trap's tail once the
+ * process has children (trap.c, run_debug_trap(): give_terminal_to() when
+ * pipeline_pgrp is set, notify_and_cleanup() when a job table exists).
+ * Which of these each trap run paid is in the flags of the record that
+ * follows it (TSA_TAIL_*).
+ */
+enum tsa_cost_kind {
+	TSA_COST_BASE = 0,
+	TSA_COST_TTY,  /* added by give_terminal_to() */
+	TSA_COST_JOBS, /* added by the job-table walk */
+	TSA_COST_NR,
+};
+
+struct tsa_cost {
+	uint32_t wall_ns;
+	uint32_t cpu_ns;
+};
+
 /* arg: enum tsa_hello_how */
 struct tsa_hello {
 	struct tsa_rec h;
@@ -90,10 +115,17 @@ struct tsa_hello {
 	uint32_t fork_index; /* which fork of the parent this is (0 = its first) */
 	uint32_t subshell_env;
 	uint32_t subshell_level;
-	uint32_t cal_wall_ns; /* cost of one trap, measured at start-up (0: unknown) */
-	uint32_t cal_cpu_ns;
-	uint32_t hflags;       /* enum tsa_hello_flags */
-	uint32_t bash_version; /* major * 100 + minor */
+	uint32_t hflags;		  /* enum tsa_hello_flags */
+	uint32_t bash_version;		  /* major * 100 + minor */
+	struct tsa_cost cal[TSA_COST_NR]; /* CALIBRATED: the trap's cost (else zeros) */
+	uint64_t cal_spent_cpu_ns;	  /* CPU the measurement itself took in this process */
+	/*
+	 * The part of a trap run's base cost before the builtin reads the clock,
+	 * in thousandths: a record's span holds that part of its own trap run
+	 * and the rest of the run before it.
+	 */
+	uint32_t cal_pre_permille;
+	uint32_t pad;
 };
 
 /* arg: the id. Followed by the bytes (no NUL), padded to 8. flags: unused. */
@@ -104,6 +136,19 @@ struct tsa_text {
 enum tsa_cmd_flags {
 	TSA_CF_CHILD_CPU = 1u << 0, /* child_cpu follows */
 	TSA_CF_IN_TRAP = 1u << 1,   /* the text is not the command's (bash hides it in traps) */
+};
+
+/*
+ * The first record of every trap run (whatever its type) carries TSA_RUN,
+ * and what the tail of the stream's previous trap run cost: the tail runs
+ * after the builtin returns, in the span that record closes. EXEC and END
+ * say it of the last trap run. These bits are free in every record type.
+ */
+enum tsa_run_flags {
+	TSA_RUN = 1u << 5,	 /* a trap run starts with this record */
+	TSA_TAIL_TTY = 1u << 6,	 /* bash gave the terminal back (TSA_COST_TTY) */
+	TSA_TAIL_JOBS = 1u << 7, /* bash walked its job table (TSA_COST_JOBS) */
+	TSA_TAIL_MASK = TSA_TAIL_TTY | TSA_TAIL_JOBS,
 };
 
 /* arg: line */
@@ -125,9 +170,10 @@ enum tsa_frame_kind {
 	TSA_FR_SOURCE = 2,
 	TSA_FR_EVAL = 3,
 	TSA_FR_TRAP = 4,
+	TSA_FR_KIND_MASK = 0x0f,
 };
 
-/* arg: line. flags: enum tsa_frame_kind */
+/* arg: line. flags: enum tsa_frame_kind (TSA_FR_KIND_MASK) */
 struct tsa_push {
 	struct tsa_rec h;
 	uint64_t t;
@@ -158,14 +204,14 @@ struct tsa_fork {
 	uint32_t pad;
 };
 
-/* arg: text id of the program */
+/* arg: text id of the program. flags: enum tsa_run_flags (tail) */
 struct tsa_exec {
 	struct tsa_rec h;
 	uint64_t t;
 	uint64_t cpu;
 };
 
-/* arg: the exit status bash is about to return */
+/* arg: the exit status bash is about to return. flags: enum tsa_run_flags (tail) */
 struct tsa_end {
 	struct tsa_rec h;
 	uint64_t t;
@@ -175,7 +221,7 @@ struct tsa_end {
 
 _Static_assert(sizeof(struct tsa_chunk) == 24, "tsa_chunk");
 _Static_assert(sizeof(struct tsa_rec) == 8, "tsa_rec");
-_Static_assert(sizeof(struct tsa_hello) == 72, "tsa_hello");
+_Static_assert(sizeof(struct tsa_hello) == 104, "tsa_hello");
 _Static_assert(sizeof(struct tsa_cmd) == 32, "tsa_cmd");
 _Static_assert(sizeof(struct tsa_cmd_cc) == 40, "tsa_cmd_cc");
 _Static_assert(sizeof(struct tsa_push) == 32, "tsa_push");

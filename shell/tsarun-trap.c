@@ -14,8 +14,9 @@
  *   source, eval    sourcenest, evalnest
  *   traps           signal_in_progress(), trap_list[]
  *   forks           pthread_atfork(): bash forks through fork(3)
- *   exec            bash's own execve() slot, redirected here (see hook_execve)
+ *   exec            bash's own execve() slot, redirected here (see hook_got)
  *   exit            atexit()
+ *   trap tails      bash's tcsetpgrp() slot and its job table (see calibrate)
  *
  * Records are appended to a per-process buffer and sent as one datagram
  * when the buffer fills, before a fork, before an exec and at exit. A fork
@@ -73,6 +74,18 @@ extern PROCESS *the_pipeline;
 extern char *dist_version;
 extern int array_needs_making;
 extern volatile int last_command_exit_value;
+extern pid_t pipeline_pgrp, shell_pgrp, terminal_pgrp;
+extern int shell_tty;
+extern int run_debug_trap(void);
+
+/* bash's object caches (ocache.h, not installed): see calibrate(). */
+struct tsa_objcache {
+	void **data;
+	int cs; /* slots */
+	int nc; /* objects cached */
+};
+extern struct tsa_objcache uwcache, wdcache, wlcache;
+extern void cmd_init(void), uwp_init(void);
 
 #define TRAP_WORD "__tsa"
 
@@ -89,7 +102,15 @@ static size_t blen;
 static char buf[TSA_WIRE_MAX_CHUNK] __attribute__((aligned(8)));
 static int need_hello; /* a forked child says HELLO with its first record */
 static int is_root;
-static uint32_t cal_wall, cal_cpu;
+static struct tsa_cost cal[TSA_COST_NR];
+static uint64_t cal_spent_cpu;
+static uint32_t cal_pre; /* permille of a trap run before the builtin's clock read */
+static uint64_t debug_t; /* when the last trap run read the clock */
+
+/* What the tail of this stream's last trap run cost (tsa_wire.h, TSA_TAIL_*). */
+static unsigned long tty_calls, tty_seen;
+static int last_jobs;
+static uint8_t run_flags; /* for the first record of the trap run under way */
 
 /* What a forked child needs to know about its parent. */
 static uint32_t parent_pid, parent_gen, fork_index, fork_count;
@@ -152,7 +173,7 @@ static void flush(void)
 	struct tsa_chunk *c = (struct tsa_chunk *)buf;
 	ssize_t n;
 
-	if (!nrec || sock_fd < 0 || calibrating) {
+	if (!nrec || sock_fd < 0) {
 		blen = 0;
 		nrec = 0;
 		return;
@@ -160,9 +181,10 @@ static void flush(void)
 	c->magic = TSA_WIRE_MAGIC;
 	c->version = TSA_WIRE_VERSION;
 	c->hdr_len = sizeof(*c);
-	c->pid = my_pid;
+	/* While measuring, send as a run would, under pid 0: the reader drops it. */
+	c->pid = calibrating ? 0 : my_pid;
 	c->gen = my_gen;
-	c->seq = seq;
+	c->seq = calibrating ? 0 : seq;
 	c->nrec = nrec;
 	do
 		n = send(sock_fd, buf, blen, MSG_NOSIGNAL);
@@ -172,7 +194,8 @@ static void flush(void)
 		/* tsarun is gone, or the script closed our socket: stop recording. */
 		enabled = 0;
 	}
-	seq += nrec;
+	if (!calibrating)
+		seq += nrec;
 	nrec = 0;
 	blen = 0;
 }
@@ -191,7 +214,8 @@ static void *reserve(size_t len, uint8_t type, uint8_t flags, uint32_t arg)
 	r = (struct tsa_rec *)(buf + blen);
 	memset(r, 0, len);
 	r->type = type;
-	r->flags = flags;
+	r->flags = flags | run_flags;
+	run_flags = 0;
 	r->len = (uint16_t)len;
 	r->arg = arg;
 	blen += len;
@@ -277,9 +301,11 @@ static void hello(uint32_t how, uint64_t t, uint64_t cpu)
 	h->fork_index = how == TSA_HELLO_FORK ? fork_index : 0;
 	h->subshell_env = (uint32_t)subshell_environment;
 	h->subshell_level = (uint32_t)subshell_level;
-	h->cal_wall_ns = cal_wall;
-	h->cal_cpu_ns = cal_cpu;
-	h->hflags = (cal_wall ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0);
+	memcpy(h->cal, cal, sizeof(h->cal));
+	h->cal_spent_cpu_ns = how == TSA_HELLO_START ? cal_spent_cpu : 0;
+	h->cal_pre_permille = cal_pre;
+	h->hflags =
+	    (cal[TSA_COST_BASE].wall_ns ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0);
 	h->bash_version = 502;
 }
 
@@ -476,14 +502,35 @@ static int sync_frames(uint64_t t, uint64_t cpu)
 	return entered;
 }
 
+/*
+ * What the tail of the previous trap run paid: bash calls tcsetpgrp()
+ * there once the process has children (see calibrate), and walks its job
+ * table when it has one. The job table is read now, for the next record.
+ */
+static uint8_t trap_tail(void)
+{
+	uint8_t tail = last_jobs ? TSA_TAIL_JOBS : 0;
+
+	if (tty_calls != tty_seen) {
+		tty_seen = tty_calls;
+		tail |= TSA_TAIL_TTY;
+	}
+	last_jobs = jobs && js.j_jobslots > 0;
+	return tail;
+}
+
 static void on_debug(void)
 {
 	uint64_t t = mono_ns(), cpu = cpu_ns();
 	int in_trap, reaped;
 	struct tsa_cmd *c;
 	uint32_t text;
+	uint8_t tail = trap_tail();
 
+	debug_t = t;
 	ensure_hello();
+	/* The first record of this trap run says it starts (tsa_wire.h). */
+	run_flags = TSA_RUN | tail;
 	if (sync_frames(t, cpu))
 		return; /* a function's entry: the call itself was the command */
 	in_trap = nframes > 0 && frames[nframes - 1].kind == TSA_FR_TRAP;
@@ -567,6 +614,9 @@ static void atfork_child(void)
 	need_hello = 1;
 	is_root = 0;
 	base_frames = nframes;
+	/* The child's first span starts at the fork, after no trap run of its own. */
+	tty_seen = tty_calls;
+	last_jobs = 0;
 	text_reset();
 }
 
@@ -579,7 +629,7 @@ static void at_exit(void)
 		return;
 	t = mono_ns();
 	ensure_hello();
-	e = reserve(sizeof(*e), TSA_R_END, 0, (uint32_t)last_command_exit_value);
+	e = reserve(sizeof(*e), TSA_R_END, trap_tail(), (uint32_t)last_command_exit_value);
 	e->t = t;
 	e->cpu = cpu_ns();
 	e->child_cpu = child_cpu_ns();
@@ -588,15 +638,24 @@ static void at_exit(void)
 }
 
 /*
- * exec: bash calls execve() through its own GOT slot, bound at start-up
- * (BIND_NOW). We point that slot at our wrapper, which sends what the
- * process has buffered and says what it execs. Without it, a subshell
- * whose last command bash execs in place (`( cd d && make )`) would lose
- * its records. If the slot cannot be found, records are still flushed at
- * every fork and exit; only that case loses them.
+ * bash calls libc through its own GOT slots, bound at start-up (BIND_NOW).
+ * Two of them are pointed at wrappers here:
+ *
+ *   execve     sends what the process has buffered and says what it execs.
+ *              Without it, a subshell whose last command bash execs in
+ *              place (`( cd d && make )`) would lose its records. If the
+ *              slot cannot be found, records are still flushed at every
+ *              fork and exit; only that case loses them.
+ *   tcsetpgrp  counts the calls: without job control, bash calls it only
+ *              from the tail of the DEBUG trap (give_terminal_to() in
+ *              run_debug_trap()), once the process has had children, and
+ *              that costs the trap about half a microsecond more. The count
+ *              tells which trap runs paid it (TSA_TAIL_TTY).
  */
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*tcsetpgrp_fn)(int, pid_t);
 static execve_fn real_execve;
+static tcsetpgrp_fn real_tcsetpgrp;
 
 static int tsa_execve(const char *path, char *const argv[], char *const envp[])
 {
@@ -607,7 +666,7 @@ static int tsa_execve(const char *path, char *const argv[], char *const envp[])
 
 		ensure_hello();
 		text = text_id(path);
-		x = reserve(sizeof(*x), TSA_R_EXEC, 0, text);
+		x = reserve(sizeof(*x), TSA_R_EXEC, trap_tail(), text);
 		x->t = t;
 		x->cpu = cpu_ns();
 		flush();
@@ -615,32 +674,43 @@ static int tsa_execve(const char *path, char *const argv[], char *const envp[])
 	return real_execve(path, argv, envp);
 }
 
-struct hook_ctx {
-	int done;
+static int tsa_tcsetpgrp(int fd, pid_t pgrp)
+{
+	tty_calls++;
+	return real_tcsetpgrp(fd, pgrp);
+}
+
+static struct hook {
+	const char *name;
+	void **real;
+	void *wrapper;
+} hooks[] = {
+    {"execve", (void **)&real_execve, (void *)tsa_execve},
+    {"tcsetpgrp", (void **)&real_tcsetpgrp, (void *)tsa_tcsetpgrp},
 };
 
-static int patch_slot(void **slot)
+static int patch_slot(void **slot, struct hook *h)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t page = (uintptr_t)slot & ~((uintptr_t)pg - 1);
 
 	if (mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE))
 		return -1;
-	real_execve = (execve_fn)*slot;
-	*slot = (void *)tsa_execve;
+	*h->real = *slot;
+	*slot = h->wrapper;
 	mprotect((void *)page, (size_t)pg, PROT_READ);
 	return 0;
 }
 
 static int hook_phdr(struct dl_phdr_info *info, size_t size, void *data)
 {
-	struct hook_ctx *ctx = data;
 	ElfW(Dyn) *dyn = NULL;
 	ElfW(Sym) *symtab = NULL;
 	const char *strtab = NULL;
 	ElfW(Rela) * tabs[2] = {NULL, NULL};
 	size_t sizes[2] = {0, 0};
 
+	(void)data;
 	/* The first object is the executable: bash itself. */
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
@@ -675,6 +745,7 @@ static int hook_phdr(struct dl_phdr_info *info, size_t size, void *data)
 		for (size_t i = 0; tabs[t] && i < sizes[t] / sizeof(ElfW(Rela)); i++) {
 			ElfW(Rela) *r = &tabs[t][i];
 			unsigned type = ELF64_R_TYPE(r->r_info);
+			const char *name;
 #if defined(__x86_64__)
 			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 				continue;
@@ -684,23 +755,19 @@ static int hook_phdr(struct dl_phdr_info *info, size_t size, void *data)
 #else
 			continue;
 #endif
-			if (strcmp(strtab + symtab[ELF64_R_SYM(r->r_info)].st_name, "execve"))
-				continue;
-			if (!patch_slot((void **)(info->dlpi_addr + r->r_offset)))
-				ctx->done = 1;
-			return 1;
+			name = strtab + symtab[ELF64_R_SYM(r->r_info)].st_name;
+			for (size_t k = 0; k < sizeof(hooks) / sizeof(hooks[0]); k++)
+				if (!*hooks[k].real && !strcmp(name, hooks[k].name))
+					patch_slot((void **)(info->dlpi_addr + r->r_offset),
+						   &hooks[k]);
 		}
 	}
 	return 1;
 }
 
-static void hook_execve(void)
+static void hook_got(void)
 {
-	struct hook_ctx ctx = {0};
-
-	if (real_execve)
-		return;
-	dl_iterate_phdr(hook_phdr, &ctx);
+	dl_iterate_phdr(hook_phdr, NULL);
 }
 
 /* Put the socket out of the script's way: above the descriptors scripts use. */
@@ -746,58 +813,221 @@ static void eval(const char *code)
 }
 
 /*
- * The trap's own cost: the same loop without and with the DEBUG trap, per
- * trap run, the best of a few rounds (the machine can only add time).
+ * The trap's own cost, measured in this process before the script runs, so
+ * that the profile can remove it from every span (bashprof.c). What a trap
+ * run costs depends on the shell's state, and start-up is not the state a
+ * script runs in; three things are set up to match it:
+ *
+ * - bash creates its object caches (command words, unwind-protect frames)
+ *   only after the start-up files: while BASH_ENV is read, every trap run
+ *   mallocs and frees some twenty objects the script's trap runs take from
+ *   the caches (measured: 0.2 us more per trap run). The caches are
+ *   created for the measurement and destroyed after it, as they were.
+ * - once a process has had children, bash gives the terminal back at the
+ *   end of every trap run (give_terminal_to(): two sigprocmask() and a
+ *   tcsetpgrp(), 0.5 us here) and walks its job table. Each is measured
+ *   on its own, with pipeline_pgrp and an empty job table set for the
+ *   measurement; each record says which of them the trap run before it
+ *   paid (TSA_TAIL_*). The terminal is never touched: when tcsetpgrp()
+ *   would change its foreground group, the call goes to a descriptor that
+ *   is not a terminal, which takes the same path and fails.
+ * - records are sent as in a run (as calibration chunks the reader drops).
+ *
+ * The base cost is a loop without and with the DEBUG trap, per trap run,
+ * which includes what the trap does to the command after it; the loop is
+ * bash's counting loop with an arithmetic assignment, the cheap commands
+ * tight loops are made of, where the correction matters (the cost varies
+ * by about 1.5% between kinds of command: see tests/bench/60-bash.sh).
+ * The added tail costs are run_debug_trap() called in a loop in each
+ * state. Each figure is the median over rounds of the difference within a
+ * round: the machine's load varies, and the script runs under the load of
+ * the moment, not the best of it.
  */
-static void calibrate(void)
-{
-	static const char loop[] = "for __tsa_i in {1..300}; do :; done";
-	uint64_t best_bare_w = UINT64_MAX, best_bare_c = UINT64_MAX;
-	uint64_t best_trap_w = UINT64_MAX, best_trap_c = UINT64_MAX, events = 0;
+#define CAL_ROUNDS	9 /* of the base; about 20 ms in all */
+#define CAL_TAIL_ROUNDS 7 /* of the tail costs (smaller, and added only after a child) */
+#define CAL_CALLS	100
 
-	for (int round = 0; round < 5; round++) {
-		uint64_t w0, c0, w1, c1;
+struct cal_round {
+	uint64_t w, c;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of (with[i] - without[i]) / n over the rounds, in wall and CPU. */
+static struct tsa_cost cal_median(const struct cal_round *with, const struct cal_round *without,
+				  int rounds, uint64_t n)
+{
+	uint64_t w[CAL_ROUNDS], c[CAL_ROUNDS];
+	struct tsa_cost r = {0, 0};
+
+	if (!n)
+		return r;
+	for (int i = 0; i < rounds; i++) {
+		w[i] = with[i].w > without[i].w ? (with[i].w - without[i].w) / n : 0;
+		c[i] = with[i].c > without[i].c ? (with[i].c - without[i].c) / n : 0;
+	}
+	qsort(w, (size_t)rounds, sizeof(w[0]), cmp_u64);
+	qsort(c, (size_t)rounds, sizeof(c[0]), cmp_u64);
+	r.wall_ns = (uint32_t)w[rounds / 2];
+	r.cpu_ns = (uint32_t)c[rounds / 2];
+	return r;
+}
+
+/* Create bash's object caches if they are not there yet; 1 if we did. */
+static int caches_create(void)
+{
+	if (uwcache.cs || wdcache.cs || wlcache.cs)
+		return 0;
+	cmd_init();
+	uwp_init();
+	return 1;
+}
+
+static void cache_destroy(struct tsa_objcache *c)
+{
+	while (c->nc > 0)
+		free(c->data[--c->nc]);
+	free(c->data);
+	c->data = NULL;
+	c->cs = 0;
+}
+
+/* The base: a loop without and with the trap. */
+static void cal_base(void)
+{
+	static const char loop[] = "for ((__tsa_i = 0; __tsa_i < 200; __tsa_i++)); do "
+				   "__tsa_v=$((__tsa_v + __tsa_i)); done";
+	struct cal_round bare[CAL_ROUNDS], trap[CAL_ROUNDS];
+	uint64_t events = 0;
+
+	for (int round = 0; round < CAL_ROUNDS; round++) {
+		uint64_t w0, c0;
 
 		w0 = mono_ns();
 		c0 = cpu_ns();
 		eval(loop);
-		w1 = mono_ns();
-		c1 = cpu_ns();
-		if (w1 - w0 < best_bare_w)
-			best_bare_w = w1 - w0;
-		if (c1 - c0 < best_bare_c)
-			best_bare_c = c1 - c0;
+		bare[round].w = mono_ns() - w0;
+		bare[round].c = cpu_ns() - c0;
 
 		eval("trap " TRAP_WORD " DEBUG");
-		/* The full recording path runs; what it records is dropped. */
+		/* The full recording path runs. */
 		calibrating = 1;
 		enabled = 1;
 		calib_events = 0;
 		w0 = mono_ns();
 		c0 = cpu_ns();
 		eval(loop);
-		w1 = mono_ns();
-		c1 = cpu_ns();
+		trap[round].w = mono_ns() - w0;
+		trap[round].c = cpu_ns() - c0;
 		eval("trap - DEBUG");
 		calibrating = 0;
 		enabled = 0;
-		calib_events--; /* the trap that ran `trap - DEBUG` */
-		events = calib_events;
-		if (w1 - w0 < best_trap_w)
-			best_trap_w = w1 - w0;
-		if (c1 - c0 < best_trap_c)
-			best_trap_c = c1 - c0;
+		events = calib_events - 1; /* the trap run before `trap - DEBUG` */
 	}
-	eval("unset __tsa_i");
+	eval("unset __tsa_i __tsa_v");
+	cal[TSA_COST_BASE] = cal_median(trap, bare, CAL_ROUNDS, events);
+}
+
+/* Where the builtin reads the clock within a trap run: the median over single runs. */
+static void cal_split(void)
+{
+	uint64_t frac[CAL_CALLS];
+	int n = 0;
+
+	calibrating = 1;
+	enabled = 1;
+	for (int i = 0; i < CAL_CALLS; i++) {
+		uint64_t w0 = mono_ns(), w1;
+
+		debug_t = 0;
+		run_debug_trap();
+		w1 = mono_ns();
+		if (debug_t > w0 && w1 > debug_t)
+			frac[n++] = (debug_t - w0) * 1000 / (w1 - w0);
+	}
+	calibrating = 0;
+	enabled = 0;
+	qsort(frac, (size_t)n, sizeof(frac[0]), cmp_u64);
+	cal_pre = n ? (uint32_t)frac[n / 2] : 500;
+}
+
+/* The tail states, by run_debug_trap() in a loop: none, terminal, terminal + jobs. */
+static void cal_tails(void)
+{
+	static JOB *empty_table[8];
+	JOB **jobs0 = jobs;
+	int slots0 = js.j_jobslots, tty0 = shell_tty;
+	pid_t tpgrp0 = terminal_pgrp;
+	pid_t pgrp = shell_pgrp > 0 ? shell_pgrp : getpgrp();
+	/* A job table bash made already stays: its walk is then in every state. */
+	int fake_jobs = !jobs0 && !slots0;
+	struct cal_round st[3][CAL_TAIL_ROUNDS];
+
+	if (shell_tty >= 0 && isatty(shell_tty) && tcgetpgrp(shell_tty) != pgrp)
+		shell_tty = sock_fd;
+	eval("trap " TRAP_WORD " DEBUG");
+	for (int round = 0; round < CAL_TAIL_ROUNDS; round++) {
+		for (int k = 0; k < 3; k++) {
+			uint64_t w0, c0;
+
+			pipeline_pgrp = k ? pgrp : 0;
+			if (fake_jobs) {
+				jobs = k == 2 ? empty_table : NULL;
+				js.j_jobslots = k == 2 ? 8 : 0;
+			}
+			calibrating = 1;
+			enabled = 1;
+			w0 = mono_ns();
+			c0 = cpu_ns();
+			for (int i = 0; i < CAL_CALLS; i++)
+				run_debug_trap();
+			st[k][round].w = mono_ns() - w0;
+			st[k][round].c = cpu_ns() - c0;
+			calibrating = 0;
+			enabled = 0;
+		}
+	}
+	pipeline_pgrp = 0;
+	jobs = jobs0;
+	js.j_jobslots = slots0;
+	shell_tty = tty0;
+	terminal_pgrp = tpgrp0;
+	cal_split();
+	eval("trap - DEBUG");
+	cal[TSA_COST_TTY] = cal_median(st[1], st[0], CAL_TAIL_ROUNDS, CAL_CALLS);
+	if (fake_jobs)
+		cal[TSA_COST_JOBS] = cal_median(st[2], st[1], CAL_TAIL_ROUNDS, CAL_CALLS);
+}
+
+static void calibrate(void)
+{
+	uint64_t c0 = cpu_ns();
+	pid_t pgrp0 = pipeline_pgrp;
+	int made = caches_create();
+
+	/* The base is the state of a process that has had no child yet. */
+	pipeline_pgrp = 0;
+	cal_base();
+	cal_tails();
+	pipeline_pgrp = pgrp0;
+	if (made) {
+		cache_destroy(&uwcache);
+		cache_destroy(&wdcache);
+		cache_destroy(&wlcache);
+	}
 	text_reset();
 	blen = 0;
 	nrec = 0;
 	nframes = 0;
 	have_base = 0;
-	if (events && best_trap_w > best_bare_w)
-		cal_wall = (uint32_t)((best_trap_w - best_bare_w) / events);
-	if (events && best_trap_c > best_bare_c)
-		cal_cpu = (uint32_t)((best_trap_c - best_bare_c) / events);
+	tty_seen = tty_calls;
+	last_jobs = 0;
+	cal_spent_cpu = cpu_ns() - c0;
 }
 
 /* bash expands BASH_ENV before reading it; so do we with the user's. */
@@ -818,7 +1048,7 @@ static int start(void)
 {
 	const char *path = getenv(TSA_ENV_SOCK);
 	const char *root = get_string_value(TSA_ENV_ROOT);
-	const char *cal = getenv(TSA_ENV_CAL);
+	const char *cal_env = getenv(TSA_ENV_CAL);
 	char pidbuf[32];
 	static int registered;
 
@@ -844,22 +1074,29 @@ static int start(void)
 		snprintf(pidbuf, sizeof(pidbuf), "%u", my_pid);
 		export_var(TSA_ENV_ROOT, pidbuf);
 	}
-	if (cal && sscanf(cal, "%u %u", &cal_wall, &cal_cpu) != 2)
-		cal_wall = cal_cpu = 0;
-	source_user_env();
-	if (!cal_wall) {
-		char v[64];
-
-		calibrate();
-		snprintf(v, sizeof(v), "%u %u", cal_wall, cal_cpu);
-		export_var(TSA_ENV_CAL, v);
-	}
+	if (cal_env && sscanf(cal_env, "%u %u %u %u %u %u %u", &cal[0].wall_ns, &cal[0].cpu_ns,
+			      &cal[1].wall_ns, &cal[1].cpu_ns, &cal[2].wall_ns, &cal[2].cpu_ns,
+			      &cal_pre) != 2 * TSA_COST_NR + 1)
+		memset(cal, 0, sizeof(cal));
 	if (!registered) {
 		registered = 1;
+		hook_got();
+	}
+	source_user_env();
+	if (!cal[TSA_COST_BASE].wall_ns) {
+		char v[128];
+
+		calibrate();
+		snprintf(v, sizeof(v), "%u %u %u %u %u %u %u", cal[0].wall_ns, cal[0].cpu_ns,
+			 cal[1].wall_ns, cal[1].cpu_ns, cal[2].wall_ns, cal[2].cpu_ns, cal_pre);
+		export_var(TSA_ENV_CAL, v);
+	}
+	if (registered == 1) {
+		registered = 2;
 		pthread_atfork(atfork_prepare, NULL, atfork_child);
 		atexit(at_exit);
-		hook_execve();
 	}
+	tty_seen = tty_calls;
 	reaped_seen = js.c_totreaped;
 	enabled = 1;
 	hello(TSA_HELLO_START, mono_ns(), cpu_ns());
@@ -882,9 +1119,12 @@ static int tsa_builtin(WORD_LIST *list)
 		return EXECUTION_SUCCESS;
 	}
 	if (!strcmp(list->word->word, "status")) {
-		printf("enabled=%d pid=%u seq=%u frames=%d cal_wall=%u cal_cpu=%u execve=%s\n",
-		       enabled, my_pid, seq + nrec, nframes, cal_wall, cal_cpu,
-		       real_execve ? "hooked" : "not hooked");
+		printf("enabled=%d pid=%u seq=%u frames=%d cal_wall=%u cal_cpu=%u "
+		       "cal_tty=%u/%u cal_jobs=%u/%u cal_pre=%u/1000 execve=%s tcsetpgrp=%s\n",
+		       enabled, my_pid, seq + nrec, nframes, cal[0].wall_ns, cal[0].cpu_ns,
+		       cal[1].wall_ns, cal[1].cpu_ns, cal[2].wall_ns, cal[2].cpu_ns, cal_pre,
+		       real_execve ? "hooked" : "not hooked",
+		       real_tcsetpgrp ? "hooked" : "not hooked");
 		return EXECUTION_SUCCESS;
 	}
 	builtin_usage();

@@ -111,7 +111,8 @@ int main(int argc, char **argv)
 	h = w_rec(&w, sizeof(*h), TSA_R_HELLO, 0, TSA_HELLO_START);
 	h->pid = 100;
 	h->hflags = TSA_HF_ROOT;
-	h->cal_wall_ns = h->cal_cpu_ns = 3000;
+	h->cal[TSA_COST_BASE].wall_ns = h->cal[TSA_COST_BASE].cpu_ns = 3000;
+	h->hflags |= TSA_HF_CALIBRATED;
 	w_text(&w, 1, "for i in \"${list[@]}\"");
 	w_text(&w, 2, "process_item \"$i\"");
 	w_text(&w, 3, "process_item");

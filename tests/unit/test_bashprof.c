@@ -53,8 +53,9 @@ static void *w_rec(struct w *w, struct bashprof *bp, size_t len, uint8_t type, u
 	return r;
 }
 
-static void w_hello(struct w *w, struct bashprof *bp, uint32_t how, uint64_t t, uint32_t ppid,
-		    uint32_t pgen, uint32_t fidx, uint32_t env, uint32_t cal)
+static struct tsa_hello *w_hello(struct w *w, struct bashprof *bp, uint32_t how, uint64_t t,
+				 uint32_t ppid, uint32_t pgen, uint32_t fidx, uint32_t env,
+				 uint32_t cal)
 {
 	struct tsa_hello *h = w_rec(w, bp, sizeof(*h), TSA_R_HELLO, 0, how);
 
@@ -64,9 +65,10 @@ static void w_hello(struct w *w, struct bashprof *bp, uint32_t how, uint64_t t, 
 	h->parent_gen = pgen;
 	h->fork_index = fidx;
 	h->subshell_env = env;
-	h->cal_wall_ns = cal;
-	h->cal_cpu_ns = cal;
-	h->hflags = how == TSA_HELLO_START ? TSA_HF_ROOT : 0;
+	h->cal[TSA_COST_BASE].wall_ns = cal;
+	h->cal[TSA_COST_BASE].cpu_ns = cal;
+	h->hflags = (how == TSA_HELLO_START ? TSA_HF_ROOT : 0) | (cal ? TSA_HF_CALIBRATED : 0);
+	return h;
 }
 
 static void w_text(struct w *w, struct bashprof *bp, uint32_t id, const char *s)
@@ -77,13 +79,33 @@ static void w_text(struct w *w, struct bashprof *bp, uint32_t id, const char *s)
 	memcpy(p + sizeof(struct tsa_text), s, n);
 }
 
-static void w_cmd(struct w *w, struct bashprof *bp, uint64_t t, uint32_t line, uint32_t text)
+/* A trap run's CMD record with flags; CPU runs at half the wall clock. */
+static void w_cmdf(struct w *w, struct bashprof *bp, uint64_t t, uint32_t line, uint32_t text,
+		   uint8_t flags)
 {
-	struct tsa_cmd *c = w_rec(w, bp, sizeof(*c), TSA_R_CMD, 0, line);
+	struct tsa_cmd *c = w_rec(w, bp, sizeof(*c), TSA_R_CMD, flags | TSA_RUN, line);
 
 	c->t = t;
 	c->cpu = t / 2;
 	c->text = text;
+}
+
+static void w_cmd(struct w *w, struct bashprof *bp, uint64_t t, uint32_t line, uint32_t text)
+{
+	w_cmdf(w, bp, t, line, text, 0);
+}
+
+/* A CMD record saying the children's CPU is now cc (bash reaped some). */
+static void w_cmd_cc(struct w *w, struct bashprof *bp, uint64_t t, uint32_t line, uint32_t text,
+		     uint64_t cc)
+{
+	struct tsa_cmd_cc *c =
+	    w_rec(w, bp, sizeof(*c), TSA_R_CMD, TSA_CF_CHILD_CPU | TSA_RUN, line);
+
+	c->c.t = t;
+	c->c.cpu = t / 2;
+	c->c.text = text;
+	c->child_cpu = cc;
 }
 
 static void w_end(struct w *w, struct bashprof *bp, uint64_t t)
@@ -133,10 +155,14 @@ static void test_loop_collapses(void **state)
 	assert_non_null(body);
 	assert_int_equal(loop->count, 20000);
 	assert_int_equal(body->count, 20000);
-	/* Each span holds one trap run (1000 ns) that the correction removes. */
+	/*
+	 * Each span holds one trap run (1000 ns) that the correction removes,
+	 * but for the last, closed by the exit: it holds the rest of the last
+	 * trap run after its clock read (half of it, by default).
+	 */
 	assert_int_equal(loop->raw_wall_ns, 20000ull * 3000);
 	assert_int_equal(loop->wall_ns, 20000ull * 2000);
-	assert_int_equal(body->wall_ns, 20000ull * 4000);
+	assert_int_equal(body->wall_ns, 20000ull * 4000 + 500);
 	assert_int_equal(bashprof__total(bp)->commands, 40000);
 	assert_int_equal(bashprof__total(bp)->raw_self_wall_ns, 20000ull * 8000);
 	assert_int_equal(bashprof__total(bp)->self_wall_ns, 20000ull * 6000);
@@ -320,12 +346,266 @@ static void test_hostile_input(void **state)
 	assert_true(bad > 0);
 }
 
+/*
+ * Each trap run costs the base, plus what its record says the tail of the
+ * run before it paid (terminal hand-back, job-table walk). A span holds the
+ * part of its closing trap run before the clock read (half, by default)
+ * and the rest of the one before; the last, closed by the exit, only that
+ * rest. The script's total holds every trap run, whole.
+ */
+static void test_tail_costs(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+	struct tsa_hello *h;
+	const struct bash_node *a, *b, *c, *d;
+
+	w_begin(&w, 100, 1);
+	h = w_hello(&w, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 1000);
+	h->cal[TSA_COST_TTY].wall_ns = h->cal[TSA_COST_TTY].cpu_ns = 500;
+	h->cal[TSA_COST_JOBS].wall_ns = h->cal[TSA_COST_JOBS].cpu_ns = 100;
+	w_text(&w, bp, 1, "a");
+	w_text(&w, bp, 2, "b");
+	w_text(&w, bp, 3, "c");
+	w_text(&w, bp, 4, "d");
+	w_cmdf(&w, bp, 10000, 1, 1, 0);
+	w_cmdf(&w, bp, 20000, 2, 2, 0);
+	w_cmdf(&w, bp, 30000, 3, 3, TSA_TAIL_TTY);
+	w_cmdf(&w, bp, 40000, 4, 4, TSA_TAIL_TTY | TSA_TAIL_JOBS);
+	w_end(&w, bp, 50000);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	a = find(bp, "a", 1);
+	b = find(bp, "b", 2);
+	c = find(bp, "c", 3);
+	d = find(bp, "d", 4);
+	assert_int_equal(a->wall_ns, 10000 - 1000);
+	assert_int_equal(b->wall_ns, 10000 - 1500);
+	assert_int_equal(c->wall_ns, 10000 - 1600);
+	assert_int_equal(d->wall_ns, 10000 - 500);
+	assert_int_equal(a->cpu_ns, 5000 - 1000);
+	assert_int_equal(c->cpu_ns, 5000 - 1600);
+	assert_int_equal(c->cor_cpu_ns, 1600);
+	assert_int_equal(bashprof__total(bp)->commands, 4);
+	assert_int_equal(bashprof__total(bp)->self_wall_ns, 50000 - 5100);
+	assert_int_equal(bashprof__total(bp)->raw_cpu_ns, 25000);
+	assert_int_equal(bashprof__total(bp)->cpu_ns, 25000 - 5100);
+	assert_true(bashprof__quality(bp)->calibrated);
+	assert_int_equal(bashprof__quality(bp)->cal[BASH_COST_TTY].cpu_ns, 500);
+	assert_int_equal(bashprof__quality(bp)->stretch_milli, 1000);
+	bashprof__free(bp);
+}
+
+/*
+ * Two pipeline parts run side by side while their parent waits in one
+ * command: it pays their trap CPU, both, and in wall time the slower one's.
+ */
+static void test_waited_children(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w p, c1, c2;
+	struct tsa_fork *f;
+	const struct bash_node *x;
+
+	w_begin(&p, 100, 1);
+	w_hello(&p, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 1000);
+	w_text(&p, bp, 1, "a | b");
+	w_text(&p, bp, 2, "next");
+	w_cmd(&p, bp, 1000, 10, 1);
+	f = w_rec(&p, bp, sizeof(*f), TSA_R_FORK, 0, 10);
+	f->t = 2000;
+	f->index = 0;
+	w_flush(&p, bp);
+	f = w_rec(&p, bp, sizeof(*f), TSA_R_FORK, 0, 10);
+	f->t = 2100;
+	f->index = 1;
+	f->pipe = 1;
+	w_flush(&p, bp);
+
+	w_begin(&c1, 101, 5);
+	w_hello(&c1, bp, TSA_HELLO_FORK, 2000, 100, 1, 0, 0x10, 1000);
+	w_text(&c1, bp, 1, "a");
+	for (int i = 0; i < 5; i++)
+		w_cmd(&c1, bp, 3000 + i * 1000, 10, 1);
+	w_begin(&c2, 102, 6);
+	w_hello(&c2, bp, TSA_HELLO_FORK, 2100, 100, 1, 1, 0x10, 1000);
+	w_text(&c2, bp, 1, "b");
+	for (int i = 0; i < 2; i++)
+		w_cmd(&c2, bp, 3000 + i * 1000, 10, 1);
+	w_end(&c2, bp, 9000);
+	w_flush(&c2, bp);
+	w_end(&c1, bp, 10000);
+	w_flush(&c1, bp);
+
+	w_cmd_cc(&p, bp, 13000, 11, 2, 20000);
+	w_end(&p, bp, 14000);
+	w_flush(&p, bp);
+	bashprof__finish(bp, NULL, 0);
+	x = find(bp, "a | b", 10);
+	assert_non_null(x);
+	/* Its own trap run, and the slower child's five. */
+	assert_int_equal(x->cor_wall_ns, 1000 + 5000);
+	assert_int_equal(x->wall_ns, 12000 - 6000);
+	/* Its own trap run, and both children's seven. */
+	assert_int_equal(x->cor_cpu_ns, 1000 + 7000);
+	assert_int_equal(x->cpu_ns, 6000 + 20000 - 8000);
+	assert_int_equal(bashprof__total(bp)->commands, 2 + 5 + 2);
+	bashprof__free(bp);
+}
+
+/*
+ * A background child is paid for by its parent's CPU when reaped, and in
+ * wall time by a `wait` that waited for it: here half of its life.
+ */
+static void test_background_child(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w p, c;
+	struct tsa_fork *f;
+	const struct bash_node *wt, *echo;
+
+	w_begin(&p, 100, 1);
+	w_hello(&p, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 1000);
+	w_text(&p, bp, 1, "loop &");
+	w_text(&p, bp, 2, "echo x");
+	w_text(&p, bp, 3, "wait");
+	w_text(&p, bp, 4, "done");
+	w_cmd(&p, bp, 1000, 1, 1);
+	f = w_rec(&p, bp, sizeof(*f), TSA_R_FORK, 0, 1);
+	f->t = 1500;
+	f->index = 0;
+	w_flush(&p, bp);
+
+	w_begin(&c, 201, 3);
+	w_hello(&c, bp, TSA_HELLO_FORK, 1500, 100, 1, 0, 0x01, 1000);
+	w_text(&c, bp, 1, ":");
+	for (int i = 0; i < 10; i++)
+		w_cmd(&c, bp, 2000 + i * 1000, 1, 1);
+	w_end(&c, bp, 101500);
+	w_flush(&c, bp);
+
+	w_cmd(&p, bp, 2000, 2, 2);
+	w_cmd(&p, bp, 51500, 3, 3);
+	w_cmd_cc(&p, bp, 102000, 4, 4, 30000);
+	w_end(&p, bp, 103000);
+	w_flush(&p, bp);
+	bashprof__finish(bp, NULL, 0);
+	wt = find(bp, "wait", 3);
+	echo = find(bp, "echo x", 2);
+	assert_non_null(wt);
+	assert_int_equal(find(bp, "loop &", 1)->kind, BK_BACKGROUND);
+	/* echo ran beside the child: only its own trap run. */
+	assert_int_equal(echo->cor_wall_ns, 1000);
+	assert_int_equal(wt->cor_wall_ns, 1000 + 5000);
+	assert_int_equal(wt->wall_ns, 50500 - 6000);
+	assert_int_equal(wt->cor_cpu_ns, 1000 + 10000);
+	assert_int_equal(wt->cpu_ns, (51000 - 25750) + 30000 - 11000);
+	bashprof__free(bp);
+}
+
+/*
+ * A function's body: the trap run after the return starts with the POP
+ * (TSA_RUN on whatever record comes first), so the body's last span pays
+ * for it, not the call.
+ */
+static void test_function_body_corrected(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+	struct tsa_push *p;
+	struct tsa_pop *q;
+	struct tsa_cmd *c;
+	const struct bash_node *call, *body, *after;
+
+	w_begin(&w, 100, 1);
+	w_hello(&w, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 1000);
+	w_text(&w, bp, 1, "f");
+	w_text(&w, bp, 2, "body");
+	w_text(&w, bp, 3, "after");
+	w_cmd(&w, bp, 10000, 10, 1);
+	p = w_rec(&w, bp, sizeof(*p), TSA_R_PUSH, TSA_FR_FUNC | TSA_RUN, 2);
+	p->t = 20000;
+	p->name = 1;
+	w_cmd(&w, bp, 30000, 3, 2);
+	q = w_rec(&w, bp, sizeof(*q), TSA_R_POP, TSA_RUN, 0);
+	q->t = 40000;
+	c = w_rec(&w, bp, sizeof(*c), TSA_R_CMD, 0, 11); /* the same trap run */
+	c->t = 40000;
+	c->cpu = 20000;
+	c->text = 3;
+	w_end(&w, bp, 50000);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	call = find(bp, "f", 10);
+	body = find(bp, "body", 3);
+	after = find(bp, "after", 11);
+	assert_int_equal(call->kind, BK_FUNCTION);
+	assert_int_equal(body->cor_wall_ns, 1000);
+	assert_int_equal(body->wall_ns, 9000);
+	/* The call: its entry's trap run, its body's first, and the one after the return. */
+	assert_int_equal(call->cor_wall_ns, 3000);
+	assert_int_equal(after->cor_wall_ns, 500);
+	assert_int_equal(bashprof__total(bp)->commands, 4);
+	bashprof__free(bp);
+}
+
+/* What the builtin sends while it measures its cost (pid 0) is dropped, not counted as bad. */
+static void test_calibration_chunks(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+
+	w_begin(&w, 0, 0);
+	w_cmd(&w, NULL, 10, 1, 1);
+	w_cmd(&w, NULL, 20, 1, 1);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	assert_int_equal(bashprof__quality(bp)->streams, 0);
+	assert_int_equal(bashprof__quality(bp)->bad_datagrams, 0);
+	assert_int_equal(bashprof__quality(bp)->unknown_streams, 0);
+	assert_int_equal(bashprof__quality(bp)->lost_records, 0);
+	bashprof__free(bp);
+}
+
+/*
+ * Without the eBPF tree, a trap run's wall cost is its CPU cost stretched as
+ * the start-up measurement found it stretched (waits for a CPU).
+ */
+static void test_wall_stretch(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+	struct tsa_hello *h;
+
+	w_begin(&w, 100, 1);
+	h = w_hello(&w, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 1000);
+	h->cal[TSA_COST_BASE].wall_ns = 1500;
+	w_text(&w, bp, 1, "x");
+	for (int i = 0; i < 10; i++)
+		w_cmd(&w, bp, 10000 * (i + 1), 1, 1);
+	w_end(&w, bp, 200000);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	assert_int_equal(bashprof__quality(bp)->stretch_milli, 1500);
+	assert_int_equal(find(bp, "x", 1)->cor_cpu_ns, 9 * 1000 + 500);
+	assert_int_equal(find(bp, "x", 1)->cor_wall_ns, (9 * 1000 + 500) * 3 / 2);
+	bashprof__free(bp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_loop_collapses), cmocka_unit_test(test_function_frames),
-	    cmocka_unit_test(test_fork_child),	   cmocka_unit_test(test_loss_counted),
+	    cmocka_unit_test(test_loop_collapses),
+	    cmocka_unit_test(test_function_frames),
+	    cmocka_unit_test(test_fork_child),
+	    cmocka_unit_test(test_loss_counted),
 	    cmocka_unit_test(test_hostile_input),
+	    cmocka_unit_test(test_tail_costs),
+	    cmocka_unit_test(test_waited_children),
+	    cmocka_unit_test(test_background_child),
+	    cmocka_unit_test(test_calibration_chunks),
+	    cmocka_unit_test(test_wall_stretch),
+	    cmocka_unit_test(test_function_body_corrected),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
