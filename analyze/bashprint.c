@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* The bash profile as folded stacks and as a readable tree. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "bashprof.h"
+#include "flame.h"
 #include "tsarun.h"
 
 /* A one-line, bounded rendering of a text: newlines and tabs become spaces. */
@@ -80,19 +84,26 @@ static void folded_path(const struct bash_node *n, char *buf, size_t len)
 	}
 }
 
+/* A node's time less its children's; background children run beside it, not in it. */
+static uint64_t self_time(const struct bash_node *n, bool cpu)
+{
+	uint64_t kids = 0, v = cpu ? n->cpu_ns : n->wall_ns;
+
+	for (const struct bash_node *c = n->child; c; c = c->next)
+		if (cpu ||
+		    (c->kind != BK_BACKGROUND && c->kind != BK_COPROC && c->kind != BK_PROCSUB))
+			kids += cpu ? c->cpu_ns : c->wall_ns;
+	return v > kids ? v - kids : 0;
+}
+
 int bashprof__write_folded(const struct bashprof *bp, FILE *f)
 {
 	static char path[16384];
 
 	for (size_t i = 0; i < bashprof__nodes(bp); i++) {
 		const struct bash_node *n = bashprof__node(bp, i);
-		uint64_t kids = 0, self;
+		uint64_t self = self_time(n, false);
 
-		for (const struct bash_node *c = n->child; c; c = c->next)
-			if (c->kind != BK_BACKGROUND && c->kind != BK_COPROC &&
-			    c->kind != BK_PROCSUB)
-				kids += c->wall_ns;
-		self = n->wall_ns > kids ? n->wall_ns - kids : 0;
 		if (self / 1000 == 0)
 			continue;
 		folded_path(n, path, sizeof(path));
@@ -100,6 +111,108 @@ int bashprof__write_folded(const struct bashprof *bp, FILE *f)
 			return -1;
 	}
 	return 0;
+}
+
+enum { FL_COMMAND, FL_FRAME, FL_FORK, FL_TRAP, FL_BASH };
+
+static int flame_cat(const struct bash_node *n)
+{
+	switch (n->kind) {
+	case BK_FUNCTION:
+	case BK_SOURCE:
+	case BK_EVAL:
+		return FL_FRAME;
+	case BK_TRAP:
+		return FL_TRAP;
+	case BK_BASH:
+		return FL_BASH;
+	case BK_SUBSHELL:
+	case BK_BACKGROUND:
+	case BK_PIPELINE:
+	case BK_COMSUB:
+	case BK_PROCSUB:
+	case BK_COPROC:
+	case BK_FORK:
+		return FL_FORK;
+	default:
+		return FL_COMMAND;
+	}
+}
+
+/* A node's frame name: as in bash.folded ("LINE: text" for commands). */
+static void frame_name(const struct bash_node *n, char *out, size_t len)
+{
+	char l[BASHPROF_LABEL_MAX + 32];
+
+	if (!n->parent) {
+		snprintf(out, len, "bash");
+		return;
+	}
+	label(l, sizeof(l) - 24, n, true);
+	if (n->kind == BK_COMMAND || n->kind == BK_FUNCTION || n->kind == BK_SOURCE ||
+	    n->kind == BK_EVAL || (n->orphan && n->line))
+		snprintf(out, len, "%u: %s", n->line, l);
+	else
+		snprintf(out, len, "%s", l);
+}
+
+int bashprof__flame(const struct bashprof *bp, struct flame *f, bool cpu)
+{
+	size_t nn = bashprof__nodes(bp), cap = 64;
+	const char **frames = malloc(cap * sizeof(*frames));
+	int *cats = malloc(cap * sizeof(*cats));
+	char *names = NULL;
+	int ret = 0;
+
+	flame__set_category(f, FL_COMMAND, "command", FLAME_PAL_HOT);
+	flame__set_category(f, FL_FRAME, "function, source, eval", FLAME_PAL_ORANGE);
+	flame__set_category(f, FL_FORK, "subshell, pipeline part, substitution, background",
+			    FLAME_PAL_AQUA);
+	flame__set_category(f, FL_TRAP, "trap", FLAME_PAL_PURPLE);
+	flame__set_category(f, FL_BASH, "nested bash", FLAME_PAL_GREEN);
+	names = malloc(nn * (BASHPROF_LABEL_MAX + 40));
+	if (!frames || !cats || !names) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* Every node's name once, in id order (parents first). */
+	for (size_t i = 0; i < nn; i++)
+		frame_name(bashprof__node(bp, i), names + i * (BASHPROF_LABEL_MAX + 40),
+			   BASHPROF_LABEL_MAX + 40);
+	for (size_t i = 0; i < nn && !ret; i++) {
+		const struct bash_node *n = bashprof__node(bp, i), *p;
+		uint64_t v = self_time(n, cpu);
+		size_t depth = 0, k;
+
+		if (!v)
+			continue;
+		for (p = n; p; p = p->parent)
+			depth++;
+		if (depth > cap) {
+			const char **fv = realloc(frames, depth * sizeof(*fv));
+			int *cv = fv ? realloc(cats, depth * sizeof(*cv)) : NULL;
+
+			if (fv)
+				frames = fv;
+			if (!fv || !cv) {
+				ret = -ENOMEM;
+				break;
+			}
+			cats = cv;
+			cap = depth;
+		}
+		for (p = n, k = depth; p; p = p->parent) {
+			k--;
+			frames[k] = names + p->id * (BASHPROF_LABEL_MAX + 40);
+			cats[k] = flame_cat(p);
+		}
+		ret = flame__add_ex(f, frames, cats, depth, v, flame_cat(n));
+	}
+out:
+	free(frames);
+	free(cats);
+	free(names);
+	return ret;
 }
 
 static void fmt_dur(char *out, size_t len, uint64_t ns)

@@ -162,6 +162,14 @@ const struct bash_total *bashprof__total(const struct bashprof *bp);
 /* Folded stacks (one line per leaf path, wall microseconds), no pids in frames. */
 int bashprof__write_folded(const struct bashprof *bp, FILE *f);
 
+/*
+ * The profile as a flame graph (analyze/flame.h): one stack per node, its
+ * frames named as in bash.folded, valued by the node's own wall time (or
+ * CPU time with cpu) in nanoseconds, coloured by kind of node.
+ */
+struct flame;
+int bashprof__flame(const struct bashprof *bp, struct flame *f, bool cpu);
+
 /* The readable tree (like timep's out.profile). */
 struct bashprof_print_opts {
 	bool color;

@@ -207,7 +207,7 @@ static char *profile_dir(const struct tsarun_opts *o, const char *artifact_path)
 	return dir;
 }
 
-enum { PROF_FOLDED, PROF_SVG };
+enum { PROF_FOLDED, PROF_SVG, PROF_BASH_SVG };
 
 /* Write one profile file atomically (temporary file, rename), owned like the artifact. */
 static int write_profile(const char *dir, const char *name, const struct run *r, int which,
@@ -228,7 +228,22 @@ static int write_profile(const char *dir, const char *name, const struct run *r,
 			close(fd);
 		goto out;
 	}
-	if (kind == PROF_FOLDED) {
+	if (kind == PROF_BASH_SVG) {
+		struct flame *fl = flame__new();
+		char sub[256];
+
+		snprintf(sub, sizeof(sub), "tsarun --bash %s (run %d): each command's own %s",
+			 command ? command : "", r->index, which ? "CPU time" : "wall time");
+		ret = fl ? bashprof__flame(r->bash, fl, which == 1) : -ENOMEM;
+		if (!ret)
+			ret = flame__write_svg(
+			    fl, f,
+			    &(struct flame_svg_opts){.title = which ? "bash: CPU time per command"
+								    : "bash: wall time per command",
+						     .subtitle = sub,
+						     .units = "ns"});
+		flame__free(fl);
+	} else if (kind == PROF_FOLDED) {
 		ret = which == 0   ? stacks_write_offcpu_folded(f, r)
 		      : which == 1 ? stacks_write_oncpu_folded(f, r)
 				   : stacks_write_wall_folded(f, r);
@@ -280,11 +295,20 @@ static int write_profiles(const struct session *s, const struct tsarun_opts *o,
 	char *dir;
 	int ret = 0;
 
-	if (!r->stacks)
+	if (!r->stacks && !r->bash)
 		return 0;
 	dir = profile_dir(o, artifact_path);
 	if (!dir)
 		return -ENOMEM;
+	if (r->bash) {
+		if (write_profile(dir, "bash.svg", r, 0, PROF_BASH_SVG, user, o->argv[0]) ||
+		    write_profile(dir, "bash-cpu.svg", r, 1, PROF_BASH_SVG, user, o->argv[0]))
+			ret = -EIO;
+		else if (!o->quiet)
+			fprintf(stderr, "tsarun: bash flame graphs: %s/bash{,-cpu}.svg\n", dir);
+	}
+	if (!r->stacks)
+		goto out;
 	for (int w = 0; w < 3; w++) {
 		if (w == 1 && !r->stacks->oncpu)
 			continue; /* said in the report and the artifact */
@@ -295,6 +319,7 @@ static int write_profiles(const struct session *s, const struct tsarun_opts *o,
 	if (!ret && !o->quiet)
 		fprintf(stderr, "tsarun: flame graphs: %s/{offcpu,%swall}.{folded,svg}\n", dir,
 			r->stacks->oncpu ? "oncpu," : "");
+out:
 	free(dir);
 	return ret;
 }

@@ -42,6 +42,16 @@ check "the tree is on stderr" grep -q 'bash profile (tsarun-trap builtin)' "$T_T
 check "bash.folded is beside the artifact" test -s "$T_TMP/bash.folded"
 check "... its frames carry no pids" sh -c "! grep -Eq 'pid|[0-9]{4,} [0-9]+$' '$T_TMP/bash.folded' || ! grep -q '[[:space:]]pid' '$T_TMP/bash.folded'"
 
+# --flame: the profile as flame graphs (wall and CPU), beside bash.folded.
+mkdir -p "$T_TMP/fl"
+"$TSARUN" -q --flame --json "$T_TMP/fl/a.json" --bash "$B/counts.sh" >/dev/null 2>&1
+validate "$T_TMP/fl/a.json"
+for g in bash.svg bash-cpu.svg; do
+	check "--flame: $g is well-formed XML" /usr/bin/python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$T_TMP/fl/$g"
+	check "--flame: $g has the 20,000-iteration loop's body" grep -q '6: n=\$((n + 1))' "$T_TMP/fl/$g"
+done
+check "--flame: the off-CPU graphs are there too" test -s "$T_TMP/fl/offcpu.svg"
+
 # A strict-mode script with traps, a coproc, process substitution and nested
 # bash -c: the same output and status as without tsarun.
 echo "from stdin" | bash "$B/strict.sh" >"$T_TMP/bare.out" 2>"$T_TMP/bare.err"

@@ -6,6 +6,7 @@
 #include "unit.h"
 
 #include "bashprof.h"
+#include "flame.h"
 #include "tsa_wire.h"
 
 struct w {
@@ -592,6 +593,61 @@ static void test_wall_stretch(void **state)
 	bashprof__free(bp);
 }
 
+/*
+ * The flame graph: one stack per node, named as in bash.folded, valued by
+ * the node's own time (its children's taken away), in the SVG renderer.
+ */
+static void test_flame(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct flame *fl = flame__new(), *fc = flame__new();
+	struct w w;
+	char *svg = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	w_begin(&w, 100, 1);
+	w_hello(&w, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 0);
+	w_text(&w, bp, 1, "f 1");
+	w_text(&w, bp, 2, "echo in f");
+	w_text(&w, bp, 3, "f");
+	for (int i = 0; i < 3; i++) {
+		struct tsa_push *p;
+		struct tsa_pop *q;
+
+		w_cmd(&w, bp, 1000 + i * 1000, 10, 1);
+		p = w_rec(&w, bp, sizeof(*p), TSA_R_PUSH, TSA_FR_FUNC | TSA_RUN, 3);
+		p->t = 1100 + i * 1000;
+		p->name = 3;
+		w_cmd(&w, bp, 1200 + i * 1000, 2, 2);
+		q = w_rec(&w, bp, sizeof(*q), TSA_R_POP, TSA_RUN, 0);
+		q->t = 2000 + i * 1000;
+	}
+	w_end(&w, bp, 4000);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	assert_int_equal(bashprof__flame(bp, fl, false), 0);
+	assert_int_equal(bashprof__flame(bp, fc, true), 0);
+	/*
+	 * Every node's own time, once: the calls' 3 x 200 ns, the bodies' 3 x
+	 * 800 ns, the script's own 1000 ns before its first command: its wall.
+	 */
+	assert_int_equal(flame__total(fl), 3 * 200 + 3 * 800 + 1000);
+	assert_int_equal(flame__total(fl), bashprof__total(bp)->self_wall_ns);
+	assert_int_equal(flame__total(fc), bashprof__total(bp)->cpu_ns);
+	f = open_memstream(&svg, &len);
+	assert_non_null(f);
+	assert_int_equal(flame__write_svg(fl, f, &(struct flame_svg_opts){.units = "ns"}), 0);
+	fclose(f);
+	assert_non_null(strstr(svg, "10: f 1"));
+	assert_non_null(strstr(svg, "2: echo in f"));
+	assert_non_null(strstr(svg, "function, source, eval"));
+	free(svg);
+	flame__free(fl);
+	flame__free(fc);
+	bashprof__free(bp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -606,6 +662,7 @@ int main(void)
 	    cmocka_unit_test(test_calibration_chunks),
 	    cmocka_unit_test(test_wall_stretch),
 	    cmocka_unit_test(test_function_body_corrected),
+	    cmocka_unit_test(test_flame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
