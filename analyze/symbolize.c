@@ -186,7 +186,9 @@ int symbolizer__load_kallsyms(struct symbolizer *s, const char *text, size_t len
 		s->nksyms = 0;
 		return -EPERM;
 	}
-	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), cmp_ksym);
+	/* qsort(NULL, 0, ...) is undefined: a file may have none. */
+	if (s->nksyms)
+		qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), cmp_ksym);
 	s->kreason[0] = '\0';
 	return 0;
 }
@@ -757,7 +759,9 @@ static void index_fdes(struct module *m)
 		}
 		off += 4 + len;
 	}
-	qsort(m->fdes, m->nfdes, sizeof(*m->fdes), cmp_fde);
+	/* qsort(NULL, 0, ...) is undefined: a file may have none. */
+	if (m->nfdes)
+		qsort(m->fdes, m->nfdes, sizeof(*m->fdes), cmp_fde);
 }
 
 static void read_eh_frame(struct module *m, Elf *e)
@@ -861,7 +865,9 @@ static void load_module(struct module *m)
 			close(dfd);
 		}
 	}
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_esym);
+	/* qsort(NULL, 0, ...) is undefined: a file may have none. */
+	if (m->nsyms)
+		qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_esym);
 out:
 	elf_end(e);
 	close(fd);

@@ -249,6 +249,19 @@ static int parse_messages(struct ts_client *c, const unsigned char *buf, size_t 
 	return 0;
 }
 
+int taskstats_parse(const void *buf, size_t len, int family, ts_record_fn fn, void *ctx,
+		    uint64_t *unreadable)
+{
+	struct ts_client c = {.family = family};
+	struct ts_record rec;
+	int count = 0, ret;
+
+	ret = parse_messages(&c, buf, len, &rec, fn, ctx, NULL, &count, 0);
+	if (unreadable)
+		*unreadable = c.unreadable;
+	return ret ? ret : count;
+}
+
 static int put_request(struct ts_client *c, struct nl_sock *sk, int attr, const void *val, int vlen)
 {
 	struct nl_msg *msg = nlmsg_alloc();

@@ -32,6 +32,9 @@
 #define TASKSTATS_KNOWN_VERSION 16
 #define TASKSTATS_V16_SIZE	560
 
+struct ts_record;
+typedef int (*ts_record_fn)(void *ctx, const struct ts_record *r);
+
 /* One thread's record, decoded. */
 struct ts_record {
 	uint16_t version;
@@ -64,6 +67,15 @@ struct ts_record {
 int taskstats_decode(const void *buf, size_t len, struct ts_record *r);
 
 /*
+ * The exit records in len bytes of generic netlink messages of the taskstats
+ * family (as a listener receives them): fn for each. Pure, for tests and
+ * fuzzing; the client uses the same walk. Returns how many, or -errno.
+ * Records in the version 15 layout are counted in *unreadable, not read.
+ */
+int taskstats_parse(const void *buf, size_t len, int family, ts_record_fn fn, void *ctx,
+		    uint64_t *unreadable);
+
+/*
  * Can this process read taskstats here? Resolves the TASKSTATS family and
  * queries its own pid. Returns true, or false with the reason in detail;
  * detail gets the family id and record version when it works.
@@ -87,7 +99,6 @@ int ts_client__listen(struct ts_client *c, size_t rcvbuf, char *err, size_t errl
 int ts_client__fd(const struct ts_client *c);
 
 /* Called for each thread record; a non-zero return stops the drain and is returned. */
-typedef int (*ts_record_fn)(void *ctx, const struct ts_record *r);
 
 /*
  * Read every exit record waiting on the listener, without blocking.
