@@ -5,6 +5,7 @@
 #   make            build/tsarun (BPF objects and skeletons included)
 #   make check      every test suite, ending with "N passed, N failed, N skipped"
 #   make bench      overhead benchmarks, reported as ratios
+#   make check-asan the integration suites with tsarun built with ASan + UBSan
 #   make fuzz       each fuzz target for FUZZ_TIME seconds (libFuzzer, clang)
 #   make demo       build, then run tsarun on the bundled example
 #   make deps       install the Debian packages the build and tests need
@@ -104,7 +105,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(OUTPUT)/vmlinux.h
 .PHONY: all clean check unit integration bench demo deps install format format-check \
-	asan tests workloads fuzz fuzz-bins
+	asan tests workloads fuzz fuzz-bins check-asan
 
 all: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
 
@@ -213,6 +214,11 @@ asan:
 
 check: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) tests asan
 	$(Q)OUTPUT=$(OUTPUT) tests/run-suites all
+
+# The integration suites again with tsarun built with ASan and UBSan (ONLY=
+# selects some, as for `make integration`).
+check-asan: $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS) asan
+	$(Q)OUTPUT=$(OUTPUT) tests/run-suites asan-integration
 
 # Fuzz every parser of outside data for FUZZ_TIME seconds each (libFuzzer,
 # ASan + UBSan); what crashes is kept in $(OUTPUT)/fuzz/crashes/NAME/.

@@ -319,7 +319,7 @@ static int64_t module_for(struct symbolizer *s, const char *path, const uint8_t 
 		m = &s->mods[i];
 		if (strcmp(m->path, path))
 			continue;
-		if (m->build_id_len == bid_len && !memcmp(m->build_id, bid, bid_len))
+		if (m->build_id_len == bid_len && (!bid_len || !memcmp(m->build_id, bid, bid_len)))
 			return (int64_t)i;
 	}
 	if (s->nmods == s->mods_cap) {

@@ -201,6 +201,7 @@ struct spawner *spawner__new(char *const *argv, const struct target_user *user,
 	}
 	if (z->pid == 0) {
 		close(sv[0]);
+		free(z); /* the parent's handle: the spawner has no use for it */
 		spawner_main(sv[1], argv, user, child_sigmask);
 	}
 	close(sv[1]);

@@ -59,6 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!s)
 		abort();
 	symbolizer__mmap(s, PID, 10, BASE, 1 << 20, 0, path, NULL, 0);
+	/* The same file again, as a second process maps it: the module is found, not re-read. */
+	symbolizer__fork(s, PID + 1, PID, 11);
+	symbolizer__mmap(s, PID + 1, 12, BASE, 1 << 20, 0, path, NULL, 0);
 	ip = take64(&p, &left);
 	sp = take64(&p, &left);
 	bp = take64(&p, &left);
