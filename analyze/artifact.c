@@ -1032,7 +1032,7 @@ int artifact_write(const struct session *s, const char *path, const struct artif
 	int fd, ret = 0;
 
 	/* Not a regular file (/dev/null, a FIFO, a terminal): write in place. */
-	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+	if (o->in_place > 0 || (!o->in_place && !stat(path, &st) && !S_ISREG(st.st_mode))) {
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			ret = -errno;

@@ -26,6 +26,12 @@ struct session;
 struct artifact_opts {
 	uid_t owner_uid; /* chown the file to this user (-1: leave as is) */
 	gid_t owner_gid;
+	/*
+	 * Write in place (a device, a FIFO: 1) or by rename (-1), as decided
+	 * before the command ran, so that a link it put at the path meanwhile
+	 * is replaced, not followed; 0: decide now.
+	 */
+	int in_place;
 };
 
 int artifact_emit(const struct session *s, FILE *f);

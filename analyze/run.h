@@ -340,6 +340,8 @@ struct session {
 	int argc;
 	const char *mode;	 /* "run", "bash" */
 	const char *bash_folded; /* --bash: where the folded stacks went (NULL: not written) */
+	/* The artifact's path named a device or a FIFO before the run: write there in place. */
+	int artifact_in_place; /* 1; -1: a regular file, written by rename; 0: not decided */
 	/* The supervisor's seccomp sandbox (sandbox.h); not reported unless known. */
 	bool sandbox_known;
 	bool sandboxed;

@@ -31,6 +31,7 @@ struct bash_probe {
 	char so_path[PATH_MAX];
 	char env_path[PATH_MAX];
 	int fd;
+	uid_t uid; /* the script's user, who owns the fallback file */
 	char **argv;
 	int argc;
 	struct bashprof *prof;
@@ -133,6 +134,7 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 		return NULL;
 	}
 	b->fd = -1;
+	b->uid = u && u->change ? u->uid : geteuid();
 	if (find_files(b)) {
 		snprintf(err, errlen,
 			 "cannot find tsarun-trap.so and tsarun-env.bash (looked beside the binary "
@@ -257,11 +259,23 @@ static int probe_ready(struct probe *p)
 /* The pure-bash trap's lines: "PID EPOCHREALTIME LINENO DEPTH COMMAND". */
 static void read_fallback(struct bash_probe *b, uint64_t origin_ns)
 {
-	FILE *f = fopen(b->fallback_path, "re");
+	/*
+	 * The directory belongs to the script's user, who could put a link to
+	 * any file there for root to read into the artifact: only a regular
+	 * file of that user's (or root's), never through a symbolic link.
+	 */
+	int fd = open(b->fallback_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct timespec real, mono;
+	struct stat st;
+	FILE *f;
 
-	if (!f)
+	if (fd < 0)
 		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_uid != b->uid && st.st_uid != 0) ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return;
+	}
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	bashprof__feed_fallback(b->prof, f,

@@ -133,6 +133,15 @@ static int run_main(struct tsarun_opts *o)
 		fprintf(stderr, "tsarun: %s\n", err);
 		goto out_user;
 	}
+	/*
+	 * A device or a FIFO is written in place; anything else by rename. Decided
+	 * now: a link the command puts at the path is then replaced, not followed.
+	 */
+	{
+		struct stat st;
+
+		s.artifact_in_place = !stat(path, &st) && !S_ISREG(st.st_mode) ? 1 : -1;
+	}
 	/* A bad baseline is refused before the command runs. */
 	if (o->gate && gating__prepare(&g, o, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);

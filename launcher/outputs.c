@@ -85,14 +85,16 @@ static int write_table(const struct session *s, const struct tsarun_opts *o,
  * --bash: bash.folded beside the artifact. Not when the artifact goes to
  * a device or a pipe (--json /dev/null): there is no "beside" there.
  */
-static char *write_folded(const struct run *r, const char *artifact_path,
+static char *write_folded(const struct session *s, const struct run *r, const char *artifact_path,
 			  const struct target_user *user, int *failed)
 {
 	struct stat st;
-	char *dir, *path = NULL, *slash;
+	char *dir, *path = NULL, *tmp = NULL, *slash;
 	FILE *f;
+	int fd, err = 0;
 
-	if (!stat(artifact_path, &st) && !S_ISREG(st.st_mode))
+	if (s->artifact_in_place > 0 ||
+	    (!s->artifact_in_place && !stat(artifact_path, &st) && !S_ISREG(st.st_mode)))
 		return NULL;
 	dir = strdup(artifact_path);
 	if (!dir)
@@ -105,29 +107,41 @@ static char *write_folded(const struct run *r, const char *artifact_path,
 	free(dir);
 	if (!path)
 		return NULL;
-	f = fopen(path, "we");
-	if (!f || bashprof__write_folded(r->bash, f) || fflush(f) || ferror(f)) {
-		int err = errno ? errno : EIO;
-
-		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(err));
-		if (f) {
-			fclose(f);
-			unlink(path);
-		}
-		free(path);
-		*failed = -err;
-		return NULL;
-	}
-	/* The file just written, not whatever the path names by now. */
-	if (user->change && fchown(fileno(f), user->uid, user->gid))
-		(void)0;
-	if (fclose(f)) {
-		*failed = -errno;
-		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(errno));
-		unlink(path);
+	/*
+	 * A temporary file (O_EXCL: never through a link) renamed over the
+	 * path: the directory may be the command's, which could have put a
+	 * link at bash.folded to any file for root to write.
+	 */
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
 		free(path);
 		return NULL;
 	}
+	errno = 0;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+	} else {
+		if (fchmod(fd, 0644) || (user->change && fchown(fd, user->uid, user->gid)) ||
+		    bashprof__write_folded(r->bash, f) || fflush(f) || ferror(f))
+			err = errno ? errno : EIO;
+		if (fclose(f) && !err)
+			err = errno;
+		if (!err && rename(tmp, path))
+			err = errno;
+	}
+	if (err || !f) {
+		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(err ? err : EIO));
+		if (fd >= 0)
+			unlink(tmp);
+		free(tmp);
+		free(path);
+		*failed = -(err ? err : EIO);
+		return NULL;
+	}
+	free(tmp);
 	return path;
 }
 
@@ -190,14 +204,16 @@ int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const 
 }
 
 /* Where --flame's files go: --out-dir, else the artifact's directory, else here. */
-static char *profile_dir(const struct tsarun_opts *o, const char *artifact_path)
+static char *profile_dir(const struct session *s, const struct tsarun_opts *o,
+			 const char *artifact_path)
 {
 	struct stat st;
 	char *copy, *dir;
 
 	if (o->out_dir)
 		return strdup(o->out_dir);
-	if (!stat(artifact_path, &st) && !S_ISREG(st.st_mode))
+	if (s->artifact_in_place > 0 ||
+	    (!s->artifact_in_place && !stat(artifact_path, &st) && !S_ISREG(st.st_mode)))
 		return strdup("."); /* --json /dev/null: not next to a device */
 	copy = strdup(artifact_path);
 	if (!copy)
@@ -297,7 +313,7 @@ static int write_profiles(const struct session *s, const struct tsarun_opts *o,
 
 	if (!r->stacks && !r->bash)
 		return 0;
-	dir = profile_dir(o, artifact_path);
+	dir = profile_dir(s, o, artifact_path);
 	if (!dir)
 		return -ENOMEM;
 	if (r->bash) {
@@ -331,6 +347,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 	struct artifact_opts ao = {
 	    .owner_uid = user->change ? user->uid : (uid_t)-1,
 	    .owner_gid = user->change ? user->gid : (gid_t)-1,
+	    .in_place = s->artifact_in_place,
 	};
 	char err[512];
 	int ret = 0;
@@ -338,7 +355,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 	char *folded = NULL;
 
 	if (s->nruns && s->runs[s->nruns - 1].bash) {
-		folded = write_folded(&s->runs[s->nruns - 1], artifact_path, user, &ret);
+		folded = write_folded(s, &s->runs[s->nruns - 1], artifact_path, user, &ret);
 		s->bash_folded = folded;
 	}
 	if (!o->no_table && s->nruns) {

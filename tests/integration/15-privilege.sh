@@ -88,3 +88,29 @@ equal "... under --user too" "$("$TSARUN" -q --json "$J" --user "$U" -- sh -c "$
 equal "the command has no seccomp filter and may gain privileges" \
 	"$("$TSARUN" -q --json "$J" -- sh -c 'grep -E "^(Seccomp|NoNewPrivs):" /proc/self/status | tr -s "\t" " " | tr "\n" " "')" \
 	"NoNewPrivs: 0 Seccomp: 0 "
+
+# The command writes where tsarun writes: links it puts there are replaced,
+# never followed by root (the artifact, bash.folded), and root reads no file
+# through them (the bash fallback's records).
+D=$T_TMP/userdir
+mkdir "$D" && chown "$U" "$D"
+echo "root's own" >"$T_TMP/victim" && chmod 600 "$T_TMP/victim"
+"$TSARUN" -q --user "$U" --json "$D/a.json" -- sh -c "ln -sf /dev/full '$D/a.json'"
+equal "a link to a device put at the artifact's path: the run succeeds" "$?" 0
+check "... and the artifact replaced the link (a regular file)" test -f "$D/a.json" -a ! -L "$D/a.json"
+validate "$D/a.json"
+"$TSARUN" -q --user "$U" --json "$D/b.json" --bash -c "ln -sf '$T_TMP/victim' '$D/bash.folded'; true"
+equal "a link put at bash.folded: the run succeeds" "$?" 0
+equal "... root's file it pointed to is untouched" "$(cat "$T_TMP/victim")" "root's own"
+check "... and bash.folded replaced the link" test -f "$D/bash.folded" -a ! -L "$D/bash.folded"
+# The pure-bash fallback (the builtin made unloadable): its record file is
+# in a directory of the user's; a link there to root's file is not read.
+mkdir "$T_TMP/lib" && cp "$REPO/shell/tsarun-env.bash" "$T_TMP/lib/" && echo "not a library" >"$T_TMP/lib/tsarun-trap.so"
+# Root's file, in the fallback's own line format (as if it were one): were it
+# read, its line would be a command in the profile.
+printf '4242 %s 1 1 SECRET-LINE\n' "$(date +%s.%6N)" >"$T_TMP/secret" && chmod 600 "$T_TMP/secret"
+TSARUN_BASH_LIBDIR=$T_TMP/lib "$TSARUN" -q --user "$U" --json "$D/c.json" \
+	--bash -c "echo one; rm -f \"\$TSARUN_BASH_FALLBACK\"; ln -s '$T_TMP/secret' \"\$TSARUN_BASH_FALLBACK\"; echo two" >/dev/null
+equal "the bash fallback's file made a link to root's file: the run succeeds" "$?" 0
+equal "... and root's file was not read: no record came from it" "$(jqv "$D/c.json" '.bash.quality.records')" 0
+equal "... nor is it in the artifact" "$(grep -c SECRET-LINE "$D/c.json")" 0
