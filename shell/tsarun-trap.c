@@ -17,6 +17,7 @@
  *   exec            bash's own execve() slot, redirected here (see hook_got)
  *   exit            atexit()
  *   trap tails      bash's tcsetpgrp() slot and its job table (see calibrate)
+ *   trap bodies     the command, seen through bash's sigprocmask() slot
  *
  * Records are appended to a per-process buffer and sent as one datagram
  * when the buffer fills, before a fork, before an exec and at exit. A fork
@@ -75,7 +76,7 @@ extern char *dist_version;
 extern int array_needs_making;
 extern volatile int last_command_exit_value;
 extern pid_t pipeline_pgrp, shell_pgrp, terminal_pgrp;
-extern int shell_tty;
+extern int shell_tty, running_trap;
 extern int run_debug_trap(void);
 
 /* bash's object caches (ocache.h, not installed): see calibrate(). */
@@ -110,7 +111,11 @@ static uint64_t debug_t; /* when the last trap run read the clock */
 /* What the tail of this stream's last trap run cost (tsa_wire.h, TSA_TAIL_*). */
 static unsigned long tty_calls, tty_seen;
 static int last_jobs;
-static uint8_t run_flags; /* for the first record of the trap run under way */
+static uint8_t run_flags;		     /* for the first record of the trap run under way */
+static char trap_cmd[TSA_WIRE_TEXT_MAX + 1]; /* the command a trap body runs */
+static int trap_cmd_sig = -1;		     /* the user trap running (-1: none) */
+static unsigned long trap_cmd_seq, trap_cmd_used;
+static int real_sigprocmask_hooked(void);
 
 /* What a forked child needs to know about its parent. */
 static uint32_t parent_pid, parent_gen, fork_index, fork_count;
@@ -223,12 +228,25 @@ static void *reserve(size_t len, uint8_t type, uint8_t flags, uint32_t arg)
 	return r;
 }
 
+/*
+ * Eight bytes at a time: a command's text is hashed at every trap run, and
+ * a byte-wise hash made the cost of a trap run grow with the length of the
+ * command (about a nanosecond a byte), which the trap-cost correction,
+ * measured on one command, cannot know.
+ */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
 	return h ? h : 1;
 }
 
@@ -317,18 +335,28 @@ static void ensure_hello(void)
 	hello(TSA_HELLO_FORK, fork_t, 0);
 }
 
-/* The signal whose trap is running, innermost first; -1 when none. */
+/*
+ * The user trap whose body is running, innermost; -1 when none. bash sets
+ * running_trap to it, but sets it to the DEBUG trap for the DEBUG trap's
+ * run: the sigprocmask() hook sees it as the run begins (user_sig). Signal
+ * traps run from run_pending_traps() are not marked in progress, so that
+ * is the only way to see them; without the hook, special traps only.
+ */
+static int user_sig = -1;
+
+static int is_special_trap(int sig)
+{
+	return sig == TSA_EXIT_TRAP || sig == TSA_RETURN_TRAP || sig == TSA_ERROR_TRAP;
+}
+
 static int running_user_trap(void)
 {
+	if (real_sigprocmask_hooked())
+		return user_sig;
 	if (signal_in_progress(TSA_RETURN_TRAP))
 		return TSA_RETURN_TRAP;
 	if (signal_in_progress(TSA_ERROR_TRAP))
 		return TSA_ERROR_TRAP;
-	if (evalnest > 1) {
-		for (int s = 1; s < NSIG; s++)
-			if (trap_list[s] && trap_list[s] != (char *)1 && signal_in_progress(s))
-				return s;
-	}
 	if (signal_in_progress(TSA_EXIT_TRAP))
 		return TSA_EXIT_TRAP;
 	return -1;
@@ -434,7 +462,13 @@ static int frame_holds(const struct frame *f)
 		return evalnest >= f->ev;
 	case TSA_FR_TRAP:
 		/* The same trap may run again one function up: that is another frame. */
-		return funcnest >= f->fn && sourcenest >= f->sn && signal_in_progress(f->sig);
+		if (funcnest < f->fn || sourcenest < f->sn)
+			return 0;
+		if (is_special_trap(f->sig))
+			return signal_in_progress(f->sig) != 0;
+		/* A signal trap: one still runs, at its depth, and it is this one or below. */
+		return user_sig >= 0 && evalnest >= f->ev &&
+		       (user_sig == f->sig || is_special_trap(user_sig));
 	}
 	return 0;
 }
@@ -522,20 +556,35 @@ static uint8_t trap_tail(void)
 static void on_debug(void)
 {
 	uint64_t t = mono_ns(), cpu = cpu_ns();
-	int in_trap, reaped;
+	int in_trap, reaped, fresh;
 	struct tsa_cmd *c;
 	uint32_t text;
 	uint8_t tail = trap_tail();
 
 	debug_t = t;
 	ensure_hello();
+	/* A user trap's body: the hook saw it (and its command) as this run began. */
+	fresh = trap_cmd_seq != trap_cmd_used;
+	trap_cmd_used = trap_cmd_seq;
+	user_sig = trap_cmd_sig;
 	/* The first record of this trap run says it starts (tsa_wire.h). */
 	run_flags = TSA_RUN | tail;
 	if (sync_frames(t, cpu))
 		return; /* a function's entry: the call itself was the command */
-	in_trap = nframes > 0 && frames[nframes - 1].kind == TSA_FR_TRAP;
-	/* Inside a trap bash keeps $BASH_COMMAND at the interrupted command. */
-	text = text_id(in_trap ? "" : the_printed_command_except_trap);
+	/*
+	 * Inside a trap (and the functions it calls), bash keeps $BASH_COMMAND
+	 * at the interrupted command: the command is the one seen as the trap
+	 * run began (tsa_sigprocmask), when there is one.
+	 */
+	in_trap = 0;
+	for (int i = nframes - 1; i >= 0 && !in_trap; i--)
+		in_trap = frames[i].kind == TSA_FR_TRAP;
+	if (in_trap && fresh) {
+		in_trap = 0;
+		text = text_id(trap_cmd);
+	} else {
+		text = text_id(in_trap ? "" : the_printed_command_except_trap);
+	}
 	reaped = js.c_totreaped;
 	if (reaped != reaped_seen) {
 		struct tsa_cmd_cc *cc = reserve(sizeof(*cc), TSA_R_CMD,
@@ -578,6 +627,7 @@ static void atfork_prepare(void)
 	t = mono_ns();
 	ensure_hello();
 	/* Functions and traps that ended since the last command end before the fork. */
+	user_sig = running_trap > 0 && running_trap != TSA_DEBUG_TRAP + 1 ? running_trap - 1 : -1;
 	pop_ended(t, cpu_ns());
 	/*
 	 * When the DEBUG trap ran for the command that forks, bash has printed
@@ -654,8 +704,10 @@ static void at_exit(void)
  */
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*tcsetpgrp_fn)(int, pid_t);
+typedef int (*sigprocmask_fn)(int, const sigset_t *, sigset_t *);
 static execve_fn real_execve;
 static tcsetpgrp_fn real_tcsetpgrp;
+static sigprocmask_fn real_sigprocmask;
 
 static int tsa_execve(const char *path, char *const argv[], char *const envp[])
 {
@@ -680,6 +732,36 @@ static int tsa_tcsetpgrp(int fd, pid_t pgrp)
 	return real_tcsetpgrp(fd, pgrp);
 }
 
+/*
+ * In a trap body, bash prints each command into the_printed_command, but
+ * not into the copy $BASH_COMMAND shows, and the DEBUG trap run prints its
+ * own word over it before the builtin runs. The first thing a DEBUG trap
+ * run does is block SIGCHLD (save_pipeline()), with the command still
+ * printed: it is copied then, when a trap other than DEBUG is running (and
+ * not in the tail of a DEBUG trap run, where our word is what is printed).
+ * Which trap runs is noted at every call outside the DEBUG trap's own run.
+ */
+static int tsa_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (running_trap != TSA_DEBUG_TRAP + 1 && enabled) {
+		trap_cmd_sig = running_trap > 0 ? running_trap - 1 : -1;
+		if (running_trap > 0 && the_printed_command &&
+		    strcmp(the_printed_command, TRAP_WORD) != 0) {
+			size_t n = strnlen(the_printed_command, TSA_WIRE_TEXT_MAX);
+
+			memcpy(trap_cmd, the_printed_command, n);
+			trap_cmd[n] = '\0';
+			trap_cmd_seq++;
+		}
+	}
+	return real_sigprocmask(how, set, old);
+}
+
+static int real_sigprocmask_hooked(void)
+{
+	return real_sigprocmask != NULL;
+}
+
 static struct hook {
 	const char *name;
 	void **real;
@@ -687,6 +769,7 @@ static struct hook {
 } hooks[] = {
     {"execve", (void **)&real_execve, (void *)tsa_execve},
     {"tcsetpgrp", (void **)&real_tcsetpgrp, (void *)tsa_tcsetpgrp},
+    {"sigprocmask", (void **)&real_sigprocmask, (void *)tsa_sigprocmask},
 };
 
 static int patch_slot(void **slot, struct hook *h)
@@ -839,12 +922,12 @@ static void eval(const char *code)
  * tight loops are made of, where the correction matters (the cost varies
  * by about 1.5% between kinds of command: see tests/bench/60-bash.sh).
  * The added tail costs are run_debug_trap() called in a loop in each
- * state. Each figure is the median over rounds of the difference within a
- * round: the machine's load varies, and the script runs under the load of
- * the moment, not the best of it.
+ * state. Each figure is a mean over rounds of the difference within a
+ * round (cal_mean()): the script runs under the load of the moment, not
+ * the best of it.
  */
-#define CAL_ROUNDS	9 /* of the base; about 20 ms in all */
-#define CAL_TAIL_ROUNDS 7 /* of the tail costs (smaller, and added only after a child) */
+#define CAL_ROUNDS	11 /* of the base; about 25 ms in all */
+#define CAL_TAIL_ROUNDS 7  /* of the tail costs (smaller, and added only after a child) */
 #define CAL_CALLS	100
 
 struct cal_round {
@@ -858,23 +941,33 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median of (with[i] - without[i]) / n over the rounds, in wall and CPU. */
-static struct tsa_cost cal_median(const struct cal_round *with, const struct cal_round *without,
-				  int rounds, uint64_t n)
+/*
+ * The mean of (with[i] - without[i]) / n over the rounds, the highest and
+ * the lowest left out, in wall and CPU. A mean, not a median: on a loaded
+ * machine the script is preempted all along and pays for the caches it
+ * finds cold after each preemption, in proportion to its time; rounds that
+ * were preempted carry that cost, and a median would leave it out.
+ */
+static struct tsa_cost cal_mean(const struct cal_round *with, const struct cal_round *without,
+				int rounds, uint64_t n)
 {
-	uint64_t w[CAL_ROUNDS], c[CAL_ROUNDS];
+	uint64_t w[CAL_ROUNDS], c[CAL_ROUNDS], sw = 0, sc = 0;
 	struct tsa_cost r = {0, 0};
 
-	if (!n)
+	if (!n || rounds < 3)
 		return r;
 	for (int i = 0; i < rounds; i++) {
-		w[i] = with[i].w > without[i].w ? (with[i].w - without[i].w) / n : 0;
-		c[i] = with[i].c > without[i].c ? (with[i].c - without[i].c) / n : 0;
+		w[i] = with[i].w > without[i].w ? with[i].w - without[i].w : 0;
+		c[i] = with[i].c > without[i].c ? with[i].c - without[i].c : 0;
 	}
 	qsort(w, (size_t)rounds, sizeof(w[0]), cmp_u64);
 	qsort(c, (size_t)rounds, sizeof(c[0]), cmp_u64);
-	r.wall_ns = (uint32_t)w[rounds / 2];
-	r.cpu_ns = (uint32_t)c[rounds / 2];
+	for (int i = 1; i < rounds - 1; i++) {
+		sw += w[i];
+		sc += c[i];
+	}
+	r.wall_ns = (uint32_t)(sw / ((uint64_t)(rounds - 2) * n));
+	r.cpu_ns = (uint32_t)(sc / ((uint64_t)(rounds - 2) * n));
 	return r;
 }
 
@@ -930,7 +1023,7 @@ static void cal_base(void)
 		events = calib_events - 1; /* the trap run before `trap - DEBUG` */
 	}
 	eval("unset __tsa_i __tsa_v");
-	cal[TSA_COST_BASE] = cal_median(trap, bare, CAL_ROUNDS, events);
+	cal[TSA_COST_BASE] = cal_mean(trap, bare, CAL_ROUNDS, events);
 }
 
 /* Where the builtin reads the clock within a trap run: the median over single runs. */
@@ -999,9 +1092,9 @@ static void cal_tails(void)
 	terminal_pgrp = tpgrp0;
 	cal_split();
 	eval("trap - DEBUG");
-	cal[TSA_COST_TTY] = cal_median(st[1], st[0], CAL_TAIL_ROUNDS, CAL_CALLS);
+	cal[TSA_COST_TTY] = cal_mean(st[1], st[0], CAL_TAIL_ROUNDS, CAL_CALLS);
 	if (fake_jobs)
-		cal[TSA_COST_JOBS] = cal_median(st[2], st[1], CAL_TAIL_ROUNDS, CAL_CALLS);
+		cal[TSA_COST_JOBS] = cal_mean(st[2], st[1], CAL_TAIL_ROUNDS, CAL_CALLS);
 }
 
 static void calibrate(void)

@@ -76,6 +76,11 @@ equal "the RETURN trap ran for each return (30 leaf + 10 middle + 5 outer + 5 + 
 	"$(jq -r '[.bash.commands[] | select(.kind == "trap" and .text == "RETURN") | .count] | add' "$J")" 55
 equal "the subshell's EXIT trap ran 5 times, below the subshell" \
 	"$(jq -r '[.bash.commands as $c | $c[] | select(.kind == "trap" and .text == "EXIT") | . as $t | $c[] | select(.id == $t.parent) | .kind + ":" + ($t.count | tostring)] | join(",")' "$J")" "subshell:5"
+equal "trap bodies show their own commands: the RETURN trap's, 55 times, below it" \
+	"$(jq -r '.bash.commands as $c | ([$c[] | select(.text == "returns=$((returns + 1))") | . as $n | $c[] | select(.id == $n.parent) | .kind] | unique | join(",")) + ":" + ([$c[] | select(.text == "returns=$((returns + 1))") | .count] | add | tostring)' "$J")" "trap:55"
+equal "... the EXIT trap's, 5 times" "$(count_of 'echo sub-exit > /dev/null')" 5
+equal "... and no command of a trap body is left without its text" \
+	"$(jq -r '[.bash.commands[] | select(.kind == "command" and .text == "")] | length' "$J")" 0
 
 # The user's own BASH_ENV is still sourced; env -i children are not instrumented.
 echo 'USER_ENV_SEEN=yes' >"$T_TMP/userenv"
