@@ -607,6 +607,7 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 	add_u64(qj, "streams", q->streams);
 	add_u64(qj, "unterminated_streams", q->unterminated);
 	add_u64(qj, "orphan_streams", q->orphan_streams);
+	add_u64(qj, "placed_streams", q->placed_streams);
 	add_u64(qj, "attached_processes", q->attached_processes);
 	add_u64(qj, "unattached_processes", q->unattached_processes);
 	cmds = cJSON_AddArrayToObject(o, "commands");

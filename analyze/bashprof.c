@@ -188,8 +188,10 @@ struct stream {
 	uint32_t cal_pre;		  /* permille of a trap run before its clock read */
 	bool had_trap;			  /* a trap run was charged: its rest is due */
 	bool last_charged;		  /* the last trap run's rest was charged */
-	bool async;   /* a background job, coproc or process substitution of its parent */
-	bool charged; /* its trap cost went to its parent */
+	bool async;    /* a background job, coproc or process substitution of its parent */
+	bool nested;   /* a bash run by a program of the tree, not by bash itself */
+	bool unplaced; /* in limbo: its parent process was unknown when it began */
+	bool charged;  /* its trap cost went to its parent */
 	uint64_t
 	    ep_w; /* synchronous children ended since the last record: their largest wall cost */
 	struct pending_child *pend;
@@ -213,6 +215,13 @@ struct bashprof {
 	size_t nall, capall;
 	struct bash_quality q;
 	struct bash_total tot;
+	/*
+	 * Nested bash processes whose parent is neither a bash of the tree nor a
+	 * program one of them exec'd (make -> sh -> bash): their commands wait
+	 * below this parentless node until bashprof__finish() places them.
+	 */
+	struct bash_node *limbo;
+	struct bash_node *gone; /* nodes out of the tree (merged, the limbo), by next: freed last */
 	bool finished;
 };
 
@@ -304,6 +313,14 @@ static struct bash_node *child_of(struct bashprof *bp, struct bash_node *parent,
 	return n;
 }
 
+/* A node, or where it was merged. */
+static struct bash_node *live(struct bash_node *n)
+{
+	while (n && n->dead)
+		n = n->merged_into;
+	return n;
+}
+
 struct bashprof *bashprof__new(void)
 {
 	struct bashprof *bp = calloc(1, sizeof(*bp));
@@ -337,6 +354,13 @@ void bashprof__free(struct bashprof *bp)
 	for (size_t i = 0; i < bp->nnodes; i++) {
 		free(bp->nodes[i]->procs);
 		free(bp->nodes[i]);
+	}
+	while (bp->gone) {
+		struct bash_node *n = bp->gone;
+
+		bp->gone = n->next;
+		free(n->procs);
+		free(n);
 	}
 	free(bp->nodes);
 	free(bp->nk);
@@ -673,7 +697,8 @@ static struct bash_node *stream_base(struct bashprof *bp, struct stream *s)
 		/* ( list ), { list; } &, coproc: the forked construct is the node. */
 		s->base = s->anchor;
 	} else if (s->anchor) {
-		enum bash_kind k = s->parent ? kind_from_env(s->subshell_env, NULL) : BK_BASH;
+		enum bash_kind k =
+		    s->parent && !s->nested ? kind_from_env(s->subshell_env, NULL) : BK_BASH;
 
 		s->base = child_of(bp, s->anchor, (uint8_t)k, s->anchor->line,
 				   strtab_intern(&bp->strs, "", 0), "");
@@ -779,10 +804,31 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 		/* A new bash image: the script, or a nested bash that exec'd from a fork. */
 		struct stream *prev = stream_execed(bp, c->pid);
 
+		struct stream *prog = prev ? NULL : stream_execed(bp, h->ppid);
+
 		if (prev) {
 			s->parent = prev->parent;
 			s->async = prev->async;
 			s->anchor = prev->base ? prev->base : prev->anchor;
+		} else if (prog && prog->exec_node) {
+			/*
+			 * Run by a program a bash of the tree forked and exec'd
+			 * (timeout, xargs, env, nohup): below the command that ran
+			 * it, paid for by that bash as it waited for the program.
+			 */
+			s->parent = prog->parent;
+			s->async = prog->async;
+			s->anchor = prog->exec_node;
+			s->nested = true;
+		} else if (!s->root && !s->fallback) {
+			/* Further away (make -> sh -> bash): placed at the end, from the process tree. */
+			if (!bp->limbo)
+				bp->limbo = node_new(bp, NULL, BK_BASH, 0, "", "");
+			s->base = bp->limbo ? node_new(bp, bp->limbo, BK_BASH, 0, "", "") : NULL;
+			if (s->base)
+				s->base->count++;
+			s->unplaced = s->base != NULL;
+			s->anchor = bp->limbo;
 		} else if (!s->root) {
 			bp->q.orphan_streams++;
 			s->anchor = bp->nodes[0];
@@ -1018,9 +1064,15 @@ static void do_exec(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 	charge_last(s, r->flags);
 	settle_children(s);
 	give_to_parent(s, x->t);
-	/* What runs after the exec is that command's process (`( cmd )`, `exec cmd`). */
+	/*
+	 * What runs after the exec is that command's process (`( cmd )`, `exec
+	 * cmd`); a fork that execs at once (an external command) is the command
+	 * that forked it.
+	 */
 	if (s->nlv && s->lv[s->nlv - 1].cmd.node)
 		s->exec_node = s->lv[s->nlv - 1].cmd.node;
+	else if (s->parent && s->anchor && !s->base)
+		s->exec_node = s->anchor;
 }
 
 static const size_t min_len[TSA_R_NR] = {
@@ -1290,7 +1342,7 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 		/* A bash process that exec'd a program in place: that command's process. */
 		for (size_t k = bp->nall; k-- > 0;)
 			if (bp->all[k]->pid == p->pid && bp->all[k]->exec_node) {
-				node = bp->all[k]->exec_node;
+				node = live(bp->all[k]->exec_node);
 				break;
 			}
 		if (node)
@@ -1309,7 +1361,7 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 			bp->q.unattached_processes++;
 			continue;
 		}
-		node = f->node;
+		node = live(f->node);
 	attach:
 		slot = procs_slot(node, p->comm);
 		if (!slot)
@@ -1323,6 +1375,278 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 		bp->q.attached_processes++;
 	}
 	free(v);
+}
+
+/*
+ * Nested bash processes that a program ran below another program (make ->
+ * sh -> bash) began in limbo; the process tree now says where they go: up
+ * their parents to a bash of the tree, and there the command that started
+ * the first of them (a fork child's exec, or the last fork before it). The
+ * nested bash goes below that command (merged with others there: a loop
+ * that runs make collapses), and that command and those above it pay for
+ * its trap runs, as they waited for it (up to a background job, which its
+ * parent did not wait for). What cannot be placed goes below the script.
+ */
+static struct bash_node *find_child(struct bash_node *parent, uint8_t kind, uint32_t line,
+				    const char *text)
+{
+	for (struct bash_node *c = parent->child; c; c = c->next)
+		if (!c->dead && c->key_kind == kind && c->line == line && c->text == text)
+			return c;
+	return NULL;
+}
+
+static void unlink_child(struct bash_node *n)
+{
+	struct bash_node *p = n->parent, *prev = NULL;
+
+	if (!p)
+		return;
+	for (struct bash_node *c = p->child; c; prev = c, c = c->next) {
+		if (c != n)
+			continue;
+		if (prev)
+			prev->next = c->next;
+		else
+			p->child = c->next;
+		if (p->last_child == c)
+			p->last_child = prev;
+		break;
+	}
+	n->next = NULL;
+	n->parent = NULL;
+}
+
+static void link_child(struct bash_node *parent, struct bash_node *n)
+{
+	n->parent = parent;
+	n->next = NULL;
+	if (parent->last_child)
+		parent->last_child->next = n;
+	else
+		parent->child = n;
+	parent->last_child = n;
+}
+
+/* src's figures and children into dst, which has the same key; src is then dead. */
+static void merge_node(struct bash_node *dst, struct bash_node *src)
+{
+	struct bash_node *c = src->child, *next;
+
+	dst->count += src->count;
+	dst->raw_wall_ns += src->raw_wall_ns;
+	dst->raw_cpu_ns += src->raw_cpu_ns;
+	dst->raw_own_cpu_ns += src->raw_own_cpu_ns;
+	dst->cor_wall_ns += src->cor_wall_ns;
+	dst->cor_cpu_ns += src->cor_cpu_ns;
+	dst->pipe_part |= src->pipe_part;
+	for (; c; c = next) {
+		struct bash_node *same = find_child(dst, c->key_kind, c->line, c->text);
+
+		next = c->next;
+		if (same) {
+			merge_node(same, c);
+		} else {
+			c->next = NULL;
+			link_child(dst, c);
+		}
+	}
+	src->child = src->last_child = NULL;
+	src->dead = true;
+	src->merged_into = dst;
+}
+
+static int cmp_proc_pid(const void *a, const void *b)
+{
+	const struct proc_acct *x = *(const struct proc_acct *const *)a;
+	const struct proc_acct *y = *(const struct proc_acct *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The process pid that was alive at at (relative to the run): the last started before. */
+static const struct proc_acct *proc_at(const struct proc_acct **v, size_t n, uint32_t pid,
+				       int64_t at)
+{
+	const struct proc_acct *best = NULL;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (v[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && v[lo]->pid == pid; lo++)
+		if (!best || v[lo]->start_ns <= at)
+			best = v[lo];
+	return best;
+}
+
+static struct stream *stream_at(struct bashprof *bp, uint32_t pid, uint64_t t);
+
+/* Where the nested bash s goes: the command of a bash of the tree that started its ancestors. */
+static struct bash_node *place_target(struct bashprof *bp, const struct stream *s,
+				      const struct proc_acct **v, size_t n, uint64_t origin)
+{
+	uint32_t child = s->pid, p = s->ppid;
+	uint64_t child_start = s->t_start;
+
+	for (int hops = 0; hops < 64 && p > 1; hops++) {
+		struct stream *x = stream_at(bp, p, child_start);
+		const struct proc_acct *pr;
+
+		if (x && x->execed && x->exec_node && x->last_t <= child_start)
+			return live(x->exec_node); /* a program a bash fork exec'd */
+		if (x) {
+			/* A bash: its fork child that exec'd, else its last fork before. */
+			for (size_t k = bp->nall; k-- > 0;)
+				if (bp->all[k]->pid == child && bp->all[k]->exec_node &&
+				    bp->all[k]->parent == x)
+					return live(bp->all[k]->exec_node);
+			for (uint32_t k = x->nforks; k-- > 0;)
+				if (x->forks[k].t <= child_start && x->forks[k].node)
+					return live(x->forks[k].node);
+			return NULL;
+		}
+		pr = proc_at(v, n, p, (int64_t)(child_start - origin));
+		if (!pr)
+			return NULL;
+		child = p;
+		child_start = origin + (uint64_t)(pr->start_ns > 0 ? pr->start_ns : 0);
+		p = pr->ppid;
+	}
+	return NULL;
+}
+
+static void place_nested(struct bashprof *bp, const struct run *r, uint64_t origin)
+{
+	const struct proc_acct **v = NULL;
+	size_t n = r ? r->nprocs : 0;
+	struct stream *root = NULL;
+
+	if (!bp->limbo)
+		return;
+	if (n && (v = malloc(n * sizeof(*v)))) {
+		for (size_t i = 0; i < n; i++)
+			v[i] = &r->procs[i];
+		qsort(v, n, sizeof(*v), cmp_proc_pid);
+	}
+	for (size_t i = 0; i < bp->nall; i++)
+		if (bp->all[i]->root && !bp->all[i]->parent)
+			root = bp->all[i];
+	for (size_t i = 0; i < bp->nall; i++) {
+		struct stream *s = bp->all[i];
+		struct bash_node *target = NULL, *same;
+
+		if (!s->unplaced)
+			continue;
+		if (v)
+			target = place_target(bp, s, v, n, origin);
+		if (target) {
+			bp->q.placed_streams++;
+		} else {
+			bp->q.orphan_streams++;
+			target = bp->nodes[0];
+		}
+		unlink_child(s->base);
+		s->base->line = target->line;
+		same = find_child(target, BK_BASH, target->line, s->base->text);
+		if (same)
+			merge_node(same, s->base);
+		else
+			link_child(target, s->base);
+		/* The commands that waited for it pay for its trap runs. */
+		for (struct bash_node *a = target; a; a = a->parent) {
+			if (!a->parent && root) {
+				root->ovh.w += s->ovh.w;
+				root->ovh.c += s->ovh.c;
+				break;
+			}
+			a->cor_wall_ns += s->ovh.w;
+			a->cor_cpu_ns += s->ovh.c;
+			if (a->kind == BK_BACKGROUND || a->kind == BK_COPROC ||
+			    a->kind == BK_PROCSUB)
+				break;
+		}
+	}
+	free(v);
+}
+
+/*
+ * The nodes in depth-first order from the root, numbered again (parents
+ * before children, as bashprof.h says): placed nodes may have been made
+ * before their new parents. Merged nodes and the limbo go.
+ */
+static void renumber(struct bashprof *bp)
+{
+	struct bash_node **out = calloc(bp->nnodes, sizeof(*out)), **stack = NULL;
+	size_t k = 0, sp = 0, cap = 64;
+
+	if (!out)
+		return;
+	stack = malloc(cap * sizeof(*stack));
+	if (!stack) {
+		free(out);
+		return;
+	}
+	stack[sp++] = bp->nodes[0];
+	while (sp) {
+		struct bash_node *nd = stack[--sp], *c;
+		size_t nk = 0;
+
+		nd->id = (uint32_t)k;
+		nd->depth = nd->parent ? nd->parent->depth + 1 : 0;
+		out[k++] = nd;
+		for (c = nd->child; c; c = c->next)
+			nk++;
+		if (sp + nk > cap) {
+			struct bash_node **ns;
+
+			while (sp + nk > cap)
+				cap *= 2;
+			ns = realloc(stack, cap * sizeof(*ns));
+			if (!ns) {
+				/* Out of memory: keep the old order, ids as they were. */
+				for (size_t i = 0; i < bp->nnodes; i++)
+					bp->nodes[i]->id = (uint32_t)i;
+				free(stack);
+				free(out);
+				return;
+			}
+			stack = ns;
+		}
+		/* Children pushed last first, so that they come out in order. */
+		sp += nk;
+		{
+			size_t j = sp;
+
+			for (c = nd->child; c; c = c->next)
+				stack[--j] = c;
+		}
+	}
+	free(stack);
+	/* The rest stays allocated (fork points may name it) until bashprof__free(). */
+	for (size_t i = 0; i < bp->nnodes; i++) {
+		struct bash_node *nd = bp->nodes[i];
+
+		if (nd->id < k && out[nd->id] == nd)
+			continue;
+		nd->next = bp->gone;
+		bp->gone = nd;
+	}
+	free(bp->nodes);
+	bp->nodes = out;
+	bp->nnodes = k;
+	/* The key table points at nodes that may be gone: nothing looks up after the end. */
+	free(bp->nk);
+	bp->nk = NULL;
+	bp->nkcap = bp->nkn = 0;
+	bp->limbo = NULL;
 }
 
 /* The end of a stream that neither exited nor exec'd in the records. */
@@ -1396,6 +1720,9 @@ void bashprof__finish(struct bashprof *bp, const struct run *r, uint64_t origin_
 		stream_close(bp, s, s->execed ? s->last_t : stream_end_time(s, r, origin_ns),
 			     s->last_cpu, 0);
 	}
+	place_nested(bp, r, origin_ns);
+	if (bp->limbo)
+		renumber(bp);
 	if (r)
 		attach_processes(bp, r, origin_ns);
 	st = runnable_stretch(bp, r);

@@ -62,6 +62,7 @@ struct bash_node {
 	uint8_t key_kind; /* the kind it was made with (kind is refined later) */
 	bool pipe_part;
 	bool orphan; /* a forked construct that no DEBUG trap announced */
+	bool dead;   /* merged into another node: not in the tree any more */
 	uint32_t line;
 	uint32_t depth;
 	const char *text; /* command text; for frames the function name, file or signal */
@@ -77,6 +78,7 @@ struct bash_node {
 	uint64_t cor_cpu_ns;
 	struct bash_procs *procs;
 	uint32_t nprocs;
+	struct bash_node *merged_into; /* internal: where a dead node went */
 };
 
 enum bash_cost_kind {
@@ -94,8 +96,10 @@ struct bash_quality {
 	uint64_t unknown_streams; /* chunks of a stream that never said HELLO */
 	uint64_t lost_records;	  /* gaps in a stream's sequence numbers */
 	uint64_t streams;
-	uint64_t unterminated;	 /* streams that neither exited nor exec'd (killed) */
-	uint64_t orphan_streams; /* nested bash reached through a non-bash process */
+	uint64_t unterminated; /* streams that neither exited nor exec'd (killed) */
+	uint64_t
+	    orphan_streams; /* nested bash processes that could not be placed (below the root) */
+	uint64_t placed_streams; /* nested bash processes placed through the process tree */
 	uint64_t attached_processes;
 	uint64_t unattached_processes;
 	bool fallback;	 /* recorded by the pure-bash trap */

@@ -15,6 +15,9 @@ void run__free_detail(struct run *r)
 	free(r->procs);
 	run_stacks__free(r->stacks);
 	r->stacks = NULL;
+	/* The bash profile is detail too: only the last run's is reported. */
+	bashprof__free(r->bash);
+	r->bash = NULL;
 	r->threads = NULL;
 	r->procs = NULL;
 	r->nthreads = r->nprocs = 0;

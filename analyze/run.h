@@ -5,9 +5,10 @@
  * invocation. Plain structs, no I/O, so the fold, the table, the artifact
  * writer and the tests share them without a kernel in sight.
  *
- * Ownership: a run owns its threads[] and procs[] arrays (run__free_detail),
- * a session owns its runs[] (session__free). Times are nanoseconds; times
- * called *_ns that are points in time are relative to the run's start.
+ * Ownership: a run owns its threads[] and procs[] arrays, its stacks and
+ * its bash profile (run__free_detail), a session owns its runs[]
+ * (session__free). Times are nanoseconds; times called *_ns that are points
+ * in time are relative to the run's start.
  */
 #ifndef TSARUN_RUN_H
 #define TSARUN_RUN_H

@@ -7,6 +7,7 @@
 
 #include "bashprof.h"
 #include "flame.h"
+#include "run.h"
 #include "tsa_wire.h"
 
 struct w {
@@ -648,6 +649,87 @@ static void test_flame(void **state)
 	bashprof__free(bp);
 }
 
+/*
+ * A bash that make ran through sh: its parent is no bash of the tree when
+ * it begins, so it waits in limbo; at the end the process tree places it
+ * below the make command, which pays for its trap runs. Ids are numbered
+ * again, parents first.
+ */
+static void test_nested_through_programs(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w p, k, n;
+	struct tsa_fork *f;
+	struct tsa_exec *x;
+	struct proc_acct procs[3] = {
+	    {.pid = 101, .ppid = 100, .comm = "make", .start_ns = 1100, .end_ns = 19000},
+	    {.pid = 102, .ppid = 101, .comm = "sh", .start_ns = 2000, .end_ns = 18000},
+	    {.pid = 103, .ppid = 102, .comm = "bash", .start_ns = 4000, .end_ns = 11000},
+	};
+	struct run r = {.procs = procs, .nprocs = 3};
+	const struct bash_node *make, *nested, *colon;
+
+	w_begin(&p, 100, 1);
+	w_hello(&p, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 1000);
+	w_text(&p, bp, 1, "make");
+	w_text(&p, bp, 2, "echo after");
+	w_cmd(&p, bp, 1000, 5, 1);
+	f = w_rec(&p, bp, sizeof(*f), TSA_R_FORK, 0, 5);
+	f->t = 1100;
+	w_flush(&p, bp);
+	w_begin(&k, 101, 2); /* the fork that execs make */
+	w_hello(&k, bp, TSA_HELLO_FORK, 1100, 100, 1, 0, 0, 1000);
+	w_text(&k, bp, 1, "/usr/bin/make");
+	x = w_rec(&k, bp, sizeof(*x), TSA_R_EXEC, 0, 1);
+	x->t = 1200;
+	w_flush(&k, bp);
+	w_begin(&n, 103, 3); /* make -> sh -> bash */
+	w_hello(&n, bp, TSA_HELLO_START, 5000, 102, 0, 0, 0, 1000)->hflags &= ~TSA_HF_ROOT;
+	w_text(&n, bp, 1, ":");
+	for (int i = 0; i < 3; i++)
+		w_cmd(&n, bp, 6000 + i * 1000, 1, 1);
+	w_end(&n, bp, 10000);
+	w_flush(&n, bp);
+	w_cmd(&p, bp, 20000, 6, 2);
+	w_end(&p, bp, 21000);
+	w_flush(&p, bp);
+	bashprof__finish(bp, &r, 0);
+
+	make = find(bp, "make", 5);
+	colon = find(bp, ":", 1);
+	assert_non_null(make);
+	assert_non_null(colon);
+	nested = colon->parent;
+	assert_int_equal(nested->kind, BK_BASH);
+	assert_ptr_equal(nested->parent, make);
+	assert_int_equal(colon->count, 3);
+	assert_int_equal(bashprof__quality(bp)->placed_streams, 1);
+	assert_int_equal(bashprof__quality(bp)->orphan_streams, 0);
+	/* Its trap runs: 500 + 1000 + 1000 + 500; make's own span: 1000 more. */
+	assert_int_equal(nested->cor_wall_ns, 3000);
+	assert_int_equal(make->cor_wall_ns, 1000 + 3000);
+	for (size_t i = 0; i < bashprof__nodes(bp); i++) {
+		const struct bash_node *nd = bashprof__node(bp, i);
+
+		assert_int_equal(nd->id, i);
+		if (nd->parent)
+			assert_true(nd->parent->id < nd->id);
+		assert_false(nd->dead);
+	}
+	bashprof__free(bp);
+}
+
+/* A run gives its bash profile up with its detail (series.c: only the last run keeps it). */
+static void test_run_detail_frees_profile(void **state)
+{
+	struct run r = {0};
+
+	r.bash = bashprof__new();
+	assert_non_null(r.bash);
+	run__free_detail(&r);
+	assert_null(r.bash); /* and ASan sees no leak */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +745,8 @@ int main(void)
 	    cmocka_unit_test(test_wall_stretch),
 	    cmocka_unit_test(test_function_body_corrected),
 	    cmocka_unit_test(test_flame),
+	    cmocka_unit_test(test_nested_through_programs),
+	    cmocka_unit_test(test_run_detail_frees_profile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

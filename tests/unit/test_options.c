@@ -48,6 +48,60 @@ static void test_command_without_dashdash_stops_at_first_word(void **state)
 	assert_string_equal(o.argv[2], "--quiet");
 }
 
+/* --bash: everything after it belongs to the script, or to -c's commands. */
+static void test_bash(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-q", "--bash", "deploy.sh", "prod", "--json", "x", "-r"),
+			 0);
+	assert_true(o.bash);
+	assert_false(o.bash_command);
+	assert_false(o.bash_no_follow);
+	assert_int_equal(o.mode, MODE_RUN);
+	assert_true(o.quiet);
+	/* The options after the script are the script's. */
+	assert_null(o.json_path);
+	assert_int_equal(o.runs, 1);
+	assert_int_equal(o.argc, 5);
+	assert_string_equal(o.argv[0], "deploy.sh");
+	assert_string_equal(o.argv[2], "--json");
+	assert_string_equal(o.argv[4], "-r");
+	assert_null(o.argv[5]);
+
+	assert_int_equal(PARSE(&o, err, "--bash", "-c", "for i in 1 2; do :; done", "a0", "a1"), 0);
+	assert_true(o.bash);
+	assert_true(o.bash_command);
+	assert_int_equal(o.argc, 3);
+	assert_string_equal(o.argv[0], "for i in 1 2; do :; done");
+	assert_string_equal(o.argv[1], "a0");
+
+	/* A script named -x is reached through --. */
+	assert_int_equal(PARSE(&o, err, "--bash", "--", "-x.sh"), 0);
+	assert_false(o.bash_command);
+	assert_string_equal(o.argv[0], "-x.sh");
+
+	/* Options before --bash are tsarun's. */
+	assert_int_equal(PARSE(&o, err, "--bash-no-follow", "-r", "3", "--warmup", "1", "--flame",
+			       "--json", "b.json", "--bash", "-c", ":"),
+			 0);
+	assert_true(o.bash_no_follow);
+	assert_int_equal(o.runs, 3);
+	assert_int_equal(o.warmup, 1);
+	assert_true(o.flame);
+	assert_true(o.stacks);
+	assert_string_equal(o.json_path, "b.json");
+	assert_string_equal(o.argv[0], ":");
+
+	assert_int_equal(PARSE(&o, err, "--bash"), -EINVAL);
+	assert_non_null(strstr(err, "--bash: no script given"));
+	assert_int_equal(PARSE(&o, err, "--bash", "-c"), -EINVAL);
+	assert_non_null(strstr(err, "--bash -c: no commands given"));
+	assert_int_equal(PARSE(&o, err, "--bash", "--"), -EINVAL);
+	assert_non_null(strstr(err, "--bash: no script given"));
+}
+
 static void test_defaults(void **state)
 {
 	struct tsarun_opts o;
@@ -443,6 +497,7 @@ int main(void)
 	    cmocka_unit_test(test_command_after_dashdash),
 	    cmocka_unit_test(test_command_without_dashdash_stops_at_first_word),
 	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_bash),
 	    cmocka_unit_test(test_values),
 	    cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_gate_options),
