@@ -34,6 +34,7 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	    .stacks = o->stacks,
 	    .offcpu_min_ns = o->offcpu_min_ns,
 	    .waker = o->waker,
+	    .survivors_now = !o->no_sandbox,
 	};
 	struct probeset *ps = calloc(1, sizeof(*ps));
 	char err[192];

@@ -23,6 +23,7 @@ struct sched_probe {
 	struct sched_bpf *skel;
 	struct sched_bpf *iter; /* the survivors' iterator, loaded on first use */
 	int iter_err;		/* ... or why it could not be: not tried again */
+	bool iter_in_skel;	/* ... or it is loaded with the rest (sched_probe_opts) */
 	struct ring_buffer *rb;
 	struct thread_acct *recs; /* converted as they arrive: the raw records are not kept */
 	size_t nrecs, cap;
@@ -154,7 +155,8 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 		goto out_destroy;
 	}
 	/* Loaded only when a run ends with threads still alive: see iter_load(). */
-	bpf_program__set_autoload(p->skel->progs.tsa_survivors, false);
+	bpf_program__set_autoload(p->skel->progs.tsa_survivors, o->survivors_now);
+	p->iter_in_skel = o->survivors_now;
 	ret = stacks_config(p, o, err, errlen);
 	if (ret)
 		goto out_destroy;
@@ -432,7 +434,9 @@ int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms)
  * end with the whole tree, and verifying it costs a third of tsarun's
  * start-up. It is a second instance of the same object whose maps are the
  * first one's and whose only program is the iterator. Under the sandbox,
- * which loads no program once the command runs, it is loaded before (seal).
+ * which loads no program once the command runs, it is loaded with the rest
+ * instead (survivors_now: cheaper than this second instance, which parses
+ * the kernel's BTF again).
  */
 static int iter_load(struct sched_probe *p)
 {
@@ -440,7 +444,7 @@ static int iter_load(struct sched_probe *p)
 	struct bpf_map *m;
 	int ret;
 
-	if (p->iter)
+	if (p->iter || p->iter_in_skel)
 		return 0;
 	if (p->iter_err)
 		return p->iter_err;
@@ -481,7 +485,8 @@ int sched_probe__survivors(struct sched_probe *p)
 	ret = iter_load(p);
 	if (ret)
 		return ret;
-	link = bpf_program__attach_iter(p->iter->progs.tsa_survivors, NULL);
+	link = bpf_program__attach_iter((p->iter_in_skel ? p->skel : p->iter)->progs.tsa_survivors,
+					NULL);
 	if (!link)
 		return -errno;
 	fd = bpf_iter_create(bpf_link__fd(link));

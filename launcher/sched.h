@@ -27,6 +27,12 @@ struct sched_probe_opts {
 	bool stacks;
 	uint64_t offcpu_min_ns;
 	bool waker;
+	/*
+	 * Load the survivors' iterator with the rest, not when a run first needs
+	 * it: under the sandbox no program can be loaded later, and verifying it
+	 * with the rest costs less than a second instance of the object.
+	 */
+	bool survivors_now;
 };
 
 /* The stack maps, for the stacks probe (launcher/stacks.c) to read and clear. */
