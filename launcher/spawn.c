@@ -187,8 +187,9 @@ struct spawner *spawner__new(char *const *argv, const struct target_user *user,
 	/*
 	 * Exit signal 0: the spawner is a "clone child", invisible to a waitid()
 	 * without __WALL, so tsarun's reaping of the tree never sees it. Its
-	 * children inherit that exit signal (CLONE_PARENT), so tsarun reaps the
-	 * command through its pidfd; orphans reparented to tsarun get SIGCHLD.
+	 * children inherit that exit signal (CLONE_PARENT) until exec resets it
+	 * to SIGCHLD: tsarun recognises the command by its pid, whichever of
+	 * its waitid() calls reaps it.
 	 */
 	z->pid = (pid_t)syscall(SYS_clone, 0, 0, NULL, NULL, 0);
 	if (z->pid < 0) {

@@ -33,6 +33,7 @@ struct watch {
 	struct supervisor *sv;
 	struct run *r;
 	struct spawn *child;
+	struct evloop *loop;
 	bool main_exited;
 	bool tree_empty;
 	bool stop_waiting;     /* interrupted after the command exited: do not wait for the rest */
@@ -91,22 +92,39 @@ static int wait_status(const siginfo_t *si)
 }
 
 /*
- * Reap what has exited: the command through its pidfd (its exit signal is
- * the spawner's, 0), and orphans reparented to tsarun (theirs is SIGCHLD).
- * The tree is empty when the command is gone and waitid() finds no child.
+ * The command's exit. Its pidfd stays readable from now on: out of the
+ * loop with it, or waiting for descendants would spin.
+ */
+static void main_reaped(struct watch *w, const siginfo_t *si, const struct rusage *ru)
+{
+	add_rusage(&w->r->ru, ru);
+	evloop__del(w->loop, w->child->pidfd);
+	w->main_exited = true;
+	w->main_exit_ns = now_ns();
+	status_from_wait(w->r, wait_status(si));
+}
+
+/*
+ * Reap what has exited: the command, and orphans reparented to tsarun.
+ * The command is born with the spawner's exit signal, 0, but exec(2) resets
+ * it to SIGCHLD, so a waitid(P_ALL) can reap it as well as the pidfd: it is
+ * recognised by its pid either way. The tree is empty when the command is
+ * gone and waitid() finds no child.
  */
 static void reap(struct watch *w)
 {
 	struct rusage ru;
 	siginfo_t si;
 
-	if (!w->main_exited &&
-	    !waitid_rusage(P_PIDFD, w->child->pidfd, &si, WEXITED | WNOHANG | __WALL, &ru) &&
-	    si.si_pid) {
-		add_rusage(&w->r->ru, &ru);
-		w->main_exited = true;
-		w->main_exit_ns = now_ns();
-		status_from_wait(w->r, wait_status(&si));
+	if (!w->main_exited) {
+		int ret;
+
+		do
+			ret = waitid_rusage(P_PIDFD, w->child->pidfd, &si,
+					    WEXITED | WNOHANG | __WALL, &ru);
+		while (ret < 0 && errno == EINTR);
+		if (!ret && si.si_pid)
+			main_reaped(w, &si, &ru);
 	}
 	w->tree_empty = false;
 	for (;;) {
@@ -119,6 +137,10 @@ static void reap(struct watch *w)
 		}
 		if (si.si_pid == 0)
 			return; /* children remain, none has exited */
+		if (si.si_pid == w->child->pid && !w->main_exited) {
+			main_reaped(w, &si, &ru);
+			continue;
+		}
 		add_rusage(&w->r->ru, &ru);
 		w->r->desc.reaped_orphans++;
 	}
@@ -314,6 +336,7 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		snprintf(err, errlen, "cannot create the event loop: %s", strerror(-ret));
 		return ret;
 	}
+	w.loop = l;
 	ret = spawn__new(&child, sv->spawner);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the child process: %s", strerror(-ret));
