@@ -180,14 +180,18 @@ int gate_parse_metrics(struct gate_spec *g, const char *list, char *err, size_t 
 	return 0;
 }
 
-void gate_spec_finish(struct gate_spec *g)
+void gate_spec_finish(struct gate_spec *g, bool paired)
 {
 	bool any = false;
 
 	for (int m = 0; m < METRIC_NR; m++)
 		any |= g->gated[m];
-	if (!any)
+	if (!any) {
 		g->gated[METRIC_CPU] = true;
+		/* Interleaved in one job, wall time compares like with like: gate it too. */
+		if (paired)
+			g->gated[METRIC_WALL] = true;
+	}
 	for (int m = 0; m < METRIC_NR; m++)
 		if (g->gated[m] && !g->named[m])
 			g->threshold[m] = g->default_threshold;

@@ -75,10 +75,11 @@ int gate_parse_metrics(struct gate_spec *g, const char *list, char *err, size_t 
 
 /*
  * After parsing: a metric named in the SPEC or listed by --metric is gated;
- * when none is, cpu is. Gated metrics without a threshold of their own take
- * the default one.
+ * when none is, cpu is, and wall too in paired mode (--baseline-cmd: both
+ * commands interleaved in one job, where wall times are comparable). Gated
+ * metrics without a threshold of their own take the default one.
  */
-void gate_spec_finish(struct gate_spec *g);
+void gate_spec_finish(struct gate_spec *g, bool paired);
 
 /* One side's measured runs, metric by metric. */
 struct gate_side {

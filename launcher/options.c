@@ -71,7 +71,8 @@ static const char usage[] =
     "      --baseline FILE      compare with an earlier artifact (default 10 runs)\n"
     "      --baseline-cmd CMD   run CMD alongside, interleaved run by run (paired\n"
     "                           mode: the most reliable setup in CI)\n"
-    "      --fail-over SPEC     thresholds: 10% (for the gated metrics, default cpu)\n"
+    "      --fail-over SPEC     thresholds: 10% (for the gated metrics: default cpu,\n"
+    "                           and wall too with --baseline-cmd)\n"
     "                           or per metric, cpu=5%,wall=15%; default 10%\n"
     "      --metric LIST        gate these metrics (wall, cpu, on_cpu, runqueue,\n"
     "                           blocked, uninterruptible, voluntary_switches,\n"
@@ -448,7 +449,7 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 			    "compare: needs two artifacts, got %d (usage: tsarun compare BASE.json "
 			    "NEW.json [--fail-over SPEC])",
 			    npos);
-	gate_spec_finish(&o->gate_spec);
+	gate_spec_finish(&o->gate_spec, false);
 	return 0;
 }
 
@@ -797,7 +798,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		if (o->gate_spec.max_runs < o->runs)
 			return fail(err, errlen, "--max-runs %u is less than --runs %u",
 				    o->gate_spec.max_runs, o->runs);
-		gate_spec_finish(&o->gate_spec);
+		gate_spec_finish(&o->gate_spec, o->baseline_cmd != NULL);
 	}
 	return 0;
 }

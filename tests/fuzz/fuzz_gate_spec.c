@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	gate_spec_defaults(&g);
 	gate_parse_metrics(&g, s, err, sizeof(err));
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, size && (data[0] & 1));
 	free(s);
 	return 0;
 }

@@ -218,7 +218,7 @@ static void test_detail_and_comparison(void **state)
 
 	make_session(&s, r);
 	gate_spec_defaults(&g);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_int_equal(gate_side_init(&b, r, 3, &s.host), 0);
 	assert_int_equal(gate_side_init(&n, r, 3, &s.host), 0);
 	assert_int_equal(gate_compare(&g, &b, &n, false, &c), 0);

@@ -68,7 +68,7 @@ static void compare(const char *spec, const char *metrics, double factor, double
 		assert_int_equal(gate_parse_fail_over(&g, spec, err, sizeof(err)), 0);
 	if (metrics)
 		assert_int_equal(gate_parse_metrics(&g, metrics, err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_int_equal(gate_side_init(&b, rb, 10, hb), 0);
 	assert_int_equal(gate_side_init(&n, rn, 10, hn), 0);
 	memset(c, 0, sizeof(*c));
@@ -88,13 +88,13 @@ static void test_spec_parsing(void **state)
 
 	gate_spec_defaults(&g);
 	assert_int_equal(gate_parse_fail_over(&g, "10%", err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_true(g.gated[METRIC_CPU] && !g.gated[METRIC_WALL]);
 	assert_true(fabs(g.threshold[METRIC_CPU] - 0.10) < 1e-12);
 
 	gate_spec_defaults(&g);
 	assert_int_equal(gate_parse_fail_over(&g, "cpu=5%,wall=15%", err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_true(g.gated[METRIC_CPU] && g.gated[METRIC_WALL]);
 	assert_true(fabs(g.threshold[METRIC_CPU] - 0.05) < 1e-12);
 	assert_true(fabs(g.threshold[METRIC_WALL] - 0.15) < 1e-12);
@@ -102,7 +102,7 @@ static void test_spec_parsing(void **state)
 	/* Naming wall alone gates wall alone. */
 	gate_spec_defaults(&g);
 	assert_int_equal(gate_parse_fail_over(&g, "wall=2.5%", err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_true(!g.gated[METRIC_CPU] && g.gated[METRIC_WALL]);
 	assert_true(fabs(g.threshold[METRIC_WALL] - 0.025) < 1e-12);
 
@@ -110,14 +110,14 @@ static void test_spec_parsing(void **state)
 	gate_spec_defaults(&g);
 	assert_int_equal(gate_parse_fail_over(&g, "7%,wall=20%", err, sizeof(err)), 0);
 	assert_int_equal(gate_parse_metrics(&g, "on_cpu,max_rss", err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_true(!g.gated[METRIC_CPU] && g.gated[METRIC_ON_CPU] && g.gated[METRIC_MAX_RSS]);
 	assert_true(fabs(g.threshold[METRIC_ON_CPU] - 0.07) < 1e-12);
 	assert_true(fabs(g.threshold[METRIC_WALL] - 0.20) < 1e-12);
 
 	/* Nothing given: cpu at 10%. */
 	gate_spec_defaults(&g);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_true(g.gated[METRIC_CPU] && fabs(g.threshold[METRIC_CPU] - 0.10) < 1e-12);
 }
 
@@ -222,7 +222,7 @@ static void test_inconclusive_policy_and_few_runs(void **state)
 
 	gate_spec_defaults(&g);
 	g.inconclusive_fails = true;
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_int_equal(gate_side_init(&b, rb, 10, NULL), 0);
 	assert_int_equal(gate_side_init(&n, rn, 3, NULL), 0);
 	assert_int_equal(gate_compare(&g, &b, &n, false, &c), 0);
@@ -335,7 +335,7 @@ static void test_noisy_warning(void **state)
 
 	gate_spec_defaults(&g);
 	assert_int_equal(gate_parse_fail_over(&g, "5%", err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_int_equal(gate_side_init(&b, rb, 10, NULL), 0);
 	assert_int_equal(gate_side_init(&n, rn, 10, NULL), 0);
 	assert_int_equal(gate_compare(&g, &b, &n, false, &c), 0);
@@ -382,7 +382,7 @@ static void test_availability(void **state)
 
 	gate_spec_defaults(&g);
 	assert_int_equal(gate_parse_metrics(&g, "cpu,on_cpu", err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_int_equal(gate_side_init(&s, r, 5, NULL), 0);
 	assert_true(s.have[METRIC_CPU] && !s.have[METRIC_ON_CPU] && !s.have_noise);
 	assert_int_equal(gate_check_available(&g, &s, "the baseline 'b.json'", err, sizeof(err)),
@@ -393,7 +393,7 @@ static void test_availability(void **state)
 
 	gate_spec_defaults(&g);
 	assert_int_equal(gate_parse_fail_over(&g, "instructions=1%", err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_int_equal(gate_side_init(&s, r, 5, NULL), 0);
 	assert_int_equal(gate_check_available(&g, &s, "this machine", err, sizeof(err)), -ENODATA);
 	assert_string_equal(err, "this machine has no 'instructions' figures (no instruction "
@@ -417,9 +417,34 @@ static void test_formatting(void **state)
 	assert_string_equal(gate_fmt_value(METRIC_CPU, NAN, buf, sizeof(buf)), "n/a");
 }
 
+/* DESIGN: wall is gated when asked, or in paired mode (both sides in one job). */
+static void test_paired_gates_wall_by_default(void **state)
+{
+	struct gate_spec g;
+
+	gate_spec_defaults(&g);
+	gate_spec_finish(&g, true);
+	assert_true(g.gated[METRIC_CPU]);
+	assert_true(g.gated[METRIC_WALL]);
+	gate_spec_defaults(&g);
+	gate_spec_finish(&g, false);
+	assert_true(g.gated[METRIC_CPU]);
+	assert_false(g.gated[METRIC_WALL]);
+	/* Named metrics win in paired mode too. */
+	gate_spec_defaults(&g);
+	{
+		char err[128];
+
+		assert_int_equal(gate_parse_fail_over(&g, "cpu=5%", err, sizeof(err)), 0);
+	}
+	gate_spec_finish(&g, true);
+	assert_false(g.gated[METRIC_WALL]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_paired_gates_wall_by_default),
 	    cmocka_unit_test(test_spec_parsing),
 	    cmocka_unit_test(test_spec_errors),
 	    cmocka_unit_test(test_verdicts),

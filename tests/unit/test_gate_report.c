@@ -43,7 +43,7 @@ static void make(struct comparison *c, const char *spec, double scale, double ru
 
 	gate_spec_defaults(&g);
 	assert_int_equal(gate_parse_fail_over(&g, spec, err, sizeof(err)), 0);
-	gate_spec_finish(&g);
+	gate_spec_finish(&g, false);
 	assert_int_equal(gate_side_init(&b, rb, 10, NULL), 0);
 	assert_int_equal(gate_side_init(&n, rn, 10, NULL), 0);
 	memset(c, 0, sizeof(*c));
