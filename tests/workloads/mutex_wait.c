@@ -15,6 +15,7 @@ static double hold_ms, nap_ms;
 
 static void *holder(void *arg)
 {
+	pthread_setname_np(pthread_self(), "holder");
 	pthread_mutex_lock(&lock);
 	pthread_barrier_wait(&held);
 	sleep_ms(hold_ms);
@@ -31,6 +32,7 @@ __attribute__((noinline)) void waiter_blocks_on_mutex(void)
 
 static void *waiter(void *arg)
 {
+	pthread_setname_np(pthread_self(), "waiter");
 	pthread_barrier_wait(&held);
 	waiter_blocks_on_mutex();
 	return NULL;
@@ -43,6 +45,7 @@ __attribute__((noinline)) void napper_sleeps(void)
 
 static void *napper(void *arg)
 {
+	pthread_setname_np(pthread_self(), "napper");
 	napper_sleeps();
 	return NULL;
 }
@@ -54,12 +57,10 @@ int main(int argc, char **argv)
 	hold_ms = arg_double(argc, argv, 1, 150);
 	nap_ms = arg_double(argc, argv, 2, 100);
 	pthread_barrier_init(&held, NULL, 2);
+	/* Each thread names itself: named from here, a late name could miss it. */
 	pthread_create(&h, NULL, holder, NULL);
-	pthread_setname_np(h, "holder");
 	pthread_create(&w, NULL, waiter, NULL);
-	pthread_setname_np(w, "waiter");
 	pthread_create(&n, NULL, napper, NULL);
-	pthread_setname_np(n, "napper");
 	pthread_join(h, NULL);
 	pthread_join(w, NULL);
 	pthread_join(n, NULL);

@@ -17,6 +17,7 @@ static void *worker(void *arg)
 {
 	cpu_set_t set;
 
+	pthread_setname_np(pthread_self(), arg);
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
@@ -32,10 +33,8 @@ int main(int argc, char **argv)
 	cpu_ms = arg_double(argc, argv, 1, 400);
 	cpu = (int)arg_double(argc, argv, 2, 0);
 	pthread_barrier_init(&start, NULL, 2);
-	pthread_create(&a, NULL, worker, NULL);
-	pthread_setname_np(a, "pinned-a");
-	pthread_create(&b, NULL, worker, NULL);
-	pthread_setname_np(b, "pinned-b");
+	pthread_create(&a, NULL, worker, "pinned-a");
+	pthread_create(&b, NULL, worker, "pinned-b");
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
 	return 0;

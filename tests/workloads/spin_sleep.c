@@ -11,6 +11,7 @@ static double spin_ms, sleep_for_ms;
 
 static void *worker(void *arg)
 {
+	pthread_setname_np(pthread_self(), "spinsleep");
 	spin_cpu_ms(spin_ms);
 	sleep_ms(sleep_for_ms);
 	return NULL;
@@ -24,7 +25,6 @@ int main(int argc, char **argv)
 	sleep_for_ms = arg_double(argc, argv, 2, 200);
 	if (pthread_create(&t, NULL, worker, NULL))
 		return 1;
-	pthread_setname_np(t, "spinsleep");
 	pthread_join(t, NULL);
 	return 0;
 }
