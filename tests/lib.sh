@@ -28,10 +28,21 @@ check() {
 	if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi
 }
 
+# A measurement that is missing ("", null) is no number: awk would read it
+# as 0 and a bound could pass on nothing.
+numbers() {
+	local v
+	for v in "$@"; do
+		[[ $v =~ ^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$ ]] || return 1
+	done
+}
+
 # within NAME ACTUAL EXPECTED TOL_PERCENT: |actual - expected| <= tol% of expected.
 within() {
 	local name=$1 actual=$2 expected=$3 tol=$4
-	if awk -v a="$actual" -v e="$expected" -v t="$tol" \
+	if ! numbers "$actual" "$expected"; then
+		not_ok "$name" "measured '$actual', expected '$expected': not numbers"
+	elif awk -v a="$actual" -v e="$expected" -v t="$tol" \
 		'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= e * t / 100) }'; then
 		ok "$name ($actual vs $expected, tolerance $tol%)"
 	else
@@ -41,11 +52,13 @@ within() {
 
 # at_least NAME ACTUAL MIN / at_most NAME ACTUAL MAX
 at_least() {
-	if awk -v a="$2" -v m="$3" 'BEGIN { exit !(a >= m) }'; then ok "$1 ($2 >= $3)"
+	if ! numbers "$2" "$3"; then not_ok "$1" "measured '$2', bound '$3': not numbers"
+	elif awk -v a="$2" -v m="$3" 'BEGIN { exit !(a >= m) }'; then ok "$1 ($2 >= $3)"
 	else not_ok "$1" "measured $2, expected at least $3"; fi
 }
 at_most() {
-	if awk -v a="$2" -v m="$3" 'BEGIN { exit !(a <= m) }'; then ok "$1 ($2 <= $3)"
+	if ! numbers "$2" "$3"; then not_ok "$1" "measured '$2', bound '$3': not numbers"
+	elif awk -v a="$2" -v m="$3" 'BEGIN { exit !(a <= m) }'; then ok "$1 ($2 <= $3)"
 	else not_ok "$1" "measured $2, expected at most $3"; fi
 }
 
