@@ -591,6 +591,20 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 		tail = cJSON_AddObjectToObject(cost, "job_table_tail");
 		add_u64(tail, "cpu_ns", q->cal[BASH_COST_JOBS].cpu_ns);
 		add_u64(tail, "wall_ns", (uint64_t)(q->cal[BASH_COST_JOBS].cpu_ns * st + 0.5));
+		if (q->timed_runs) {
+			cJSON *tm = cJSON_AddObjectToObject(cost, "timed");
+
+			add_u64(tm, "runs", q->timed_runs);
+			add_u64(tm, "total_ns", q->timed_ns);
+			add_u64(tm, "avg_ns", q->timed_ns / q->timed_runs);
+			add_u64(tm, "guessed_parts", q->guessed_parts);
+		} else {
+			cJSON_AddNullToObject(cost, "timed");
+			add_str(cost, "timed_reason",
+				"the builtin could not time its trap runs (no sigprocmask() hook, "
+				"or no steady count of its calls): the start-up figures are the "
+				"whole cost");
+		}
 	} else {
 		cJSON_AddNullToObject(o, "trap_cost");
 		add_str(o, "trap_cost_reason",

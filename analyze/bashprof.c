@@ -186,12 +186,15 @@ struct stream {
 	struct cost own;		  /* its own trap runs' cost */
 	uint64_t cal_spent_cpu;		  /* CPU the start-up measurement took */
 	uint32_t cal_pre;		  /* permille of a trap run before its clock read */
-	bool had_trap;			  /* a trap run was charged: its rest is due */
-	bool last_charged;		  /* the last trap run's rest was charged */
-	bool async;    /* a background job, coproc or process substitution of its parent */
-	bool nested;   /* a bash run by a program of the tree, not by bash itself */
-	bool unplaced; /* in limbo: its parent process was unknown when it began */
-	bool charged;  /* its trap cost went to its parent */
+	uint32_t span_med; /* a trap run's timed parts at start-up (ns; 0: untimed) */
+	uint32_t span_tty; /* what the terminal's part adds to them */
+	uint32_t speed;	   /* its last trap run's timed parts over span_med, permille */
+	bool had_trap;	   /* a trap run was charged: its rest is due */
+	bool last_charged; /* the last trap run's rest was charged */
+	bool async;	   /* a background job, coproc or process substitution of its parent */
+	bool nested;	   /* a bash run by a program of the tree, not by bash itself */
+	bool unplaced;	   /* in limbo: its parent process was unknown when it began */
+	bool charged;	   /* its trap cost went to its parent */
 	uint64_t
 	    ep_w; /* synchronous children ended since the last record: their largest wall cost */
 	struct pending_child *pend;
@@ -484,6 +487,12 @@ static void charge(struct stream *s, uint64_t c)
 	s->own.c += c;
 }
 
+/* A start-up cost at the speed of the stream's last trap run. */
+static uint64_t at_speed(const struct stream *s, uint64_t ns)
+{
+	return s->speed ? ns * s->speed / 1000 : ns;
+}
+
 /* The rest of the stream's last trap run: after its clock read, the tail flags say. */
 static uint64_t trap_rest(const struct stream *s, uint8_t flags)
 {
@@ -494,18 +503,29 @@ static uint64_t trap_rest(const struct stream *s, uint8_t flags)
 		c += s->cal[TSA_COST_TTY].cpu_ns;
 	if (flags & TSA_TAIL_JOBS)
 		c += s->cal[TSA_COST_JOBS].cpu_ns;
-	return c;
+	return at_speed(s, c);
 }
 
 /*
  * A trap run starts (TSA_RUN). The span it closes holds the start of this
  * run (up to the builtin's clock read) and the rest of the run before it,
- * whose tail the flags describe.
+ * whose tail the flags describe. When the run was timed (timed: its SPAN
+ * record's time, the head of this run and the tail of the last), the
+ * start-up costs are what it cost besides, and they are charged at the
+ * speed the timed parts show: the same code, timed at start-up and now
+ * (a shared machine changes speed twofold within a second).
  */
-static void charge_trap(struct stream *s, uint8_t flags)
+static void charge_trap(struct stream *s, uint8_t flags, uint32_t timed)
 {
-	uint64_t c = s->cal[TSA_COST_BASE].cpu_ns * s->cal_pre / 1000;
+	uint64_t c;
 
+	if (timed && timed <= 1000000000u && s->span_med && s->had_trap) {
+		uint64_t then = s->span_med + (flags & TSA_TAIL_TTY ? s->span_tty : 0);
+		uint64_t v = (uint64_t)timed * 1000 / then;
+
+		s->speed = (uint32_t)(v < 250 ? 250 : v > 4000 ? 4000 : v);
+	}
+	c = at_speed(s, s->cal[TSA_COST_BASE].cpu_ns * s->cal_pre / 1000);
 	if (s->had_trap)
 		c += trap_rest(s, flags);
 	s->had_trap = true;
@@ -764,6 +784,8 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 		s->cal_spent_cpu = h->cal_spent_cpu_ns;
 	/* Unknown (not measured, or out of range): half before the clock read. */
 	s->cal_pre = h->cal_pre_permille && h->cal_pre_permille < 1000 ? h->cal_pre_permille : 500;
+	s->span_med = h->span_med_ns;
+	s->span_tty = h->span_tty_ns;
 	if (s->fallback)
 		bp->q.fallback = true;
 	if (h->h.arg == TSA_HELLO_FORK) {
@@ -783,6 +805,8 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 			if (lo < parent->nforks && parent->forks[lo].index == h->fork_index)
 				f = &parent->forks[lo];
 			s->parent = parent;
+			/* It runs as fast as its parent did when it forked, until it shows otherwise. */
+			s->speed = parent->speed;
 			/* Background relative to its parent (a pipeline in a background job is not). */
 			s->async =
 			    (h->subshell_env & ~parent->subshell_env & (0x01 | 0x20 | 0x40)) != 0;
@@ -1053,6 +1077,25 @@ static void do_end(struct bashprof *bp, struct stream *s, const struct tsa_rec *
 	stream_close(bp, s, e->t, e->cpu, r->flags);
 }
 
+/*
+ * Trap time the builtin timed: the head of the run this record begins and
+ * the tail of the one before, charged like the start-up estimate (to the
+ * spans open now). A second of trap in one record is not a trap run.
+ */
+static void do_span(struct bashprof *bp, struct stream *s, const struct tsa_rec *r)
+{
+	if (r->arg > 1000000000u) {
+		bp->q.bad_records++;
+		return;
+	}
+	if (r->flags & TSA_RUN)
+		bp->q.timed_runs++;
+	if (r->flags & TSA_SF_GUESSED)
+		bp->q.guessed_parts++;
+	bp->q.timed_ns += r->arg;
+	charge(s, r->arg);
+}
+
 static void do_exec(struct bashprof *bp, struct stream *s, const struct tsa_rec *r)
 {
 	const struct tsa_exec *x = (const struct tsa_exec *)r;
@@ -1080,7 +1123,7 @@ static const size_t min_len[TSA_R_NR] = {
     [TSA_R_TEXT_RESET] = sizeof(struct tsa_rec), [TSA_R_CMD] = sizeof(struct tsa_cmd),
     [TSA_R_PUSH] = sizeof(struct tsa_push),	 [TSA_R_POP] = sizeof(struct tsa_pop),
     [TSA_R_FORK] = sizeof(struct tsa_fork),	 [TSA_R_EXEC] = sizeof(struct tsa_exec),
-    [TSA_R_END] = sizeof(struct tsa_end),
+    [TSA_R_END] = sizeof(struct tsa_end),	 [TSA_R_SPAN] = sizeof(struct tsa_rec),
 };
 
 void bashprof__feed(struct bashprof *bp, const void *data, size_t len)
@@ -1163,7 +1206,7 @@ void bashprof__feed(struct bashprof *bp, const void *data, size_t len)
 			settle_children(s);
 		/* A trap run starts: its cost goes to the spans open now, before any closes. */
 		if (h.flags & TSA_RUN && h.type != TSA_R_END && h.type != TSA_R_EXEC)
-			charge_trap(s, h.flags);
+			charge_trap(s, h.flags, h.type == TSA_R_SPAN ? h.arg : 0);
 		switch (h.type) {
 		case TSA_R_TEXT:
 			do_text(bp, s, (const struct tsa_rec *)rec);
@@ -1189,6 +1232,9 @@ void bashprof__feed(struct bashprof *bp, const void *data, size_t len)
 			break;
 		case TSA_R_END:
 			do_end(bp, s, (const struct tsa_rec *)rec);
+			break;
+		case TSA_R_SPAN:
+			do_span(bp, s, (const struct tsa_rec *)rec);
 			break;
 		}
 	}
@@ -1255,14 +1301,14 @@ void bashprof__feed_fallback(struct bashprof *bp, FILE *f, int64_t real_minus_mo
 					return;
 				ctx = NULL;
 			}
-			charge_trap(s, 0); /* no measured cost: counted only */
+			charge_trap(s, 0, 0); /* no measured cost: counted only */
 			stream_time(s, t, 0);
 			continue;
 		}
 		while ((uint32_t)(s->nlv - 1) > depth && s->nlv > 1)
 			pop_level(s, t, 0);
 		l = &s->lv[s->nlv - 1];
-		charge_trap(s, 0);
+		charge_trap(s, 0, 0);
 		close_cmd(s, l, t, 0);
 		stream_time(s, t, 0);
 		open_cmd(s, l,

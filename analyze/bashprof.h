@@ -102,11 +102,19 @@ struct bash_quality {
 	uint64_t placed_streams; /* nested bash processes placed through the process tree */
 	uint64_t attached_processes;
 	uint64_t unattached_processes;
+	/*
+	 * Trap runs whose main part the builtin timed as it ran (tsa_wire.h,
+	 * TSA_R_SPAN): how many, the time they took, and how many parts held a
+	 * wait (or were missed) and were charged at their start-up median.
+	 */
+	uint64_t timed_runs;
+	uint64_t timed_ns;
+	uint64_t guessed_parts;
 	bool fallback;	 /* recorded by the pure-bash trap */
 	bool calibrated; /* the trap's cost was measured (cal is set) */
 	/*
-	 * One trap run, as measured at start-up (tsa_wire.h, enum tsa_cost_kind):
-	 * the base, and what bash adds to a trap run's tail once a process has
+	 * One trap run, as measured at start-up (tsa_wire.h, enum tsa_cost_kind),
+	 * besides what was timed (timed_ns): the base, and what bash adds to a trap run's tail once a process has
 	 * had children (terminal hand-back, job-table walk).
 	 */
 	struct bash_cost {

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define TSA_WIRE_MAGIC	   0x42415354u /* "TSAB" */
-#define TSA_WIRE_VERSION   2
+#define TSA_WIRE_VERSION   3
 #define TSA_WIRE_MAX_CHUNK 16384 /* bytes in one datagram, header included */
 #define TSA_WIRE_TEXT_MAX  240	 /* bytes of a command text that are kept */
 #define TSA_WIRE_MAX_IDS   65536 /* text ids are below this */
@@ -36,7 +36,7 @@
 #define TSA_ENV_SOCK	 "TSARUN_BASH_SOCK"	/* the socket's path */
 #define TSA_ENV_SO	 "TSARUN_BASH_SO"	/* the builtin's path */
 #define TSA_ENV_USER_ENV "TSARUN_BASH_USER_ENV" /* the user's own BASH_ENV, when set */
-#define TSA_ENV_CAL	 "TSARUN_BASH_CAL" /* the trap's measured cost: TSA_COST_NR "wall cpu" pairs */
+#define TSA_ENV_CAL	 "TSARUN_BASH_CAL"	/* the start-up figures (tsarun-trap.c, start()) */
 #define TSA_ENV_NOFOLLOW "TSARUN_BASH_NOFOLLOW" /* set: nested bash processes are not followed */
 #define TSA_ENV_ROOT	 "TSARUN_BASH_ROOT"	/* pid of the profiled script's bash */
 
@@ -60,6 +60,7 @@ enum tsa_rec_type {
 	TSA_R_FORK, /* this process is about to fork */
 	TSA_R_EXEC, /* this process is about to exec (what it was is over) */
 	TSA_R_END,  /* this process exits */
+	TSA_R_SPAN, /* the part of trap runs that was timed, not estimated */
 	TSA_R_NR,
 };
 
@@ -125,7 +126,15 @@ struct tsa_hello {
 	 * and the rest of the run before it.
 	 */
 	uint32_t cal_pre_permille;
-	uint32_t pad;
+	/*
+	 * A trap run's timed parts at start-up, in ns (0: untimed): the
+	 * medians of its head and base tail, summed, and what the terminal's
+	 * part of the tail adds (TSA_TAIL_TTY). A SPAN record over them is how
+	 * fast bash runs now next to then: the start-up costs are charged at
+	 * that speed.
+	 */
+	uint16_t span_med_ns;
+	uint16_t span_tty_ns;
 };
 
 /* arg: the id. Followed by the bytes (no NUL), padded to 8. flags: unused. */
@@ -217,6 +226,20 @@ struct tsa_end {
 	uint64_t t;
 	uint64_t cpu;
 	uint64_t child_cpu;
+};
+
+/*
+ * A SPAN record is a bare header: arg is the time the builtin timed of
+ * trap runs since the last SPAN, in ns: the head of the run it begins (up
+ * to the clock read) and the tail of the one before (from its clock read
+ * to restore_pipeline()); with TSA_RUN it is the first record of that
+ * run. Before END and EXEC it carries the last run's tail. The start-up
+ * costs (TSA_COST_*) are then what a trap run costs besides. A bash that
+ * cannot time its trap runs sends none, and its start-up costs are the
+ * whole cost.
+ */
+enum tsa_span_flags {
+	TSA_SF_GUESSED = 1u << 0, /* a part held a wait (or was missed): its start-up median */
 };
 
 _Static_assert(sizeof(struct tsa_chunk) == 24, "tsa_chunk");

@@ -108,6 +108,56 @@ static uint64_t cal_spent_cpu;
 static uint32_t cal_pre; /* permille of a trap run before the builtin's clock read */
 static uint64_t debug_t; /* when the last trap run read the clock */
 
+/*
+ * Most of each trap run is timed as it happens rather than estimated.
+ * run_debug_trap() begins by blocking SIGCHLD (save_pipeline()) and ends
+ * by unblocking it (restore_pipeline()), then, once the process has had
+ * children, gives the terminal back (give_terminal_to(), which blocks
+ * SIGTTOU among others) and walks its job table (notify_and_cleanup()):
+ * all through sigprocmask(), whose GOT slot is ours (tsa_sigprocmask()).
+ * The hook stamps CLOCK_MONOTONIC (the vDSO: tens of nanoseconds) at the
+ * calls. Start-up counts how many calls a trap run makes before the
+ * builtin's clock read (span_head), and after it in each part of its tail
+ * (span_tail, span_tty, span_jobs): on_debug() then knows which stamp
+ * began its run, and the hook which call ends it (the terminal's part is
+ * recognised by SIGTTOU in the set, the job table's is known when the
+ * clock is read). The time goes to the reader in SPAN records (tsa_wire.h);
+ * what lies outside (a few instructions at either end, a clock read, and
+ * what the trap does to the caches the command then finds) is all that
+ * start-up still estimates, and the reader charges that at the speed the
+ * timed parts show. A machine whose speed changes under a run (a shared
+ * host changes it twofold within a second) then moves a small estimate,
+ * not the whole trap cost.
+ *
+ * The stamps are wall time, charged as CPU: the process is on a CPU for
+ * the microseconds of a trap run, unless it was preempted there, and a
+ * part longer than SPAN_GUARD times its start-up median (plus
+ * SPAN_GUARD_NS) is taken to hold a wait: its median is charged instead,
+ * and the record says so (TSA_SF_GUESSED).
+ */
+#define SPAN_STAMPS   8
+#define SPAN_GUARD    8
+#define SPAN_GUARD_NS 20000
+static int span_head, span_tail; /* 0: not timed (no hook, or no steady count at start-up) */
+static int span_tty, span_jobs;	 /* calls of the tail's terminal and job-table parts (0: untimed) */
+static uint64_t span_stamp[SPAN_STAMPS];
+static unsigned span_nstamps;	 /* calls stamped since the last tail ended */
+static int span_tail_calls = -1; /* calls since the clock read while a tail is timed; -1: none */
+static int span_tail_need;	 /* the call that ends it */
+static uint64_t span_prov;	 /* an end, unless the terminal's part follows (0: none) */
+static uint64_t span_t0;	 /* the clock read that began the tail being timed */
+static uint64_t span_due;	 /* the last run's tail, timed, not sent yet */
+static int span_guessed;	 /* a part of span_due was its median */
+static uint64_t span_sum;	 /* every part charged since start (start-up reads it) */
+static uint32_t span_med[2];	 /* start-up medians of the head and the base tail */
+static uint32_t span_tty_med;	 /* what the terminal's part adds to a tail (start-up) */
+static int span_counting;	 /* start-up: count the calls, do not time */
+static unsigned long span_calls, span_tty_calls; /* calls seen while counting; with SIGTTOU */
+static unsigned long span_calls_debug;		 /* span_calls at the clock read */
+static uint64_t span_last_part[2];		 /* the last head and tail timed (start-up) */
+static void span_debug(uint64_t t);
+static void span_last(void);
+
 /* What the tail of this stream's last trap run cost (tsa_wire.h, TSA_TAIL_*). */
 static unsigned long tty_calls, tty_seen;
 static int last_jobs;
@@ -306,6 +356,11 @@ static uint32_t text_id(const char *s)
 	return e->id;
 }
 
+static uint16_t clamp16(uint64_t v)
+{
+	return v > UINT16_MAX ? UINT16_MAX : (uint16_t)v;
+}
+
 static void hello(uint32_t how, uint64_t t, uint64_t cpu)
 {
 	struct tsa_hello *h = reserve(sizeof(*h), TSA_R_HELLO, 0, how);
@@ -322,6 +377,8 @@ static void hello(uint32_t how, uint64_t t, uint64_t cpu)
 	memcpy(h->cal, cal, sizeof(h->cal));
 	h->cal_spent_cpu_ns = how == TSA_HELLO_START ? cal_spent_cpu : 0;
 	h->cal_pre_permille = cal_pre;
+	h->span_med_ns = span_head ? clamp16(span_med[0] + span_med[1]) : 0;
+	h->span_tty_ns = span_head && span_tty ? clamp16(span_tty_med) : 0;
 	h->hflags =
 	    (cal[TSA_COST_BASE].wall_ns ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0);
 	h->bash_version = 502;
@@ -569,6 +626,7 @@ static void on_debug(void)
 	user_sig = trap_cmd_sig;
 	/* The first record of this trap run says it starts (tsa_wire.h). */
 	run_flags = TSA_RUN | tail;
+	span_debug(t);
 	if (sync_frames(t, cpu))
 		return; /* a function's entry: the call itself was the command */
 	/*
@@ -667,6 +725,12 @@ static void atfork_child(void)
 	/* The child's first span starts at the fork, after no trap run of its own. */
 	tty_seen = tty_calls;
 	last_jobs = 0;
+	/* The parent's last tail is the parent's: it sends it. */
+	span_due = 0;
+	span_guessed = 0;
+	span_nstamps = 0;
+	span_tail_calls = -1;
+	span_prov = 0;
 	text_reset();
 }
 
@@ -679,6 +743,7 @@ static void at_exit(void)
 		return;
 	t = mono_ns();
 	ensure_hello();
+	span_last();
 	e = reserve(sizeof(*e), TSA_R_END, trap_tail(), (uint32_t)last_command_exit_value);
 	e->t = t;
 	e->cpu = cpu_ns();
@@ -718,6 +783,7 @@ static int tsa_execve(const char *path, char *const argv[], char *const envp[])
 
 		ensure_hello();
 		text = text_id(path);
+		span_last();
 		x = reserve(sizeof(*x), TSA_R_EXEC, trap_tail(), text);
 		x->t = t;
 		x->cpu = cpu_ns();
@@ -741,8 +807,135 @@ static int tsa_tcsetpgrp(int fd, pid_t pgrp)
  * not in the tail of a DEBUG trap run, where our word is what is printed).
  * Which trap runs is noted at every call outside the DEBUG trap's own run.
  */
+/* A part of a trap run, timed: its median instead when it holds a wait. */
+static uint64_t span_part(uint64_t d, int which, int *guessed)
+{
+	uint64_t med = span_med[which];
+
+	span_last_part[which] = d;
+	if (med && d > SPAN_GUARD * med + SPAN_GUARD_NS) {
+		*guessed = 1;
+		d = med;
+	}
+	span_sum += d;
+	return d;
+}
+
+static void span_tail_done(uint64_t end)
+{
+	span_due += span_part(end - span_t0, 1, &span_guessed);
+	span_tail_calls = -1;
+	span_prov = 0;
+	span_nstamps = 0;
+}
+
+/*
+ * A sigprocmask() call from bash, before it is made: maybe the start of a
+ * trap run, maybe the end of one. 1 when it ends the tail being timed: the
+ * caller stamps that end after the call (span_call_made()), so that the
+ * call is in the tail.
+ */
+static int span_call(const sigset_t *set)
+{
+	int tty = set && sigismember(set, SIGTTOU) == 1;
+
+	if (span_counting) {
+		span_calls++;
+		span_tty_calls += tty;
+		return 0;
+	}
+	if (!span_head || !enabled)
+		return 0;
+	if (span_tail_calls >= 0) {
+		int n = ++span_tail_calls;
+
+		if (n == span_tail + 1 && tty && span_tty) {
+			span_tail_need += span_tty;
+			span_prov = 0;
+		} else if (span_prov) {
+			/* Not the terminal's part: the tail ended before this call. */
+			span_tail_done(span_prov);
+			goto head;
+		}
+		return n == span_tail_need;
+	}
+head:
+	span_stamp[span_nstamps++ % SPAN_STAMPS] = mono_ns();
+	return 0;
+}
+
+static void span_call_made(void)
+{
+	uint64_t now = mono_ns();
+
+	/* The base part ends it, unless the terminal's part follows: the next call says. */
+	if (span_tail_calls == span_tail && span_tty)
+		span_prov = now;
+	else
+		span_tail_done(now);
+}
+
+/*
+ * The builtin reads the clock (at t): the run's head is timed from its
+ * first call, the tail from now. A tail that never ended (a call missed)
+ * is charged at its median.
+ */
+static void span_debug(uint64_t t)
+{
+	uint64_t head;
+	int guessed;
+
+	if (span_counting) {
+		span_calls_debug = span_calls;
+		return;
+	}
+	if (!span_head)
+		return;
+	if (span_prov)
+		span_tail_done(span_prov);
+	guessed = span_guessed;
+	if (span_tail_calls >= 0) {
+		span_due += span_med[1];
+		span_sum += span_med[1];
+		guessed = 1;
+	}
+	if (span_nstamps >= (unsigned)span_head &&
+	    t >= span_stamp[(span_nstamps - (unsigned)span_head) % SPAN_STAMPS]) {
+		head = span_part(t - span_stamp[(span_nstamps - (unsigned)span_head) % SPAN_STAMPS],
+				 0, &guessed);
+	} else {
+		head = span_med[0];
+		span_sum += head;
+		guessed = 1;
+	}
+	head += span_due;
+	reserve(sizeof(struct tsa_rec), TSA_R_SPAN, guessed ? TSA_SF_GUESSED : 0,
+		head > UINT32_MAX ? UINT32_MAX : (uint32_t)head);
+	span_due = 0;
+	span_guessed = 0;
+	span_nstamps = 0;
+	span_t0 = t;
+	span_tail_calls = 0;
+	span_prov = 0;
+	/* The job table is walked at the end of this run if there is one now (trap_tail()). */
+	span_tail_need = span_tail + (last_jobs ? span_jobs : 0);
+}
+
+/* The process ends or execs: the last run's tail, if timed, is sent before it says so. */
+static void span_last(void)
+{
+	if (span_prov)
+		span_tail_done(span_prov);
+	if (span_due)
+		reserve(sizeof(struct tsa_rec), TSA_R_SPAN, span_guessed ? TSA_SF_GUESSED : 0,
+			span_due > UINT32_MAX ? UINT32_MAX : (uint32_t)span_due);
+	span_due = 0;
+	span_guessed = 0;
+}
+
 static int tsa_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
+	int ends = span_call(set), ret;
 	if (running_trap != TSA_DEBUG_TRAP + 1 && enabled) {
 		trap_cmd_sig = running_trap > 0 ? running_trap - 1 : -1;
 		if (running_trap > 0 && the_printed_command &&
@@ -754,7 +947,10 @@ static int tsa_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 			trap_cmd_seq++;
 		}
 	}
-	return real_sigprocmask(how, set, old);
+	ret = real_sigprocmask(how, set, old);
+	if (ends)
+		span_call_made();
+	return ret;
 }
 
 static int real_sigprocmask_hooked(void)
@@ -941,6 +1137,84 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t sub_or_0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The value most of v[0..n) hold, if 9 in 10 do; else 0. */
+static int steady(const int *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int same = 0;
+
+		for (int j = 0; j < n; j++)
+			same += v[j] == v[i];
+		if (same * 10 >= n * 9)
+			return v[i];
+	}
+	return 0;
+}
+
+/*
+ * The timed parts of a trap run (see span_call()): how many sigprocmask()
+ * calls come before the builtin's clock read and after it up to
+ * restore_pipeline(), counted over run_debug_trap() calls in the base
+ * state, then each part's median, for SPAN_GUARD. A count that is not the
+ * same in 9 runs of 10 leaves trap runs untimed (all estimated, as before).
+ */
+static void cal_spans(void)
+{
+	int before[CAL_CALLS], after[CAL_CALLS];
+	uint64_t part[2][CAL_CALLS];
+
+	span_head = span_tail = span_tty = span_jobs = 0;
+	span_med[0] = span_med[1] = 0;
+	if (!real_sigprocmask_hooked())
+		return;
+	eval("trap " TRAP_WORD " DEBUG");
+	calibrating = 1;
+	enabled = 1;
+	span_counting = 1;
+	for (int i = 0; i < CAL_CALLS; i++) {
+		unsigned long c0 = span_calls;
+
+		span_calls_debug = c0;
+		run_debug_trap();
+		before[i] = (int)(span_calls_debug - c0);
+		after[i] = (int)(span_calls - span_calls_debug);
+	}
+	span_counting = 0;
+	span_head = steady(before, CAL_CALLS);
+	span_tail = steady(after, CAL_CALLS);
+	if (!span_head || !span_tail) {
+		span_head = span_tail = 0;
+	} else {
+		for (int i = 0; i < CAL_CALLS; i++) {
+			span_last_part[0] = span_last_part[1] = 0;
+			run_debug_trap();
+			part[0][i] = span_last_part[0];
+			part[1][i] = span_last_part[1];
+		}
+		qsort(part[0], CAL_CALLS, sizeof(part[0][0]), cmp_u64);
+		qsort(part[1], CAL_CALLS, sizeof(part[1][0]), cmp_u64);
+		span_med[0] = (uint32_t)part[0][CAL_CALLS / 2];
+		span_med[1] = (uint32_t)part[1][CAL_CALLS / 2];
+		if (!span_med[0] || !span_med[1])
+			span_head = span_tail = 0;
+	}
+	calibrating = 0;
+	enabled = 0;
+	eval("trap - DEBUG");
+}
+
 /*
  * The mean of (with[i] - without[i]) / n over the rounds, the highest and
  * the lowest left out, in wall and CPU. A mean, not a median: on a loaded
@@ -951,23 +1225,24 @@ static int cmp_u64(const void *a, const void *b)
 static struct tsa_cost cal_mean(const struct cal_round *with, const struct cal_round *without,
 				int rounds, uint64_t n)
 {
-	uint64_t w[CAL_ROUNDS], c[CAL_ROUNDS], sw = 0, sc = 0;
+	int64_t w[CAL_ROUNDS], c[CAL_ROUNDS], sw = 0, sc = 0;
 	struct tsa_cost r = {0, 0};
 
 	if (!n || rounds < 3)
 		return r;
+	/* Signed: with the timed parts taken out, what is left is small and noisy. */
 	for (int i = 0; i < rounds; i++) {
-		w[i] = with[i].w > without[i].w ? with[i].w - without[i].w : 0;
-		c[i] = with[i].c > without[i].c ? with[i].c - without[i].c : 0;
+		w[i] = (int64_t)with[i].w - (int64_t)without[i].w;
+		c[i] = (int64_t)with[i].c - (int64_t)without[i].c;
 	}
-	qsort(w, (size_t)rounds, sizeof(w[0]), cmp_u64);
-	qsort(c, (size_t)rounds, sizeof(c[0]), cmp_u64);
+	qsort(w, (size_t)rounds, sizeof(w[0]), cmp_i64);
+	qsort(c, (size_t)rounds, sizeof(c[0]), cmp_i64);
 	for (int i = 1; i < rounds - 1; i++) {
 		sw += w[i];
 		sc += c[i];
 	}
-	r.wall_ns = (uint32_t)(sw / ((uint64_t)(rounds - 2) * n));
-	r.cpu_ns = (uint32_t)(sc / ((uint64_t)(rounds - 2) * n));
+	r.wall_ns = sw > 0 ? (uint32_t)((uint64_t)sw / ((uint64_t)(rounds - 2) * n)) : 0;
+	r.cpu_ns = sc > 0 ? (uint32_t)((uint64_t)sc / ((uint64_t)(rounds - 2) * n)) : 0;
 	return r;
 }
 
@@ -999,7 +1274,7 @@ static void cal_base(void)
 	uint64_t events = 0;
 
 	for (int round = 0; round < CAL_ROUNDS; round++) {
-		uint64_t w0, c0;
+		uint64_t w0, c0, s0;
 
 		w0 = mono_ns();
 		c0 = cpu_ns();
@@ -1012,11 +1287,13 @@ static void cal_base(void)
 		calibrating = 1;
 		enabled = 1;
 		calib_events = 0;
+		s0 = span_sum;
 		w0 = mono_ns();
 		c0 = cpu_ns();
 		eval(loop);
-		trap[round].w = mono_ns() - w0;
-		trap[round].c = cpu_ns() - c0;
+		/* What the runs timed is charged as timed: the estimate is the rest. */
+		trap[round].w = mono_ns() - w0 - (span_sum - s0);
+		trap[round].c = cpu_ns() - c0 - (span_sum - s0);
 		eval("trap - DEBUG");
 		calibrating = 0;
 		enabled = 0;
@@ -1035,13 +1312,25 @@ static void cal_split(void)
 	calibrating = 1;
 	enabled = 1;
 	for (int i = 0; i < CAL_CALLS; i++) {
-		uint64_t w0 = mono_ns(), w1;
+		uint64_t w0 = mono_ns(), w1, s0 = span_sum, pre, all;
 
 		debug_t = 0;
+		span_last_part[0] = 0;
 		run_debug_trap();
 		w1 = mono_ns();
-		if (debug_t > w0 && w1 > debug_t)
-			frac[n++] = (debug_t - w0) * 1000 / (w1 - w0);
+		if (debug_t <= w0 || w1 <= debug_t)
+			continue;
+		/* Of what is estimated: the timed parts are charged where they fell. */
+		pre = debug_t - w0;
+		all = w1 - w0;
+		if (span_head) {
+			if (pre <= span_last_part[0] ||
+			    all <= pre + (span_sum - s0) - span_last_part[0])
+				continue;
+			pre -= span_last_part[0];
+			all -= span_sum - s0;
+		}
+		frac[n++] = pre * 1000 / all;
 	}
 	calibrating = 0;
 	enabled = 0;
@@ -1061,12 +1350,43 @@ static void cal_tails(void)
 	int fake_jobs = !jobs0 && !slots0;
 	struct cal_round st[3][CAL_TAIL_ROUNDS];
 
+	int tail[3] = {0, 0, 0};
+	uint64_t timed[3][CAL_TAIL_ROUNDS], tty[CAL_TAIL_ROUNDS];
+
 	if (shell_tty >= 0 && isatty(shell_tty) && tcgetpgrp(shell_tty) != pgrp)
 		shell_tty = sock_fd;
 	eval("trap " TRAP_WORD " DEBUG");
+	/* The calls of each part of the tail (span_call()), counted in each state. */
+	for (int k = 0; k < 3 && span_head; k++) {
+		int after[CAL_CALLS / 4];
+		unsigned long tty0 = span_tty_calls;
+
+		pipeline_pgrp = k ? pgrp : 0;
+		if (fake_jobs) {
+			jobs = k == 2 ? empty_table : NULL;
+			js.j_jobslots = k == 2 ? 8 : 0;
+		}
+		calibrating = 1;
+		enabled = 1;
+		span_counting = 1;
+		for (int i = 0; i < CAL_CALLS / 4; i++) {
+			span_calls_debug = span_calls;
+			run_debug_trap();
+			after[i] = (int)(span_calls - span_calls_debug);
+		}
+		span_counting = 0;
+		calibrating = 0;
+		enabled = 0;
+		tail[k] = steady(after, CAL_CALLS / 4);
+		/* The terminal's part is recognised by SIGTTOU: without it, it is estimated. */
+		if (k == 1 && span_tty_calls == tty0)
+			tail[k] = 0;
+	}
+	span_tty = tail[0] == span_tail && tail[1] > tail[0] ? tail[1] - tail[0] : 0;
+	span_jobs = fake_jobs && span_tty && tail[2] > tail[1] ? tail[2] - tail[1] : 0;
 	for (int round = 0; round < CAL_TAIL_ROUNDS; round++) {
 		for (int k = 0; k < 3; k++) {
-			uint64_t w0, c0;
+			uint64_t w0, c0, s0;
 
 			pipeline_pgrp = k ? pgrp : 0;
 			if (fake_jobs) {
@@ -1075,12 +1395,14 @@ static void cal_tails(void)
 			}
 			calibrating = 1;
 			enabled = 1;
+			s0 = span_sum;
 			w0 = mono_ns();
 			c0 = cpu_ns();
 			for (int i = 0; i < CAL_CALLS; i++)
 				run_debug_trap();
-			st[k][round].w = mono_ns() - w0;
-			st[k][round].c = cpu_ns() - c0;
+			st[k][round].w = mono_ns() - w0 - (span_sum - s0);
+			st[k][round].c = cpu_ns() - c0 - (span_sum - s0);
+			timed[k][round] = (span_sum - s0) / CAL_CALLS;
 			calibrating = 0;
 			enabled = 0;
 		}
@@ -1093,6 +1415,11 @@ static void cal_tails(void)
 	cal_split();
 	eval("trap - DEBUG");
 	cal[TSA_COST_TTY] = cal_mean(st[1], st[0], CAL_TAIL_ROUNDS, CAL_CALLS);
+	/* The terminal's part of a timed tail: the median over rounds of the difference. */
+	for (int round = 0; round < CAL_TAIL_ROUNDS; round++)
+		tty[round] = sub_or_0(timed[1][round], timed[0][round]);
+	qsort(tty, CAL_TAIL_ROUNDS, sizeof(tty[0]), cmp_u64);
+	span_tty_med = span_tty ? (uint32_t)tty[CAL_TAIL_ROUNDS / 2] : 0;
 	if (fake_jobs)
 		cal[TSA_COST_JOBS] = cal_mean(st[2], st[1], CAL_TAIL_ROUNDS, CAL_CALLS);
 }
@@ -1105,9 +1432,15 @@ static void calibrate(void)
 
 	/* The base is the state of a process that has had no child yet. */
 	pipeline_pgrp = 0;
+	cal_spans();
 	cal_base();
 	cal_tails();
 	pipeline_pgrp = pgrp0;
+	span_due = 0;
+	span_guessed = 0;
+	span_nstamps = 0;
+	span_prov = 0;
+	span_tail_calls = -1;
 	if (made) {
 		cache_destroy(&uwcache);
 		cache_destroy(&wdcache);
@@ -1167,21 +1500,30 @@ static int start(void)
 		snprintf(pidbuf, sizeof(pidbuf), "%u", my_pid);
 		export_var(TSA_ENV_ROOT, pidbuf);
 	}
-	if (cal_env && sscanf(cal_env, "%u %u %u %u %u %u %u", &cal[0].wall_ns, &cal[0].cpu_ns,
-			      &cal[1].wall_ns, &cal[1].cpu_ns, &cal[2].wall_ns, &cal[2].cpu_ns,
-			      &cal_pre) != 2 * TSA_COST_NR + 1)
+	/* A nested bash takes its first one's figures (TSA_ENV_CAL: cal, cal_pre, the spans). */
+	if (cal_env &&
+	    sscanf(cal_env, "%u %u %u %u %u %u %u %d %d %d %d %u %u %u", &cal[0].wall_ns,
+		   &cal[0].cpu_ns, &cal[1].wall_ns, &cal[1].cpu_ns, &cal[2].wall_ns, &cal[2].cpu_ns,
+		   &cal_pre, &span_head, &span_tail, &span_tty, &span_jobs, &span_med[0],
+		   &span_med[1], &span_tty_med) != 2 * TSA_COST_NR + 8)
 		memset(cal, 0, sizeof(cal));
 	if (!registered) {
 		registered = 1;
 		hook_got();
 	}
+	/* Figures that assumed timed trap runs are no use to a bash that cannot time them. */
+	if (span_head < 0 || span_tail < 0 || span_tty < 0 || span_jobs < 0 ||
+	    (span_head && !real_sigprocmask_hooked()))
+		memset(cal, 0, sizeof(cal));
 	source_user_env();
 	if (!cal[TSA_COST_BASE].wall_ns) {
-		char v[128];
+		char v[160];
 
 		calibrate();
-		snprintf(v, sizeof(v), "%u %u %u %u %u %u %u", cal[0].wall_ns, cal[0].cpu_ns,
-			 cal[1].wall_ns, cal[1].cpu_ns, cal[2].wall_ns, cal[2].cpu_ns, cal_pre);
+		snprintf(v, sizeof(v), "%u %u %u %u %u %u %u %d %d %d %d %u %u %u", cal[0].wall_ns,
+			 cal[0].cpu_ns, cal[1].wall_ns, cal[1].cpu_ns, cal[2].wall_ns,
+			 cal[2].cpu_ns, cal_pre, span_head, span_tail, span_tty, span_jobs,
+			 span_med[0], span_med[1], span_tty_med);
 		export_var(TSA_ENV_CAL, v);
 	}
 	if (registered == 1) {
@@ -1213,10 +1555,12 @@ static int tsa_builtin(WORD_LIST *list)
 	}
 	if (!strcmp(list->word->word, "status")) {
 		printf("enabled=%d pid=%u seq=%u frames=%d cal_wall=%u cal_cpu=%u "
-		       "cal_tty=%u/%u cal_jobs=%u/%u cal_pre=%u/1000 execve=%s tcsetpgrp=%s\n",
+		       "cal_tty=%u/%u cal_jobs=%u/%u cal_pre=%u/1000 spans=%d/%d/%d/%d "
+		       "span_med=%u/%u/%u execve=%s tcsetpgrp=%s\n",
 		       enabled, my_pid, seq + nrec, nframes, cal[0].wall_ns, cal[0].cpu_ns,
 		       cal[1].wall_ns, cal[1].cpu_ns, cal[2].wall_ns, cal[2].cpu_ns, cal_pre,
-		       real_execve ? "hooked" : "not hooked",
+		       span_head, span_tail, span_tty, span_jobs, span_med[0], span_med[1],
+		       span_tty_med, real_execve ? "hooked" : "not hooked",
 		       real_tcsetpgrp ? "hooked" : "not hooked");
 		return EXECUTION_SUCCESS;
 	}

@@ -45,6 +45,8 @@ for script in scripts:
             else:
                 import select
                 select.select([s], [], [], 0.05)
+        # Start-up measurement chunks (pid 0) are dropped by the reader: not seeds.
+        dgrams = [g for g in dgrams if len(g) < 12 or struct.unpack_from("<I", g, 8)[0] != 0]
         name = os.path.join(outdir, "seed-" + os.path.basename(script).replace(".sh", ""))
         with open(name, "wb") as f:
             for g in dgrams:

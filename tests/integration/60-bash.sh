@@ -131,12 +131,17 @@ equal "fallback: exact count" "$(jq -r '[.bash.commands[] | select(.text == ":")
 # The trap's cost is removed: a tight loop's reported CPU time is within 10%
 # of the same loop run bare. The trap costs about four times what this
 # loop's commands cost, so the correction must be right to 2.5% of the trap
-# for the loop to be right to 10%. Compared on CPU time: bash is
+# for the loop to be right to 10%: most of each trap run is timed as it
+# runs (trap_cost.timed), and the rest, measured at start-up, is charged
+# at the speed the timed parts show. Compared on CPU time: bash is
 # single-threaded and the loop never waits, and on a loaded machine wall
-# time is mostly waiting for a CPU. The same bare loop's CPU time varies by
-# several percent from one process to the next under load (each process
-# runs at its own speed: caches, a busy sibling core), so each side is the
-# median of 7 rounds, interleaved so that both sides see the same load.
+# time is mostly waiting for a CPU. The same bare loop's CPU time varies
+# from one process to the next (a shared host changes the speed of this
+# one twofold within a second), so each side is the median of 7 rounds,
+# interleaved so that both sides see the same load. The loop runs in a
+# process that never forked: once a bash has had children it reaps dead
+# jobs at each simple command (two sigprocmask() calls), which the bare
+# loop would have to do too.
 loop='for ((k = 0; k < 20000; k++)); do v=$((v + k)); done'
 cpu_of() { "$TSARUN" -q --json "$T_TMP/b.json" -- bash -c "$1" >/dev/null 2>&1 &&
 	jq -r '[.runs[-1].threads[].on_cpu_ns] | add' "$T_TMP/b.json"; }
@@ -158,5 +163,11 @@ else
 	bare_us=$(($(printf '%s\n' "${bare[@]}" | median) / 1000))
 	prof_us=$(($(printf '%s\n' "${prof[@]}" | median) / 1000))
 	within "tight loop: corrected CPU (us) vs the bare loop's" "$prof_us" "$bare_us" 10
+	echo "#   rounds (us, bare/profiled): $(for i in "${!bare[@]}"; do printf '%s/%s ' $((bare[i] / 1000)) $((prof[i] / 1000)); done)"
 fi
 equal "... and the correction removed the trap runs: 3 per iteration" "$(jqv "$J" .bash.total.commands)" 60002
+equal "... every one of them timed as it ran" "$(jqv "$J" .bash.trap_cost.timed.runs)" 60002
+at_most "... parts that held a wait, charged at their start-up median (% of runs)" \
+	"$(jqv "$J" '.bash.trap_cost.timed.guessed_parts / .bash.trap_cost.timed.runs * 100')" 1
+at_most "... what start-up still estimates is a small part of a run (% of the timed part)" \
+	"$(jqv "$J" '.bash.trap_cost.cpu_ns / .bash.trap_cost.timed.avg_ns * 100')" 25

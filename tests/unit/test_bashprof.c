@@ -398,6 +398,73 @@ static void test_tail_costs(void **state)
 	bashprof__free(bp);
 }
 
+/* A trap run's timed parts (SPAN) and its start-up rest, at the speed the timed parts show. */
+static void w_span(struct w *w, struct bashprof *bp, uint8_t flags, uint32_t ns)
+{
+	w_rec(w, bp, sizeof(struct tsa_rec), TSA_R_SPAN, flags, ns);
+}
+
+static void w_cmd_in_run(struct w *w, struct bashprof *bp, uint64_t t, uint32_t line, uint32_t text)
+{
+	struct tsa_cmd *c = w_rec(w, bp, sizeof(*c), TSA_R_CMD, 0, line);
+
+	c->t = t;
+	c->cpu = t / 2;
+	c->text = text;
+}
+
+static void test_timed_spans(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+	struct tsa_hello *h;
+	const struct bash_node *a, *b, *c;
+
+	w_begin(&w, 100, 1);
+	h = w_hello(&w, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 100);
+	h->cal[TSA_COST_TTY].wall_ns = h->cal[TSA_COST_TTY].cpu_ns = 40;
+	h->cal_pre_permille = 500;
+	h->span_med_ns = 1000;
+	h->span_tty_ns = 500;
+	w_text(&w, bp, 1, "a");
+	w_text(&w, bp, 2, "b");
+	w_text(&w, bp, 3, "c");
+	/* The first run: its head (1000), half the rest before the clock read (50). */
+	w_span(&w, bp, TSA_RUN, 1000);
+	w_cmd_in_run(&w, bp, 10000, 1, 1);
+	/* Twice as slow as at start-up: the rest (100) costs 200, plus 2000 timed. */
+	w_span(&w, bp, TSA_RUN, 2000);
+	w_cmd_in_run(&w, bp, 20000, 2, 2);
+	/* The terminal's part is in the tail: 1500 is start-up speed; rest 50 + 50 + 40. */
+	w_span(&w, bp, TSA_RUN | TSA_TAIL_TTY, 1500);
+	w_cmd_in_run(&w, bp, 30000, 3, 3);
+	/* The last tail (300), then the rest after the clock read (50). */
+	w_span(&w, bp, TSA_SF_GUESSED, 300);
+	/* A second of trap in one record is no trap run: refused, not charged. */
+	w_span(&w, bp, 0, 2000000000u);
+	w_end(&w, bp, 40000);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	a = find(bp, "a", 1);
+	b = find(bp, "b", 2);
+	c = find(bp, "c", 3);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_int_equal(a->cor_cpu_ns, 2200);
+	assert_int_equal(a->cpu_ns, 5000 - 2200);
+	assert_int_equal(a->wall_ns, 10000 - 2200);
+	assert_int_equal(b->cor_cpu_ns, 1640);
+	assert_int_equal(c->cor_cpu_ns, 350);
+	assert_int_equal(bashprof__quality(bp)->timed_runs, 3);
+	assert_int_equal(bashprof__quality(bp)->timed_ns, 4800);
+	assert_int_equal(bashprof__quality(bp)->guessed_parts, 1);
+	assert_int_equal(bashprof__quality(bp)->bad_records, 1);
+	assert_int_equal(bashprof__total(bp)->commands, 3);
+	assert_int_equal(bashprof__total(bp)->cpu_ns, 20000 - (1050 + 2200 + 1640 + 350));
+	bashprof__free(bp);
+}
+
 /*
  * Two pipeline parts run side by side while their parent waits in one
  * command: it pays their trap CPU, both, and in wall time the slower one's.
@@ -739,6 +806,7 @@ int main(void)
 	    cmocka_unit_test(test_loss_counted),
 	    cmocka_unit_test(test_hostile_input),
 	    cmocka_unit_test(test_tail_costs),
+	    cmocka_unit_test(test_timed_spans),
 	    cmocka_unit_test(test_waited_children),
 	    cmocka_unit_test(test_background_child),
 	    cmocka_unit_test(test_calibration_chunks),
