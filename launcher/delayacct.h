@@ -5,13 +5,54 @@
  * IRQ delays for a task. It is read when a task is created: a task started
  * while it was off never gets those counters, so it must be on before the
  * command is forked.
+ *
+ * tsarun switches it on for a session when it may and puts the previous
+ * value back when it ends. Several tsarun instances can run at once, so the
+ * switch is shared: under DELAYACCT_STATE_DIR, with a lock held,
+ *   delayacct.saved   the value before any tsarun switched it on
+ *   delayacct.<pid>   one file per tsarun holding it on ("pid starttime")
+ * The last holder to leave restores the saved value. A holder that died
+ * without leaving (SIGKILL) is recognised by its pid and start time; the
+ * next tsarun restores the value, or says how when it may not.
  */
 #ifndef TSARUN_DELAYACCT_H
 #define TSARUN_DELAYACCT_H
 
-#define DELAYACCT_SYSCTL "/proc/sys/kernel/task_delayacct"
+#include <stdbool.h>
+#include <stddef.h>
+
+#define DELAYACCT_SYSCTL    "/proc/sys/kernel/task_delayacct"
+#define DELAYACCT_STATE_DIR "/run/tsarun"
+
+struct delayacct_hold {
+	int before;	    /* the value before any tsarun changed it: -1 none, 0, 1 */
+	bool switched_on;   /* this process holds it on, and will restore it */
+	char reason[192];   /* when it is off and stays off: why */
+	char repaired[256]; /* a value left by a killed tsarun that was put back (a message) */
+	/* internal */
+	char holder[128];
+	const char *dir;
+};
 
 /* The switch's value: 0 or 1, or -1 when the kernel has none (or it cannot be read). */
 int delayacct_read(void);
+
+/*
+ * Take the switch for this process: repair what a killed tsarun left, then,
+ * if want, turn it on (or join the tsarun already holding it on). dir is the
+ * state directory (NULL: DELAYACCT_STATE_DIR). Never fails: h says what
+ * happened. Also installs handlers that restore the value if tsarun itself
+ * crashes (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT).
+ */
+void delayacct__acquire(struct delayacct_hold *h, bool want, const char *dir);
+
+/* Leave; the last holder restores the saved value. Safe to call twice. */
+void delayacct__release(struct delayacct_hold *h);
+
+/*
+ * Was the switch left on by a tsarun that is gone? Returns true with a
+ * message (for doctor, and for users who may not repair it themselves).
+ */
+bool delayacct_stale(const char *dir, char *msg, size_t len);
 
 #endif /* TSARUN_DELAYACCT_H */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "artifact.h"
+#include "delayacct.h"
 #include "doctor.h"
 #include "host.h"
 #include "procfs.h"
@@ -103,14 +104,24 @@ static void check_taskstats(struct doctor_check *c, int *n, const struct host_in
 		d = add(c, n, "delayacct", false, "unknown");
 		snprintf(d->detail, sizeof(d->detail),
 			 "no kernel.task_delayacct (kernel without CONFIG_TASK_DELAY_ACCT?)");
-	} else {
-		d = add(c, n, "delayacct", h->task_delayacct > 0, h->task_delayacct ? "on" : "off");
+	} else if (delayacct_stale(NULL, detail, sizeof(detail))) {
+		d = add(c, n, "delayacct", false, "left on");
+		snprintf(d->detail, sizeof(d->detail), "%s", detail);
+	} else if (h->task_delayacct) {
+		d = add(c, n, "delayacct", true, "on");
 		snprintf(d->detail, sizeof(d->detail),
-			 h->task_delayacct
-			     ? "kernel.task_delayacct=1: block I/O, swap, reclaim and "
-			       "other delays are counted"
-			     : "kernel.task_delayacct=0: only the CPU delay is counted "
-			       "unless it is switched on");
+			 "kernel.task_delayacct=1: block I/O, swap-in, reclaim and the other "
+			 "delays are counted");
+	} else {
+		bool can = ok && geteuid() == 0;
+
+		d = add(c, n, "delayacct", can, "off");
+		snprintf(d->detail, sizeof(d->detail), "%s",
+			 can  ? "kernel.task_delayacct=0: tsarun switches it on for each session "
+				"(unless --no-delayacct) and puts it back afterwards"
+			 : ok ? "kernel.task_delayacct=0 and tsarun may not switch it on (needs "
+				"root): only the CPU delay is counted"
+			      : "kernel.task_delayacct=0, and without taskstats no delay is read");
 	}
 }
 

@@ -51,6 +51,13 @@ static const char usage[] =
     "      --no-sandbox         do not confine tsarun with its seccomp filter once the\n"
     "                           command runs (for debugging: valgrind, strace -f)\n"
     "\n"
+    "Sources:\n"
+    "      --no-delayacct       leave kernel.task_delayacct as it is. By default\n"
+    "                           tsarun (as root) switches it on for the session, so\n"
+    "                           that taskstats counts block I/O, swap-in, reclaim and\n"
+    "                           the other delays of the command's threads, and puts\n"
+    "                           the previous value back when it ends\n"
+    "\n"
     "Repeated runs:\n"
     "  -r, --runs N             run the command N times (default 1); the artifact\n"
     "                           keeps every run's figures and their summary (median,\n"
@@ -289,6 +296,7 @@ enum {
 	OPT_WAKER,
 	OPT_FLAME,
 	OPT_FREQ,
+	OPT_NO_DELAYACCT,
 };
 
 static const struct option long_opts[] = {
@@ -306,6 +314,7 @@ static const struct option long_opts[] = {
     {"descendants", required_argument, NULL, OPT_DESCENDANTS},
     {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
     {"ringbuf", required_argument, NULL, OPT_RINGBUF},
+    {"no-delayacct", no_argument, NULL, OPT_NO_DELAYACCT},
     {"runs", required_argument, NULL, 'r'},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"bash", no_argument, NULL, OPT_BASH},
@@ -652,6 +661,9 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 				return fail(err, errlen,
 					    "--kill-grace: '%s' is not a duration (e.g. 500ms, 2s)",
 					    optarg);
+			break;
+		case OPT_NO_DELAYACCT:
+			o->no_delayacct = true;
 			break;
 		case OPT_RINGBUF:
 			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 30))

@@ -57,6 +57,7 @@ struct tsarun_opts {
 	enum sort_key sort;
 	int top; /* thread rows in the table before the rest are folded */
 	uint64_t ringbuf_bytes;
+	bool no_delayacct; /* leave kernel.task_delayacct as it is */
 
 	bool doctor_json;
 

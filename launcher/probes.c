@@ -64,13 +64,33 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	} else if (o->stacks) {
 		probeset__unavailable(ps, "stacks", "needs the eBPF scheduler probe", o->verbose);
 	}
-	ps->delayacct_before = delayacct_read();
 	ps->ts = ts_probe__new(err, sizeof(err));
-	if (ps->ts) {
-		ts_probe__set_live(ps->ts, ps->delayacct_before == 1, ps->delayacct_before == 1);
+	if (ps->ts)
 		ts_probe__as_probe(ps->ts, &ps->probes[ps->nprobes++]);
-	} else {
+	else
 		probeset__unavailable(ps, "taskstats", err, o->verbose);
+	/*
+	 * Before any command is forked (a task gets its delay record when it
+	 * is created), and only when taskstats can read the counters.
+	 */
+	ps->delayacct = calloc(1, sizeof(*ps->delayacct));
+	if (ps->delayacct) {
+		char stale[256];
+
+		delayacct__acquire(ps->delayacct, ps->ts && !o->no_delayacct, NULL);
+		if (ps->delayacct->repaired[0])
+			fprintf(stderr, "tsarun: %s\n", ps->delayacct->repaired);
+		else if (delayacct_stale(NULL, stale, sizeof(stale)))
+			fprintf(stderr, "tsarun: warning: %s\n", stale);
+		if (o->verbose && ps->delayacct->switched_on)
+			fprintf(stderr,
+				"tsarun: kernel.task_delayacct on for the session (was %d)\n",
+				ps->delayacct->before);
+		if (ps->ts) {
+			bool on = ps->delayacct->switched_on || ps->delayacct->before == 1;
+
+			ts_probe__set_live(ps->ts, on, ps->delayacct->before == 1);
+		}
 	}
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the memory back. */
 	malloc_trim(0);
@@ -99,6 +119,8 @@ void probeset__free(struct probeset *ps)
 	sched_probe__free(ps->sched);
 	perf_probe__free(ps->perf);
 	ts_probe__free(ps->ts);
+	delayacct__release(ps->delayacct);
+	free(ps->delayacct);
 	free(ps);
 }
 
@@ -112,19 +134,24 @@ void probeset__describe(const struct probeset *ps, struct run *r)
 void probeset__conclude(const struct probeset *ps, struct run *r)
 {
 	struct delayacct_quality *d = &r->quality.delayacct;
+	const struct delayacct_hold *h = ps->delayacct;
 
+	if (!h)
+		return;
 	d->known = true;
-	d->before = ps->delayacct_before;
+	d->before = h->before;
 	d->during = delayacct_read();
-	d->switched_on = false;
-	d->non_cpu_live = d->before == 1 && d->during == 1;
-	if (d->before < 0)
+	d->switched_on = h->switched_on;
+	d->non_cpu_live = d->during == 1 && (h->switched_on || h->before == 1);
+	if (d->non_cpu_live)
+		return;
+	if (d->during == 0 && (h->switched_on || h->before == 1))
 		snprintf(d->reason, sizeof(d->reason),
-			 "the kernel has no kernel.task_delayacct (built without "
-			 "CONFIG_TASK_DELAY_ACCT?)");
-	else if (!d->non_cpu_live)
-		snprintf(
-		    d->reason, sizeof(d->reason),
-		    "kernel.task_delayacct was off for the run (sysctl kernel.task_delayacct=1 "
-		    "turns it on)");
+			 "kernel.task_delayacct was switched off during the run");
+	else if (h->reason[0])
+		snprintf(d->reason, sizeof(d->reason), "%s", h->reason);
+	else if (!ps->ts)
+		snprintf(d->reason, sizeof(d->reason), "taskstats is not available");
+	else
+		snprintf(d->reason, sizeof(d->reason), "kernel.task_delayacct was off for the run");
 }

@@ -16,6 +16,7 @@ struct tsarun_opts;
 struct sched_probe;
 struct perf_probe;
 struct ts_probe;
+struct delayacct_hold;
 struct bash_probe;
 struct stacks_probe;
 
@@ -28,7 +29,7 @@ struct probeset {
 	struct perf_probe *perf; /* the instruction counter, NULL without a PMU */
 	struct stacks_probe *stacks;
 	struct ts_probe *ts;
-	int delayacct_before; /* kernel.task_delayacct when the session began (-1: none) */
+	struct delayacct_hold *delayacct; /* kernel.task_delayacct, held on for the session */
 	struct {
 		const char *name;
 		char reason[192];
@@ -38,7 +39,7 @@ struct probeset {
 
 /* Prepare the sources. Returns NULL only when out of memory. */
 struct probeset *probeset__new(const struct tsarun_opts *o);
-void probeset__free(struct probeset *ps);
+void probeset__free(struct probeset *ps); /* also puts kernel.task_delayacct back */
 
 /* Record a source that cannot be used this session, with the reason. */
 void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose);

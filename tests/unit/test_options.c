@@ -114,6 +114,7 @@ static void test_defaults(void **state)
 	assert_int_equal(o.sort, SORT_WALL);
 	assert_int_equal(o.top, 20);
 	assert_int_equal(o.ringbuf_bytes, 4u << 20);
+	assert_false(o.no_delayacct);
 	assert_int_equal(o.color, COLOR_AUTO);
 	assert_int_equal(o.runs, 1);
 	assert_false(o.runs_given);
@@ -142,7 +143,7 @@ static void test_values(void **state)
 	assert_int_equal(PARSE(&o, err, "--json", "x.json", "--out-dir", "out", "--sort", "runq",
 			       "--top", "5", "--descendants", "kill", "--kill-grace", "500ms",
 			       "--ringbuf", "64K", "--color", "never", "--user", "nobody", "-v",
-			       "-v", "--", "true"),
+			       "-v", "--no-delayacct", "--", "true"),
 			 0);
 	assert_string_equal(o.json_path, "x.json");
 	assert_string_equal(o.out_dir, "out");
@@ -154,6 +155,7 @@ static void test_values(void **state)
 	assert_int_equal(o.color, COLOR_NEVER);
 	assert_string_equal(o.user, "nobody");
 	assert_int_equal(o.verbose, 2);
+	assert_true(o.no_delayacct);
 }
 
 static void test_gate_options(void **state)

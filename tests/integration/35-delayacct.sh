@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# kernel.task_delayacct: tsarun switches it on for the session so that the
+# non-CPU delays are counted, and puts it back on every way out: a normal
+# end, SIGTERM, a crash; after SIGKILL the next tsarun repairs it. Several
+# tsarun instances share it: the last one out restores it.
+. "$(dirname "$0")/../lib.sh"
+need_bpf "delayacct tests"
+SYSCTL=/proc/sys/kernel/task_delayacct
+STATE=/run/tsarun
+[ -e "$SYSCTL" ] || cannot_run "delayacct tests" "the kernel has no kernel.task_delayacct"
+if ! "$TSARUN" doctor --json | jq -e '.checks[] | select(.name=="taskstats") | .available' >/dev/null; then
+	cannot_run "delayacct tests" "taskstats unavailable"
+fi
+cd "$T_TMP"
+J=$T_TMP/a.json
+ulimit -c 0 # the crash test below must not leave a core
+
+# Other tsarun instances (other test suites) may hold the switch at the same
+# time. The invariant after a run: this tsarun's holder file is gone, and the
+# value is the original one when no tsarun holds it, else it is recorded
+# for the last holder to restore.
+holders() {
+	local n=0 f pid st
+	for f in "$STATE"/delayacct.[0-9]*; do
+		[ -e "$f" ] || continue
+		read -r pid st <"$f" || continue
+		[ "$(awk '{print $3}' /proc/"$pid"/stat 2>/dev/null)" = Z ] && continue
+		[ -d "/proc/$pid" ] && n=$((n + 1))
+	done
+	echo $n
+}
+original() { if [ -e "$STATE/delayacct.saved" ]; then cat "$STATE/delayacct.saved"; else cat $SYSCTL; fi; }
+restored() {
+	local what=$1 want=$2 pid=${3:-}
+	[ -n "$pid" ] && check "$what: its holder file is gone" test ! -e "$STATE/delayacct.$pid"
+	if [ "$(holders)" -eq 0 ]; then
+		equal "$what: kernel.task_delayacct is back to $want" "$(cat $SYSCTL)" "$want"
+	else
+		equal "$what: another tsarun holds it; the original $want is kept for it" "$(original)" "$want"
+	fi
+}
+
+orig=$(original)
+if [ "$orig" != 0 ]; then
+	# The machine runs with it on: tsarun must leave it so.
+	"$TSARUN" -q --json "$J" -- true
+	equal "on already: left on" "$(cat $SYSCTL)" 1
+	equal "on already: not switched by tsarun" "$(jqv "$J" '.runs[0].quality.delayacct.switched_on')" false
+	exit 0
+fi
+
+# A normal run: on during the run, the original value afterwards.
+"$TSARUN" -q --json "$J" -- sh -c "cat $SYSCTL >$T_TMP/during"
+equal "during the run it is on" "$(cat "$T_TMP/during")" 1
+restored "a normal run" 0
+equal "the artifact says tsarun switched it on" "$(jqv "$J" '.runs[0].quality.delayacct.switched_on')" true
+equal "the artifact gives the value before" "$(jqv "$J" '.runs[0].quality.delayacct.before')" false
+equal "the non-CPU counters were live" "$(jqv "$J" '.runs[0].quality.delayacct.non_cpu_live')" true
+validate "$J"
+
+# Synchronous direct I/O (on / or /var/tmp: a block device's file system) shows block I/O delay.
+dir=/var/tmp
+[ "$(stat -f -c %T "$dir")" = tmpfs ] && dir=$T_TMP
+"$TSARUN" -q --json "$J" -- "$WORKLOADS/dio" "$dir" 200
+io() { jqv "$J" "[.runs[0].threads[] | select(.comm == \"dio\")][0].$1"; }
+at_least "direct I/O: block I/O delays counted (waits)" "$(io delays.block_io.count)" 200
+at_least "direct I/O: block I/O delay (ms)" "$(io 'delays.block_io.total_ns / 1e6')" 0.1
+# The delay is time asleep in D, waiting for the device: never more than the D time the eBPF probe saw.
+at_most "direct I/O: block I/O delay within the thread's D time (ms)" \
+	"$(io 'delays.block_io.total_ns / 1e6')" "$(io 'uninterruptible_ns / 1e6 * 1.001 + 0.05')"
+check "direct I/O: the longest single wait is known (version 16)" \
+	jq -e '[.runs[0].threads[] | select(.comm == "dio")][0].delays.block_io.max_ns > 0' "$J"
+restored "after direct I/O" 0
+validate "$J"
+
+# --no-delayacct: left off, the non-CPU counters null, and the artifact says why.
+"$TSARUN" -q --no-delayacct --json "$J" -- "$WORKLOADS/dio" "$dir" 20
+if [ "$(holders)" -eq 0 ]; then
+	equal "--no-delayacct: not switched on" "$(jqv "$J" '.runs[0].quality.delayacct.switched_on')" false
+	equal "--no-delayacct: block I/O delay is null, not 0" "$(io delays.block_io)" null
+	equal "--no-delayacct: the CPU delay is still there" "$(io 'delays.cpu != null')" true
+	check "--no-delayacct: the reason is given" jq -e '.runs[0].quality.delayacct.reason | test("no-delayacct")' "$J"
+else
+	skip "--no-delayacct checks" "another tsarun holds kernel.task_delayacct on"
+fi
+validate "$J"
+
+# SIGTERM to tsarun: forwarded, the run ends, the value is restored.
+"$TSARUN" -q --json "$J" -- sleep 5 &
+tp=$!
+sleep 0.5
+kill -TERM $tp
+wait $tp
+equal "SIGTERM: tsarun exits 143" "$?" 143
+restored "ended by SIGTERM" 0 $tp
+
+# A crash (SIGSEGV) restores it on the way down.
+"$TSARUN" -q --json "$J" -- sleep 5 &
+tp=$!
+sleep 0.5
+kill -SEGV $tp
+wait $tp 2>/dev/null
+restored "after a crash" 0 $tp
+pkill -f '^sleep 5$' || true
+
+# SIGKILL cannot be caught: the next tsarun repairs, and says so.
+"$TSARUN" -q --json "$J" -- sleep 5 &
+tp=$!
+sleep 0.5
+kill -KILL $tp
+wait $tp 2>/dev/null
+pkill -f '^sleep 5$' || true
+if [ "$(holders)" -eq 0 ]; then
+	equal "SIGKILL: left on" "$(cat $SYSCTL)" 1
+	equal "SIGKILL: doctor says it was left on" \
+		"$("$TSARUN" doctor --json | jq -r '.checks[] | select(.name=="delayacct") | .status')" "left on"
+	"$TSARUN" -q --no-delayacct --json "$J" -- true 2>"$T_TMP/err"
+	check "SIGKILL: the next tsarun says it restored the value" grep -q "restored kernel.task_delayacct=0" "$T_TMP/err"
+fi
+restored "the run after a SIGKILL" 0 $tp
+
+# Two at once: the first to leave keeps it on for the other; the last restores.
+"$TSARUN" -q --json "$T_TMP/b.json" -- sleep 1.5 &
+b=$!
+sleep 0.3
+"$TSARUN" -q --json "$J" -- true
+equal "shared: still on while the other tsarun runs" "$(cat $SYSCTL)" 1
+wait $b
+restored "shared: the last one out" 0 $b
