@@ -184,6 +184,8 @@ static cJSON *thread_json(const struct thread_acct *t)
 				add_u64(c, "max_ns", t->delays[i].max_ns);
 				add_u64(c, "min_ns", t->delays[i].min_ns);
 			}
+			if (t->delays[i].dropped)
+				cJSON_AddNumberToObject(c, "dropped", t->delays[i].dropped);
 			cJSON_AddItemToObject(d, delay_name(i), c);
 		}
 		cJSON_AddNumberToObject(d, "version", t->delays_version);
@@ -300,6 +302,8 @@ static cJSON *taskstats_json(const struct taskstats_quality *t)
 	add_u64(o, "unmatched_records", t->unmatched_records);
 	add_u64(o, "threads_without_delays", t->threads_without);
 	add_u64(o, "unreadable_records", t->unreadable);
+	add_u64(o, "implausible_counters", t->implausible);
+	add_u64(o, "dropped_waits", t->dropped_waits);
 	add_u64(o, "overruns", t->overruns);
 	add_u64(o, "foreign_records", t->foreign);
 	if (t->version_max) {

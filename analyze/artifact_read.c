@@ -296,6 +296,7 @@ static int read_delays(struct rd *d, const cJSON *o, struct thread_acct *t)
 		ret = get_u64(d, c, "count", true, &dc->count);
 		if (!ret)
 			ret = get_u64(d, c, "total_ns", true, &dc->total_ns);
+		dc->dropped = (uint32_t)get_num(c, "dropped", 0);
 		if (!ret && item(c, "max_ns")) {
 			dc->have_extremes = true;
 			ret = get_u64(d, c, "max_ns", false, &dc->max_ns);
@@ -436,6 +437,8 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 		get_u64(d, i, "identity_mismatches", false, &rq->ts.identity_mismatches);
 		get_u64(d, i, "unmatched_records", false, &rq->ts.unmatched_records);
 		get_u64(d, i, "threads_without_delays", false, &rq->ts.threads_without);
+		get_u64(d, i, "implausible_counters", false, &rq->ts.implausible);
+		get_u64(d, i, "dropped_waits", false, &rq->ts.dropped_waits);
 	}
 	i = item(q, "delayacct");
 	if (cJSON_IsObject(i)) {

@@ -49,8 +49,9 @@ struct delay_counter {
 	bool have_extremes; /* max_ns and min_ns are known (taskstats version 16+) */
 	uint64_t count;
 	uint64_t total_ns;
-	uint64_t max_ns; /* the longest single delay */
-	uint64_t min_ns; /* the shortest (0 when count is 0) */
+	uint64_t max_ns;  /* the longest single delay */
+	uint64_t min_ns;  /* the shortest (0 when count is 0) */
+	uint32_t dropped; /* waits the kernel timed from an unset start, left out */
 };
 
 /* Where a thread's row came from. */
@@ -206,6 +207,8 @@ struct taskstats_quality {
 	uint64_t unmatched_records;   /* records of the tree with no thread of that tid */
 	uint64_t threads_without;     /* threads left without delays */
 	uint64_t unreadable;	      /* records in a layout that cannot be read (version 15) */
+	uint64_t implausible;	      /* counters refused: longer than the life, or the sleep */
+	uint64_t dropped_waits;	      /* waits left out: timed from an unset start */
 	uint64_t overruns;	      /* times the listener reported an overflow (ENOBUFS) */
 	uint64_t foreign;	      /* exit records of other processes, ignored */
 	uint32_t version_min;

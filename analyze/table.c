@@ -263,6 +263,11 @@ static void print_delays(FILE *f, const struct run *r)
 	else if (avail[DELAY_BLOCK_IO])
 		fprintf(f, "; no other delay");
 	fputc('\n', f);
+	if (q->dropped_waits || q->implausible)
+		fprintf(f,
+			"  note: the kernel timed %llu waits from an unset start (left out of the "
+			"delays) and %llu delay counters were impossible (shown as null)\n",
+			(unsigned long long)q->dropped_waits, (unsigned long long)q->implausible);
 	if (q->identity_mismatches || q->unmatched_records)
 		fprintf(
 		    f,

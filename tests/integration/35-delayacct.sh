@@ -62,15 +62,35 @@ validate "$J"
 # Synchronous direct I/O (on / or /var/tmp: a block device's file system) shows block I/O delay.
 dir=/var/tmp
 [ "$(stat -f -c %T "$dir")" = tmpfs ] && dir=$T_TMP
-"$TSARUN" -q --json "$J" -- "$WORKLOADS/dio" "$dir" 200
-io() { jqv "$J" "[.runs[0].threads[] | select(.comm == \"dio\")][0].$1"; }
-at_least "direct I/O: block I/O delays counted (waits)" "$(io delays.block_io.count)" 200
-at_least "direct I/O: block I/O delay (ms)" "$(io 'delays.block_io.total_ns / 1e6')" 0.1
-# The delay is time asleep in D, waiting for the device: never more than the D time the eBPF probe saw.
+# The kernel's own block I/O accounting is wrong in some runs on kernels with
+# the scheduler's delayed dequeue (see check_counter() in analyze/delays.c): a
+# wait timed from an unset start (0, the time since boot) is left out and
+# counted as dropped; a counter still impossible is refused (null) and
+# counted. Either way the figure shown must be possible.
+io() { jqv "$J" "[.runs[0].threads[] | select(.comm == \"dio\")][0] | $1"; }
+for attempt in 1 2; do
+	"$TSARUN" -q --json "$J" -- "$WORKLOADS/dio" "$dir" 200
+	[ "$(io .delays.block_io)" != null ] && break
+	at_least "direct I/O: a refused block I/O counter is reported" \
+		"$(jqv "$J" '.runs[0].quality.taskstats.implausible_counters')" 1
+done
+at_least "direct I/O: block I/O delays counted (waits)" "$(io .delays.block_io.count)" 200
+at_least "direct I/O: block I/O delay (ms)" "$(io '.delays.block_io.total_ns / 1e6')" 0.1
+# A wait is time asleep in D, waiting for the device: at most the D time the
+# eBPF probe saw, plus, for each wait, the time from the kernel's start
+# stamp to the probe's (picking the next task: 20 us allowed).
 at_most "direct I/O: block I/O delay within the thread's D time (ms)" \
-	"$(io 'delays.block_io.total_ns / 1e6')" "$(io 'uninterruptible_ns / 1e6 * 1.001 + 0.05')"
-check "direct I/O: the longest single wait is known (version 16)" \
-	jq -e '[.runs[0].threads[] | select(.comm == "dio")][0].delays.block_io.max_ns > 0' "$J"
+	"$(io '.delays.block_io.total_ns / 1e6')" \
+	"$(io '(.uninterruptible_ns + .delays.block_io.count * 20000) / 1e6 + 1')"
+if [ "$(io '.delays.block_io.dropped // 0')" = 0 ]; then
+	check "direct I/O: the longest single wait is known (version 16)" \
+		jq -e '[.runs[0].threads[] | select(.comm == "dio")][0].delays.block_io.max_ns > 0' "$J"
+	at_most "direct I/O: no single wait longer than the thread's D time (ms)" \
+		"$(io '.delays.block_io.max_ns / 1e6')" "$(io '.uninterruptible_ns / 1e6')"
+else
+	equal "direct I/O: a dropped wait is counted in the quality figures" \
+		"$(jqv "$J" '.runs[0].quality.taskstats.dropped_waits')" "$(io .delays.block_io.dropped)"
+fi
 restored "after direct I/O" 0
 validate "$J"
 
@@ -78,8 +98,8 @@ validate "$J"
 "$TSARUN" -q --no-delayacct --json "$J" -- "$WORKLOADS/dio" "$dir" 20
 if [ "$(holders)" -eq 0 ]; then
 	equal "--no-delayacct: not switched on" "$(jqv "$J" '.runs[0].quality.delayacct.switched_on')" false
-	equal "--no-delayacct: block I/O delay is null, not 0" "$(io delays.block_io)" null
-	equal "--no-delayacct: the CPU delay is still there" "$(io 'delays.cpu != null')" true
+	equal "--no-delayacct: block I/O delay is null, not 0" "$(io .delays.block_io)" null
+	equal "--no-delayacct: the CPU delay is still there" "$(io '.delays.cpu != null')" true
 	check "--no-delayacct: the reason is given" jq -e '.runs[0].quality.delayacct.reason | test("no-delayacct")' "$J"
 else
 	skip "--no-delayacct checks" "another tsarun holds kernel.task_delayacct on"

@@ -124,7 +124,8 @@ static void test_stale_runtime_fits(void **state)
 /* A tid used twice in a run: each record goes to its own thread, in either order. */
 static void test_tid_reuse(void **state)
 {
-	struct tsa_thread t[2] = {thread(101, 0, 100, 60, 40, 0), thread(101, 200, 300, 60, 40, 0)};
+	struct tsa_thread t[2] = {thread(101, 0, 100, 60, 30, 10),
+				  thread(101, 200, 300, 60, 30, 10)};
 	struct ts_record rec[2] = {exit_record(&t[1], 0, 0, 0), exit_record(&t[0], 0, 0, 0)};
 	struct run r;
 
@@ -144,7 +145,8 @@ static void test_tid_reuse(void **state)
  */
 static void test_ambiguous_not_attached(void **state)
 {
-	struct tsa_thread t[2] = {thread(101, 0, 100, 60, 40, 0), thread(101, 200, 300, 60, 40, 0)};
+	struct tsa_thread t[2] = {thread(101, 0, 100, 60, 30, 10),
+				  thread(101, 200, 300, 60, 30, 10)};
 	struct ts_record rec = exit_record(&t[1], 0, 0, 0);
 	struct run r;
 
@@ -264,6 +266,58 @@ static void test_create_missing(void **state)
 	run__free_detail(&r);
 }
 
+/*
+ * The kernel timed one wait from an unset start (0): that wait is longer
+ * than the thread's life. It is left out, and said so; an impossible
+ * counter is refused.
+ */
+static void test_impossible_counters(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 500, 300, 150, 50);
+	struct ts_record rec = exit_record(&t, 0, 0, 0);
+	struct run r;
+
+	rec.delays[DELAY_BLOCK_IO] = (struct delay_counter){.available = true,
+							    .have_extremes = true,
+							    .count = 5,
+							    .total_ns = 8000000 * MS + 4 * MS,
+							    .max_ns = 8000000 * MS,
+							    .min_ns = MS};
+	rec.delays[DELAY_SWAP_IN] =
+	    (struct delay_counter){.available = true, .count = 1, .total_ns = 900 * MS};
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_true(r.threads[0].delays[DELAY_BLOCK_IO].available);
+	assert_int_equal(r.threads[0].delays[DELAY_BLOCK_IO].count, 4);
+	assert_int_equal(r.threads[0].delays[DELAY_BLOCK_IO].total_ns, 4 * MS);
+	assert_int_equal(r.threads[0].delays[DELAY_BLOCK_IO].dropped, 1);
+	assert_false(r.threads[0].delays[DELAY_BLOCK_IO].have_extremes);
+	assert_int_equal(r.quality.ts.dropped_waits, 1);
+	/* 900 ms of swap-in in a 500 ms life: refused. */
+	assert_false(r.threads[0].delays[DELAY_SWAP_IN].available);
+	assert_int_equal(r.quality.ts.implausible, 1);
+	run__free_detail(&r);
+
+	/* Block I/O longer than all the time the thread slept: refused too. */
+	rec.delays[DELAY_BLOCK_IO] =
+	    (struct delay_counter){.available = true, .count = 10, .total_ns = 100 * MS};
+	rec.delays[DELAY_SWAP_IN] = (struct delay_counter){.available = true};
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_false(r.threads[0].delays[DELAY_BLOCK_IO].available);
+	assert_int_equal(r.quality.ts.implausible, 1);
+	run__free_detail(&r);
+
+	/* Within the sleep, it stands. */
+	rec.delays[DELAY_BLOCK_IO].total_ns = 45 * MS;
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_true(r.threads[0].delays[DELAY_BLOCK_IO].available);
+	assert_int_equal(r.threads[0].delays[DELAY_BLOCK_IO].total_ns, 45 * MS);
+	assert_int_equal(r.quality.ts.implausible, 0);
+	run__free_detail(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +330,7 @@ int main(void)
 	    cmocka_unit_test(test_non_cpu_not_live),
 	    cmocka_unit_test(test_query),
 	    cmocka_unit_test(test_create_missing),
+	    cmocka_unit_test(test_impossible_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
