@@ -377,7 +377,13 @@ static cJSON *quality_json(const struct run_quality *q)
 	cJSON_AddItemToObject(cc, "switches_vs_nvcsw_nivcsw",
 			      check_json(&q->switches, "worst_count"));
 	cJSON_AddItemToObject(cc, "tree_cpu_vs_rusage", check_json(&q->tree_cpu, "worst_ns"));
-	cJSON_AddItemToObject(cc, "taskstats_cpu_vs_runqueue", check_json(&q->ts_cpu, "worst_ns"));
+	{
+		cJSON *ts = check_json(&q->ts_cpu, "worst_ns");
+
+		if (q->ts_cpu.available)
+			add_u64(ts, "after_record_ns", q->ts_cpu_after_ns);
+		cJSON_AddItemToObject(cc, "taskstats_cpu_vs_runqueue", ts);
+	}
 	add_i64(cc, "kernel_shift_ns", q->kernel_shift_ns);
 	cJSON_AddItemToObject(o, "cross_check", cc);
 	cJSON_AddItemToObject(o, "taskstats", taskstats_json(&q->ts));

@@ -223,6 +223,7 @@ static void check_cpu_delay(struct run *r)
 	uint64_t se = 0, sk = 0;
 
 	memset(c, 0, sizeof(*c));
+	r->quality.ts_cpu_after_ns = 0;
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct thread_acct *t = &r->threads[i];
 		uint64_t before, ts;
@@ -233,6 +234,8 @@ static void check_cpu_delay(struct run *r)
 		/* run_delay the thread had collected before tracking began. */
 		before = sub0(t->k_end_run_delay_ns, t->k_run_delay_ns);
 		ts = sub0(t->delays[DELAY_CPU].total_ns, before);
+		r->quality.ts_cpu_after_ns +=
+		    sub0(t->k_end_run_delay_ns, t->delays[DELAY_CPU].total_ns);
 		fold_check_thread(c, t->state_ns[TSA_ST_RUNQ], ts, t->lifetime_ns, t->lifetime_ns,
 				  t->tid, &se, &sk);
 	}

@@ -255,6 +255,11 @@ struct run_quality {
 	struct cross_check switches; /* voluntary+involuntary vs nvcsw+nivcsw */
 	struct cross_check tree_cpu; /* rusage user+sys vs the seen threads' sum_exec_runtime */
 	struct cross_check ts_cpu;   /* taskstats CPU delay vs eBPF runqueue time */
+	/*
+	 * Of the difference: runqueue waits after the thread wrote its exit
+	 * record (preempted on its way out), which the record cannot count.
+	 */
+	uint64_t ts_cpu_after_ns;
 	struct taskstats_quality ts;
 	struct delayacct_quality delayacct;
 	char notes[4][RUN_REASON_LEN];

@@ -231,7 +231,7 @@ static void on_crash(int sig)
 		}
 		crash_holder[0] = '\0';
 	}
-	signal(sig, SIG_DFL);
+	/* SA_RESETHAND put the default action back: die of the signal, as intended. */
 	raise(sig);
 }
 
