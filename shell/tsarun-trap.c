@@ -88,7 +88,16 @@ struct tsa_objcache {
 extern struct tsa_objcache uwcache, wdcache, wlcache;
 extern void cmd_init(void), uwp_init(void);
 
-#define TRAP_WORD "__tsa"
+/*
+ * The DEBUG trap's string, as tsarun-env.bash sets it. Its last word is
+ * "$_" because bash sets $_ to the last word of every command it runs, the
+ * trap's too: `mkdir -p d && cd $_` would go to "__tsa" otherwise. The
+ * trap's last word is $_ as it was, so $_ stays what the script made it.
+ * TRAP_PRINTED is how bash prints it into the_printed_command.
+ */
+#define TRAP_WORD    "__tsa"
+#define TRAP_STRING  "__tsa - \"$_\""
+#define TRAP_PRINTED "__tsa - \"$_\""
 
 static int sock_fd = -1;
 static int enabled;
@@ -693,7 +702,7 @@ static void atfork_prepare(void)
 	 * a DEBUG trap ( `( list )`, `{ list; } &`, coproc, a redirection's
 	 * process substitution) was printed into the_printed_command first.
 	 */
-	orphan = the_printed_command && strcmp(the_printed_command, TRAP_WORD) != 0;
+	orphan = the_printed_command && strcmp(the_printed_command, TRAP_PRINTED) != 0;
 	if (orphan)
 		text = text_id(the_printed_command);
 	f = reserve(sizeof(*f), TSA_R_FORK, orphan ? TSA_FF_ORPHAN : 0, (uint32_t)line_number);
@@ -939,7 +948,7 @@ static int tsa_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	if (running_trap != TSA_DEBUG_TRAP + 1 && enabled) {
 		trap_cmd_sig = running_trap > 0 ? running_trap - 1 : -1;
 		if (running_trap > 0 && the_printed_command &&
-		    strcmp(the_printed_command, TRAP_WORD) != 0) {
+		    strcmp(the_printed_command, TRAP_PRINTED) != 0) {
 			size_t n = strnlen(the_printed_command, TSA_WIRE_TEXT_MAX);
 
 			memcpy(trap_cmd, the_printed_command, n);
@@ -1179,7 +1188,7 @@ static void cal_spans(void)
 	span_med[0] = span_med[1] = 0;
 	if (!real_sigprocmask_hooked())
 		return;
-	eval("trap " TRAP_WORD " DEBUG");
+	eval("trap '" TRAP_STRING "' DEBUG");
 	calibrating = 1;
 	enabled = 1;
 	span_counting = 1;
@@ -1282,7 +1291,7 @@ static void cal_base(void)
 		bare[round].w = mono_ns() - w0;
 		bare[round].c = cpu_ns() - c0;
 
-		eval("trap " TRAP_WORD " DEBUG");
+		eval("trap '" TRAP_STRING "' DEBUG");
 		/* The full recording path runs. */
 		calibrating = 1;
 		enabled = 1;
@@ -1355,7 +1364,7 @@ static void cal_tails(void)
 
 	if (shell_tty >= 0 && isatty(shell_tty) && tcgetpgrp(shell_tty) != pgrp)
 		shell_tty = sock_fd;
-	eval("trap " TRAP_WORD " DEBUG");
+	eval("trap '" TRAP_STRING "' DEBUG");
 	/* The calls of each part of the tail (span_call()), counted in each state. */
 	for (int k = 0; k < 3 && span_head; k++) {
 		int after[CAL_CALLS / 4];
@@ -1540,7 +1549,8 @@ static int start(void)
 
 static int tsa_builtin(WORD_LIST *list)
 {
-	if (!list) {
+	/* The DEBUG trap: `__tsa - "$_"` (TRAP_STRING); the rest of the words are ignored. */
+	if (!list || !strcmp(list->word->word, "-")) {
 		if (calibrating)
 			calib_events++;
 		if (enabled)
@@ -1588,11 +1598,11 @@ void __tsa_builtin_unload(char *name)
 static char *tsa_doc[] = {
     "Record commands for tsarun --bash.",
     "",
-    "Without arguments (the DEBUG trap), record the command about to run.",
+    "`__tsa - ...` (the DEBUG trap), record the command about to run.",
     "`__tsa start` connects to tsarun; `__tsa status` describes the state.",
     NULL,
 };
 
 struct builtin __tsa_struct = {
-    "__tsa", tsa_builtin, BUILTIN_ENABLED, tsa_doc, "__tsa [start|flush|status]", 0,
+    "__tsa", tsa_builtin, BUILTIN_ENABLED, tsa_doc, "__tsa [-|start|flush|status]", 0,
 };

@@ -14,6 +14,11 @@ while read -r l; do echo "procsub: $l"; done < <(printf 'a\nb\n')
 echo "nested: $(bash -c 'echo $((6 * 7)); exit 0')"
 bash -c 'exit 4' || echo "nested status $?"
 if ! false; then echo "not false"; fi
+true one two
+echo "underscore: $_"
+f() { :; }
+f arg
+echo "after a function: $_"
 echo "stdin: $(cat)"
 echo "to stderr" >&2
 false

@@ -121,8 +121,9 @@ mkdir -p "$T_TMP/lib"
 cp "$REPO/shell/tsarun-env.bash" "$T_TMP/lib/"
 echo 'not an ELF file' >"$T_TMP/lib/tsarun-trap.so"
 TSARUN_BASH_LIBDIR=$T_TMP/lib "$TSARUN" --color never --json "$J" --bash -c \
-	'for i in 1 2 3 4 5 6 7; do :; done; exit 5' 2>"$T_TMP/err"
+	'for i in 1 2 3 4 5 6 7; do :; done; true x y; echo "$_"; exit 5' >"$T_TMP/out" 2>"$T_TMP/err"
 equal "fallback: the script's status" "$?" 5
+equal "fallback: \$_ is the script's own" "$(cat "$T_TMP/out")" y
 validate "$J"
 equal "fallback: the report says so" "$(jqv "$J" .bash.recorder)" pure-bash
 check "fallback: ... on stderr too" grep -q 'pure-bash trap' "$T_TMP/err"
