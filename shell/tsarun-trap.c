@@ -139,20 +139,24 @@ static uint64_t debug_t; /* when the last trap run read the clock */
  * not the whole trap cost.
  *
  * The stamps are wall time, charged as CPU: the process is on a CPU for
- * the microseconds of a trap run, unless it was preempted there, and a
- * part longer than SPAN_GUARD times its start-up median (plus
- * SPAN_GUARD_NS) is taken to hold a wait: its median is charged instead,
- * and the record says so (TSA_SF_GUESSED).
+ * the microseconds of a trap run, unless it was preempted there. A switch
+ * away and back takes longer than SPAN_GUARD_NS here, and a part longer
+ * than SPAN_GUARD times its start-up median plus that is taken to hold a
+ * wait: its median is charged instead, and the record says so
+ * (TSA_SF_GUESSED). A looser bound (8 times plus 20 us) let the short
+ * preemptions of a loaded machine through, and a tight loop's CPU time
+ * came out 18% low.
  */
 #define SPAN_STAMPS   8
-#define SPAN_GUARD    8
-#define SPAN_GUARD_NS 20000
+#define SPAN_GUARD    2
+#define SPAN_GUARD_NS 4000
 static int span_head, span_tail; /* 0: not timed (no hook, or no steady count at start-up) */
 static int span_tty, span_jobs;	 /* calls of the tail's terminal and job-table parts (0: untimed) */
 static uint64_t span_stamp[SPAN_STAMPS];
 static unsigned span_nstamps;	 /* calls stamped since the last tail ended */
 static int span_tail_calls = -1; /* calls since the clock read while a tail is timed; -1: none */
 static int span_tail_need;	 /* the call that ends it */
+static int span_tail_tty;	 /* it has the terminal's part */
 static uint64_t span_prov;	 /* an end, unless the terminal's part follows (0: none) */
 static uint64_t span_t0;	 /* the clock read that began the tail being timed */
 static uint64_t span_due;	 /* the last run's tail, timed, not sent yet */
@@ -807,19 +811,10 @@ static int tsa_tcsetpgrp(int fd, pid_t pgrp)
 	return real_tcsetpgrp(fd, pgrp);
 }
 
-/*
- * In a trap body, bash prints each command into the_printed_command, but
- * not into the copy $BASH_COMMAND shows, and the DEBUG trap run prints its
- * own word over it before the builtin runs. The first thing a DEBUG trap
- * run does is block SIGCHLD (save_pipeline()), with the command still
- * printed: it is copied then, when a trap other than DEBUG is running (and
- * not in the tail of a DEBUG trap run, where our word is what is printed).
- * Which trap runs is noted at every call outside the DEBUG trap's own run.
- */
 /* A part of a trap run, timed: its median instead when it holds a wait. */
 static uint64_t span_part(uint64_t d, int which, int *guessed)
 {
-	uint64_t med = span_med[which];
+	uint64_t med = span_med[which] + (which && span_tail_tty ? span_tty_med : 0);
 
 	span_last_part[which] = d;
 	if (med && d > SPAN_GUARD * med + SPAN_GUARD_NS) {
@@ -860,6 +855,7 @@ static int span_call(const sigset_t *set)
 
 		if (n == span_tail + 1 && tty && span_tty) {
 			span_tail_need += span_tty;
+			span_tail_tty = 1;
 			span_prov = 0;
 		} else if (span_prov) {
 			/* Not the terminal's part: the tail ended before this call. */
@@ -925,6 +921,7 @@ static void span_debug(uint64_t t)
 	span_nstamps = 0;
 	span_t0 = t;
 	span_tail_calls = 0;
+	span_tail_tty = 0;
 	span_prov = 0;
 	/* The job table is walked at the end of this run if there is one now (trap_tail()). */
 	span_tail_need = span_tail + (last_jobs ? span_jobs : 0);
@@ -942,6 +939,15 @@ static void span_last(void)
 	span_guessed = 0;
 }
 
+/*
+ * In a trap body, bash prints each command into the_printed_command, but
+ * not into the copy $BASH_COMMAND shows, and the DEBUG trap run prints its
+ * own word over it before the builtin runs. The first thing a DEBUG trap
+ * run does is block SIGCHLD (save_pipeline()), with the command still
+ * printed: it is copied then, when a trap other than DEBUG is running (and
+ * not in the tail of a DEBUG trap run, where our word is what is printed).
+ * Which trap runs is noted at every call outside the DEBUG trap's own run.
+ */
 static int tsa_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	int ends = span_call(set), ret;
@@ -1131,7 +1137,7 @@ static void eval(const char *code)
  * round (cal_mean()): the script runs under the load of the moment, not
  * the best of it.
  */
-#define CAL_ROUNDS	11 /* of the base; about 25 ms in all */
+#define CAL_ROUNDS	11 /* of the base, 200 iterations each; about 25 ms in all */
 #define CAL_TAIL_ROUNDS 7  /* of the tail costs (smaller, and added only after a child) */
 #define CAL_CALLS	100
 
@@ -1226,19 +1232,26 @@ static void cal_spans(void)
 
 /*
  * The mean of (with[i] - without[i]) / n over the rounds, the highest and
- * the lowest left out, in wall and CPU. A mean, not a median: on a loaded
- * machine the script is preempted all along and pays for the caches it
- * finds cold after each preemption, in proportion to its time; rounds that
- * were preempted carry that cost, and a median would leave it out.
+ * the lowest quarter left out, in wall and CPU. What is measured is the
+ * part of a trap run that is not timed (span_call()): a small difference
+ * between two loops run a few milliseconds apart, and this machine's speed
+ * changes within that (a round that straddles a change is off by the
+ * change times the whole loop), so the quarters at either end go. A mean
+ * of the middle, not a median: on a loaded machine the script is
+ * preempted all along and pays for the caches it finds cold after each
+ * preemption, in proportion to its time; most rounds carry some of that.
  */
 static struct tsa_cost cal_mean(const struct cal_round *with, const struct cal_round *without,
 				int rounds, uint64_t n)
 {
 	int64_t w[CAL_ROUNDS], c[CAL_ROUNDS], sw = 0, sc = 0;
 	struct tsa_cost r = {0, 0};
+	int cut = rounds / 4;
 
 	if (!n || rounds < 3)
 		return r;
+	if (!cut)
+		cut = 1;
 	/* Signed: with the timed parts taken out, what is left is small and noisy. */
 	for (int i = 0; i < rounds; i++) {
 		w[i] = (int64_t)with[i].w - (int64_t)without[i].w;
@@ -1246,12 +1259,12 @@ static struct tsa_cost cal_mean(const struct cal_round *with, const struct cal_r
 	}
 	qsort(w, (size_t)rounds, sizeof(w[0]), cmp_i64);
 	qsort(c, (size_t)rounds, sizeof(c[0]), cmp_i64);
-	for (int i = 1; i < rounds - 1; i++) {
+	for (int i = cut; i < rounds - cut; i++) {
 		sw += w[i];
 		sc += c[i];
 	}
-	r.wall_ns = sw > 0 ? (uint32_t)((uint64_t)sw / ((uint64_t)(rounds - 2) * n)) : 0;
-	r.cpu_ns = sc > 0 ? (uint32_t)((uint64_t)sc / ((uint64_t)(rounds - 2) * n)) : 0;
+	r.wall_ns = sw > 0 ? (uint32_t)((uint64_t)sw / ((uint64_t)(rounds - 2 * cut) * n)) : 0;
+	r.cpu_ns = sc > 0 ? (uint32_t)((uint64_t)sc / ((uint64_t)(rounds - 2 * cut) * n)) : 0;
 	return r;
 }
 
