@@ -104,15 +104,15 @@ for i in 1 2 3 4 5 6 7 8; do
 	[ $? = 7 ] && [ "$(jqv "$J" '.runs[0].exit.code')" = 7 ] && same=$((same + 1))
 done
 equal "the exit code survives a storm of orphans, 8 runs of 8" "$same" 8
-"$TSARUN" -q --descendants leave --json "$J" -- sh -c 'sleep 3 & exit 0'
+"$TSARUN" -q --descendants leave --json "$J" -- sh -c "sleep 3.$$ & exit 0"
 equal "--descendants leave: reported as left running" "$(jqv "$J" '.runs[0].descendants.left_running')" 1
 equal "--descendants leave: the survivor is marked alive" "$(jqv "$J" '[.runs[0].processes[] | select(.alive_at_end)] | length')" 1
-pkill -f '^sleep 3$' || true
-"$TSARUN" -q --descendants kill --kill-grace 200ms --json "$J" -- sh -c 'sleep 30 & exit 0'
+pkill -f "^sleep 3.$$\$" || true
+"$TSARUN" -q --descendants kill --kill-grace 200ms --json "$J" -- sh -c "sleep 30.$$ & exit 0"
 killed=$(jqv "$J" '.runs[0].descendants.killed')
 equal "--descendants kill: the survivor is killed" "$killed" 1 ||
 	echo "#   descendants: $(jq -c .runs[0].descendants "$J")"
-equal "--descendants kill: nothing left running" "$(pgrep -fc '^sleep 30$')" 0
+equal "--descendants kill: nothing left running" "$(pgrep -fc "^sleep 30.$$\$")" 0
 
 # Users: under sudo the command runs as the invoking user, with that user's groups.
 equal "--user nobody runs the command as nobody" "$("$TSARUN" -q --json "$J" --user nobody -- id -u)" "$(id -u nobody)"

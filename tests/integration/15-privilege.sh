@@ -8,15 +8,23 @@ need_root "privilege tests"
 cd "$T_TMP"
 J=$T_TMP/a.json
 
-# A user with two supplementary groups, made for this test and removed after it.
-U=tsarun-test-u G1=tsarun-test-g1 G2=tsarun-test-g2
+# A user with two supplementary groups, made for this test and removed after
+# it. Named after this shell's pid: runs of this test at the same time (other
+# worktrees on the machine) must not remove each other's user.
+U=tsarun-u-$$ G1=tsarun-g1-$$ G2=tsarun-g2-$$
 cleanup_user() {
 	userdel "$U" 2>/dev/null
 	groupdel "$G1" 2>/dev/null
 	groupdel "$G2" 2>/dev/null
 	return 0
 }
-cleanup_user
+# Left by a run that was killed: its pid is gone.
+for u in $(getent passwd | cut -d: -f1 | grep '^tsarun-u-[0-9]*$'); do
+	kill -0 "${u##*-}" 2>/dev/null && continue
+	userdel "$u" 2>/dev/null
+	groupdel "tsarun-g1-${u##*-}" 2>/dev/null
+	groupdel "tsarun-g2-${u##*-}" 2>/dev/null
+done
 trap 'cleanup_user; rm -rf "$T_TMP"' EXIT
 if ! { groupadd "$G1" && groupadd "$G2" && useradd -M -N -d /nonexistent -s /bin/sh -G "$G1,$G2" "$U"; } 2>"$T_TMP/err"; then
 	cannot_run "privilege tests" "cannot create a test user: $(cat "$T_TMP/err")"

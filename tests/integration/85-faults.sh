@@ -12,6 +12,9 @@ fi
 . "$(dirname "$0")/../lib.sh"
 need_bpf "fault tests"
 cd "$T_TMP"
+# Sleeps this run leaves behind are told apart by their length (other
+# worktrees may run this test at the same time): 30.PID and 7.PID seconds.
+LEFT=30.$$ KILLED=7.$$
 set -m # background jobs keep SIGINT: a non-interactive shell would have them ignore it
 
 # --- The artifact cannot be written -----------------------------------------
@@ -66,7 +69,7 @@ umount "$T_TMP/ro"
 sig() {
 	local name=$1 num=$2 J=$T_TMP/sig.json pid rc t0
 	rm -f "$J" "$T_TMP/got"
-	"$TSARUN" -q --json "$J" -- bash -c "trap 'echo $name >$T_TMP/got; exit 0' $name; (trap - INT; exec sleep 30.5) & touch $T_TMP/ready; wait" &
+	"$TSARUN" -q --json "$J" -- bash -c "trap 'echo $name >$T_TMP/got; exit 0' $name; (trap - INT; exec sleep $LEFT) & touch $T_TMP/ready; wait" &
 	pid=$!
 	for _ in $(seq 100); do [ -e "$T_TMP/ready" ] && break; sleep 0.05; done
 	rm -f "$T_TMP/ready"
@@ -78,7 +81,7 @@ sig() {
 	# The leftover dies of the signal at once; --kill-grace (2 s) is the bound.
 	at_most "SIG$name sent with kill: tsarun returns without waiting for the leftover (ms)" \
 		$((($(date +%s%N) - t0) / 1000000)) 2500
-	equal "SIG$name sent with kill: the leftover got it too" "$(pgrep -c -f '^sleep 30.5$')" 0
+	equal "SIG$name sent with kill: the leftover got it too" "$(pgrep -c -f "^sleep $LEFT\$")" 0
 	equal "SIG$name sent with kill: the leftover ended within the run" "$(jqv "$J" '.runs[0].descendants.left_running')" 0
 	equal "SIG$name sent with kill: the command got it" "$(cat "$T_TMP/got" 2>/dev/null)" "$name"
 	equal "SIG$name sent with kill: the artifact is marked interrupted" "$(jqv "$J" '.runs[0].status')" interrupted
@@ -109,7 +112,7 @@ state() {
 }
 before=$(state)
 rm -f "$T_TMP/ready"
-"$TSARUN" -q --json "$T_TMP/killed.json" -- sh -c "touch $T_TMP/ready; exec sleep 7.25" &
+"$TSARUN" -q --json "$T_TMP/killed.json" -- sh -c "touch $T_TMP/ready; exec sleep $KILLED" &
 pid=$!
 for _ in $(seq 100); do [ -e "$T_TMP/ready" ] && break; sleep 0.05; done
 sleep 0.2
@@ -121,7 +124,7 @@ check "SIGKILL: no artifact is half-written" test ! -e "$T_TMP/killed.json"
 equal "SIGKILL: no temporary artifact is left" "$(find "$T_TMP" -maxdepth 1 -name '.killed.json.*' | wc -l)" 0
 gone() { for _ in $(seq 40); do [ -e "/proc/$1" ] || return 0; sleep 0.05; done; return 1; }
 check "SIGKILL: its spawner ($spawner) went with it" gone "${spawner:-none}"
-pkill -KILL -f '^sleep 7.25$' # the command itself is left running, as with any killed wrapper
+pkill -KILL -f "^sleep $KILLED\$" # the command itself is left running, as with any killed wrapper
 J=$T_TMP/next.json
 "$TSARUN" -q --json "$J" -- "$WORKLOADS/burn" 20 2>"$T_TMP/err"
 equal "SIGKILL: the next run works" "$?" 0

@@ -57,10 +57,10 @@ check "--flame: stacks are symbolized" grep -q 'spin_cpu_ms\|main' "$W/fl/oncpu.
 
 # Survivors left running: the task iterator reads them at the end.
 scenario "--descendants leave" 0 "$T_TMP/leave.json" \
-	-q --json "$T_TMP/leave.json" --descendants leave -- sh -c "$probe; sleep 3.5 & exit 0"
+	-q --json "$T_TMP/leave.json" --descendants leave -- sh -c "$probe; sleep 3.$$ & exit 0"
 equal "--descendants leave: the survivor is read" \
 	"$(jqv "$T_TMP/leave.json" '[.runs[0].processes[] | select(.alive_at_end)] | length')" 1
-pkill -f '^sleep 3.5$'
+pkill -f "^sleep 3.$$\$"
 
 # Records lost to a full ring buffer.
 scenario "--ringbuf 4K" 0 "$T_TMP/rb.json" \
