@@ -1360,10 +1360,21 @@ static void cal_split(void)
 	cal_pre = n ? (uint32_t)frac[n / 2] : 500;
 }
 
+/* Tail state k: 0 none, 1 the terminal given back, 2 that and a job table (when faked). */
+static void tail_state(int k, pid_t pgrp, int fake_jobs)
+{
+	static JOB *empty_table[8];
+
+	pipeline_pgrp = k ? pgrp : 0;
+	if (fake_jobs) {
+		jobs = k == 2 ? empty_table : NULL;
+		js.j_jobslots = k == 2 ? 8 : 0;
+	}
+}
+
 /* The tail states, by run_debug_trap() in a loop: none, terminal, terminal + jobs. */
 static void cal_tails(void)
 {
-	static JOB *empty_table[8];
 	JOB **jobs0 = jobs;
 	int slots0 = js.j_jobslots, tty0 = shell_tty;
 	pid_t tpgrp0 = terminal_pgrp;
@@ -1371,7 +1382,6 @@ static void cal_tails(void)
 	/* A job table bash made already stays: its walk is then in every state. */
 	int fake_jobs = !jobs0 && !slots0;
 	struct cal_round st[3][CAL_TAIL_ROUNDS];
-
 	int tail[3] = {0, 0, 0};
 	uint64_t timed[3][CAL_TAIL_ROUNDS], tty[CAL_TAIL_ROUNDS];
 
@@ -1383,11 +1393,7 @@ static void cal_tails(void)
 		int after[CAL_CALLS / 4];
 		unsigned long tty0 = span_tty_calls;
 
-		pipeline_pgrp = k ? pgrp : 0;
-		if (fake_jobs) {
-			jobs = k == 2 ? empty_table : NULL;
-			js.j_jobslots = k == 2 ? 8 : 0;
-		}
+		tail_state(k, pgrp, fake_jobs);
 		calibrating = 1;
 		enabled = 1;
 		span_counting = 1;
@@ -1410,11 +1416,7 @@ static void cal_tails(void)
 		for (int k = 0; k < 3; k++) {
 			uint64_t w0, c0, s0;
 
-			pipeline_pgrp = k ? pgrp : 0;
-			if (fake_jobs) {
-				jobs = k == 2 ? empty_table : NULL;
-				js.j_jobslots = k == 2 ? 8 : 0;
-			}
+			tail_state(k, pgrp, fake_jobs);
 			calibrating = 1;
 			enabled = 1;
 			s0 = span_sum;
