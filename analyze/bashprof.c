@@ -1707,6 +1707,9 @@ static uint64_t stream_end_time(const struct stream *s, const struct run *r, uin
 	return s->last_t;
 }
 
+/* A thousand times longer on or waiting for a CPU than on one: beyond that, no figure. */
+#define STRETCH_MAX 1000.0
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -1742,9 +1745,10 @@ static double runnable_stretch(const struct bashprof *bp, const struct run *r)
 		}
 		free(pids);
 		if (cpu > 0 && run >= cpu)
-			return run / cpu;
+			return run / cpu < STRETCH_MAX ? run / cpu : STRETCH_MAX;
 	}
-	if (b->cpu_ns && b->wall_ns > b->cpu_ns)
+	/* From the stream, untrusted: a ratio beyond any load is not a stretch. */
+	if (b->cpu_ns && b->wall_ns > b->cpu_ns && b->wall_ns / b->cpu_ns < STRETCH_MAX)
 		return (double)b->wall_ns / b->cpu_ns;
 	return 1.0;
 }
