@@ -71,6 +71,28 @@ enum acct_unmeasured {
 	ACCT_NO_SLICES = 1u << 5, /* switch-ins */
 };
 
+/*
+ * What /proc samples said of a thread (the procfs source): the kernel's
+ * schedstat counters between two reads (exact), and states by sample.
+ * For a thread of source ACCT_SRC_PROC these are its figures; beside an
+ * eBPF account they are the cross-check.
+ */
+struct thread_sampled {
+	uint64_t on_cpu_ns;	 /* schedstat: sum_exec_runtime over the covered span */
+	uint64_t runqueue_ns;	 /* schedstat: run_delay over it */
+	uint64_t slices;	 /* schedstat: pcount over it */
+	uint64_t by_state_ns[4]; /* time by sampled state: R, S (and I), D, T (and t) */
+	uint64_t samples;
+	uint64_t transitions;	    /* state changes seen between two samples */
+	uint64_t uncertainty_ns;    /* the gaps those changes fell in (one sample interval each) */
+	uint64_t max_gap_ns;	    /* the largest gap between two samples of the thread */
+	uint64_t unobserved_max_ns; /* of the life, at most this is covered by no counter read */
+	int64_t first_ns; /* the first and last sample of the thread alive, from the run's start */
+	int64_t last_ns;
+	bool from_birth; /* the counters cover the life from its start (they start at 0) */
+	bool final;	 /* ... and to its end (read from the exited thread, a zombie) */
+};
+
 struct thread_acct {
 	uint32_t tid;
 	uint32_t pid;
@@ -129,6 +151,8 @@ struct thread_acct {
 
 	uint8_t source;	     /* enum acct_source */
 	uint32_t unmeasured; /* enum acct_unmeasured */
+	bool have_sampled;   /* the procfs source saw it: sampled */
+	struct thread_sampled sampled;
 
 	/* Off-CPU intervals shorter than --offcpu-min (not charged to a stack). */
 	bool have_below;
@@ -170,6 +194,7 @@ struct run_totals {
 	uint64_t wakeup_lat_count;
 	uint64_t steal_ns;
 	uint64_t max_threads_alive; /* peak concurrency of live threads */
+	uint32_t unmeasured; /* enum acct_unmeasured: what some thread's source could not count */
 };
 
 /* One comparison of an eBPF figure with the kernel's counter. */
@@ -213,6 +238,22 @@ struct taskstats_quality {
 	uint64_t foreign;	      /* exit records of other processes, ignored */
 	uint32_t version_min;
 	uint32_t version_max;
+};
+
+/* What the procfs sampling source did in a run. */
+struct procfs_quality {
+	bool active;
+	uint64_t sample_ns;	   /* the asked interval (--sample) */
+	uint64_t scans;		   /* scans of the tree */
+	uint64_t max_scan_ns;	   /* the longest scan */
+	uint64_t max_gap_ns;	   /* the largest gap between the starts of two scans */
+	uint64_t threads_seen;	   /* threads (tid, start) sampled at least once */
+	uint64_t threads_new;	   /* of them, born after tracking began */
+	uint64_t threads_gone;	   /* ... that ended while sampled */
+	uint64_t identity_changes; /* a tid whose counters went back (exec by a thread) */
+	uint64_t unreadable;	   /* thread reads that failed for a reason other than its exit */
+	uint64_t unseen_cpu_ns;	   /* rusage CPU of the reaped tree that no sampled thread has */
+	const char *discovery;	   /* how the tree was found */
 };
 
 /* kernel.task_delayacct around a run. */
@@ -261,6 +302,10 @@ struct run_quality {
 	 */
 	uint64_t ts_cpu_after_ns;
 	struct taskstats_quality ts;
+	struct procfs_quality procfs;
+	/* With eBPF and procfs both active: procfs's counters against eBPF's figures. */
+	struct cross_check procfs_on_cpu;
+	struct cross_check procfs_runqueue;
 	struct delayacct_quality delayacct;
 	char notes[4][RUN_REASON_LEN];
 	int nnotes;
