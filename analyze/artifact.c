@@ -144,6 +144,56 @@ static cJSON *exit_json(int ws, bool exited)
 	return o;
 }
 
+static void add_u64_or_null(cJSON *o, const char *name, uint64_t v, bool null)
+{
+	if (null)
+		cJSON_AddNullToObject(o, name);
+	else
+		add_u64(o, name, v);
+}
+
+static const char *acct_source_name(int src)
+{
+	switch (src) {
+	case ACCT_SRC_EBPF:
+		return "ebpf";
+	case ACCT_SRC_PROC:
+		return "procfs";
+	case ACCT_SRC_TASKSTATS:
+		return "taskstats";
+	}
+	return "unknown";
+}
+
+/* What /proc samples said of the thread: its figures (procfs source) or a cross-check. */
+static cJSON *sampled_json(const struct thread_acct *t)
+{
+	const struct thread_sampled *s = &t->sampled;
+	cJSON *o, *by;
+
+	if (!t->have_sampled)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	add_u64(o, "on_cpu_ns", s->on_cpu_ns);
+	add_u64(o, "runqueue_ns", s->runqueue_ns);
+	add_u64(o, "slices", s->slices);
+	cJSON_AddStringToObject(o, "counters_from", s->from_birth ? "birth" : "first_sample");
+	cJSON_AddBoolToObject(o, "counters_final", s->final);
+	add_u64(o, "unobserved_max_ns", s->unobserved_max_ns);
+	add_u64(o, "samples", s->samples);
+	add_i64(o, "first_sample_ns", s->first_ns);
+	add_i64(o, "last_sample_ns", s->last_ns);
+	add_u64(o, "max_gap_ns", s->max_gap_ns);
+	add_u64(o, "transitions", s->transitions);
+	add_u64(o, "transition_uncertainty_ns", s->uncertainty_ns);
+	by = cJSON_AddObjectToObject(o, "by_state_ns");
+	add_u64(by, "running", s->by_state_ns[0]);
+	add_u64(by, "sleeping", s->by_state_ns[1]);
+	add_u64(by, "uninterruptible", s->by_state_ns[2]);
+	add_u64(by, "stopped", s->by_state_ns[3]);
+	return o;
+}
+
 static cJSON *thread_json(const struct thread_acct *t)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -156,17 +206,27 @@ static cJSON *thread_json(const struct thread_acct *t)
 	add_i64(o, "end_ns", t->end_ns);
 	add_u64(o, "lifetime_ns", t->lifetime_ns);
 	states_json(o, t->state_ns, t->residual_ns);
-	add_u64(o, "slices", t->slices);
-	add_u64(o, "voluntary_switches", t->voluntary);
-	add_u64(o, "involuntary_switches", t->involuntary);
-	add_u64(o, "wakeups", t->wakeups);
-	add_u64(o, "migrations", t->migrations);
-	add_u64(o, "untraced_switch_ins", t->untraced);
-	add_u64(o, "steal_ns", t->steal_ns);
-	cJSON_AddItemToObject(
-	    o, "wakeup_latency_ns",
-	    latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
-	cJSON_AddItemToObject(o, "offcpu_hist_log2_us", hist_json(t->hist));
+	add_str(o, "accounting_source", acct_source_name(t->source));
+	/* What the source could not measure is null, never 0. */
+	add_u64_or_null(o, "slices", t->slices, t->unmeasured & ACCT_NO_SLICES);
+	add_u64_or_null(o, "voluntary_switches", t->voluntary, t->unmeasured & ACCT_NO_SWITCHES);
+	add_u64_or_null(o, "involuntary_switches", t->involuntary,
+			t->unmeasured & ACCT_NO_SWITCHES);
+	add_u64_or_null(o, "wakeups", t->wakeups, t->unmeasured & ACCT_NO_WAKEUPS);
+	add_u64_or_null(o, "migrations", t->migrations, t->unmeasured & ACCT_NO_MIGRATIONS);
+	add_u64_or_null(o, "untraced_switch_ins", t->untraced, t->source != ACCT_SRC_EBPF);
+	add_u64_or_null(o, "steal_ns", t->steal_ns, t->unmeasured & ACCT_NO_STEAL);
+	if (t->unmeasured & ACCT_NO_WAKEUPS)
+		cJSON_AddNullToObject(o, "wakeup_latency_ns");
+	else
+		cJSON_AddItemToObject(
+		    o, "wakeup_latency_ns",
+		    latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
+	if (t->unmeasured & ACCT_NO_HIST)
+		cJSON_AddNullToObject(o, "offcpu_hist_log2_us");
+	else
+		cJSON_AddItemToObject(o, "offcpu_hist_log2_us", hist_json(t->hist));
+	cJSON_AddItemToObject(o, "sampled", sampled_json(t));
 	if (t->have_delays) {
 		cJSON *d = cJSON_CreateObject();
 
@@ -250,15 +310,20 @@ static cJSON *totals_json(const struct run_totals *t)
 	cJSON_AddNumberToObject(o, "threads", t->threads);
 	add_u64(o, "lifetime_ns", t->lifetime_ns);
 	states_json(o, t->state_ns, t->residual_ns);
-	add_u64(o, "slices", t->slices);
-	add_u64(o, "voluntary_switches", t->voluntary);
-	add_u64(o, "involuntary_switches", t->involuntary);
-	add_u64(o, "wakeups", t->wakeups);
-	add_u64(o, "migrations", t->migrations);
-	add_u64(o, "steal_ns", t->steal_ns);
-	cJSON_AddItemToObject(
-	    o, "wakeup_latency_ns",
-	    latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
+	/* A sum over threads one of which could not count it is no count. */
+	add_u64_or_null(o, "slices", t->slices, t->unmeasured & ACCT_NO_SLICES);
+	add_u64_or_null(o, "voluntary_switches", t->voluntary, t->unmeasured & ACCT_NO_SWITCHES);
+	add_u64_or_null(o, "involuntary_switches", t->involuntary,
+			t->unmeasured & ACCT_NO_SWITCHES);
+	add_u64_or_null(o, "wakeups", t->wakeups, t->unmeasured & ACCT_NO_WAKEUPS);
+	add_u64_or_null(o, "migrations", t->migrations, t->unmeasured & ACCT_NO_MIGRATIONS);
+	add_u64_or_null(o, "steal_ns", t->steal_ns, t->unmeasured & ACCT_NO_STEAL);
+	if (t->unmeasured & ACCT_NO_WAKEUPS)
+		cJSON_AddNullToObject(o, "wakeup_latency_ns");
+	else
+		cJSON_AddItemToObject(
+		    o, "wakeup_latency_ns",
+		    latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
 	add_u64(o, "max_threads_alive", t->max_threads_alive);
 	return o;
 }
@@ -337,6 +402,27 @@ static cJSON *delayacct_json(const struct delayacct_quality *d)
 	return o;
 }
 
+static cJSON *procfs_json(const struct procfs_quality *p)
+{
+	cJSON *o;
+
+	if (!p->active)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	add_u64(o, "sample_interval_ns", p->sample_ns);
+	add_u64(o, "scans", p->scans);
+	add_u64(o, "max_scan_ns", p->max_scan_ns);
+	add_u64(o, "max_gap_ns", p->max_gap_ns);
+	add_u64(o, "threads_seen", p->threads_seen);
+	add_u64(o, "threads_new", p->threads_new);
+	add_u64(o, "threads_gone", p->threads_gone);
+	add_u64(o, "identity_changes", p->identity_changes);
+	add_u64(o, "unreadable", p->unreadable);
+	add_u64(o, "unseen_cpu_ns", p->unseen_cpu_ns);
+	add_str(o, "discovery", p->discovery);
+	return o;
+}
+
 static cJSON *quality_json(const struct run_quality *q)
 {
 	cJSON *o = cJSON_CreateObject(), *act = cJSON_CreateArray(), *un = cJSON_CreateArray();
@@ -386,7 +472,12 @@ static cJSON *quality_json(const struct run_quality *q)
 	}
 	add_i64(cc, "kernel_shift_ns", q->kernel_shift_ns);
 	cJSON_AddItemToObject(o, "cross_check", cc);
+	cJSON_AddItemToObject(cc, "procfs_on_cpu_vs_ebpf",
+			      check_json(&q->procfs_on_cpu, "worst_ns"));
+	cJSON_AddItemToObject(cc, "procfs_runqueue_vs_ebpf",
+			      check_json(&q->procfs_runqueue, "worst_ns"));
 	cJSON_AddItemToObject(o, "taskstats", taskstats_json(&q->ts));
+	cJSON_AddItemToObject(o, "procfs", procfs_json(&q->procfs));
 	cJSON_AddItemToObject(o, "delayacct", delayacct_json(&q->delayacct));
 	notes = cJSON_CreateArray();
 	for (int i = 0; i < q->nnotes; i++)

@@ -366,6 +366,26 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 	if (cJSON_IsTrue(item(o, "alive_at_end")))
 		t->flags |= TSA_F_SURVIVOR;
 	t->first_state_known = !cJSON_IsFalse(item(o, "first_state_known"));
+	/* Where the figures came from, and what that source could not count (null). */
+	{
+		const char *src = cJSON_GetStringValue(item(o, "accounting_source"));
+
+		t->source = src && !strcmp(src, "procfs")      ? ACCT_SRC_PROC
+			    : src && !strcmp(src, "taskstats") ? ACCT_SRC_TASKSTATS
+							       : ACCT_SRC_EBPF;
+		if (cJSON_IsNull(item(o, "voluntary_switches")))
+			t->unmeasured |= ACCT_NO_SWITCHES;
+		if (cJSON_IsNull(item(o, "wakeups")))
+			t->unmeasured |= ACCT_NO_WAKEUPS;
+		if (cJSON_IsNull(item(o, "migrations")))
+			t->unmeasured |= ACCT_NO_MIGRATIONS;
+		if (cJSON_IsNull(item(o, "steal_ns")))
+			t->unmeasured |= ACCT_NO_STEAL;
+		if (cJSON_IsNull(item(o, "offcpu_hist_log2_us")))
+			t->unmeasured |= ACCT_NO_HIST;
+		if (cJSON_IsNull(item(o, "slices")))
+			t->unmeasured |= ACCT_NO_SLICES;
+	}
 	return ret;
 }
 

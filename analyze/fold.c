@@ -274,6 +274,12 @@ static void cross_checks(struct run *r)
 		for (int i = 0; i < 5; i++)
 			fold_check_close(cs[i], e[i], k[i]);
 	}
+	if (!q->procfs_on_cpu.available && !q->procfs_on_cpu.reason[0])
+		snprintf(q->procfs_on_cpu.reason, sizeof(q->procfs_on_cpu.reason),
+			 "procfs was not sampled beside eBPF (--backend ebpf,proc)");
+	if (!q->procfs_runqueue.available && !q->procfs_runqueue.reason[0])
+		snprintf(q->procfs_runqueue.reason, sizeof(q->procfs_runqueue.reason),
+			 "procfs was not sampled beside eBPF (--backend ebpf,proc)");
 	if (!q->ts_cpu.available && !q->ts_cpu.reason[0])
 		snprintf(q->ts_cpu.reason, sizeof(q->ts_cpu.reason), "taskstats is not active");
 	if (!r->nthreads) {
@@ -435,6 +441,7 @@ static int finish(struct run *r)
 		tot->wakeup_lat_sum += t->wakeup_lat_sum;
 		tot->wakeup_lat_count += t->wakeup_lat_count;
 		tot->steal_ns += t->steal_ns;
+		tot->unmeasured |= t->unmeasured;
 		if (t->wakeup_lat_max > tot->wakeup_lat_max)
 			tot->wakeup_lat_max = t->wakeup_lat_max;
 	}

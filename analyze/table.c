@@ -148,6 +148,9 @@ struct cols {
 	char life[16], cpu[16], rq[16], s[16], d[16], other[16], wake[24], sw[24];
 };
 
+/* What the run's sources could not count (switches under procfs): shown as "-". */
+static uint32_t g_unmeasured;
+
 static void fill_cols(struct cols *c, uint64_t life, const uint64_t *st, uint64_t residual,
 		      uint64_t lat_sum, uint64_t lat_n, uint64_t lat_max, uint64_t vol,
 		      uint64_t invol)
@@ -163,8 +166,11 @@ static void fill_cols(struct cols *c, uint64_t life, const uint64_t *st, uint64_
 			 (double)lat_sum / (double)lat_n / 1e3, (double)lat_max / 1e3);
 	else
 		snprintf(c->wake, sizeof(c->wake), "-");
-	snprintf(c->sw, sizeof(c->sw), "%llu/%llu", (unsigned long long)vol,
-		 (unsigned long long)invol);
+	if (g_unmeasured & ACCT_NO_SWITCHES)
+		snprintf(c->sw, sizeof(c->sw), "-");
+	else
+		snprintf(c->sw, sizeof(c->sw), "%llu/%llu", (unsigned long long)vol,
+			 (unsigned long long)invol);
 }
 
 static void print_row(FILE *f, const struct table_opts *o, bool bold, const char *pid,
@@ -287,11 +293,33 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 		if (q->sources[i].active)
 			fprintf(f, " %s", q->sources[i].name);
 	for (int i = 0; i < q->nsources; i++)
-		if (!q->sources[i].active)
+		/* A source left out by choice (--backend, or not needed) is in the artifact. */
+		if (!q->sources[i].active && strncmp(q->sources[i].reason, "not selected", 12) &&
+		    strncmp(q->sources[i].reason, "not used", 8))
 			fprintf(f, "   %s unavailable: %s", q->sources[i].name,
 				q->sources[i].reason);
 	fputc('\n', f);
 	print_delays(f, r);
+	if (q->procfs.active) {
+		char iv[32], gap[32], unseen[32];
+
+		fmt_dur(q->procfs.sample_ns, iv, sizeof(iv));
+		fmt_dur(q->procfs.max_gap_ns, gap, sizeof(gap));
+		fmt_dur(q->procfs.unseen_cpu_ns, unseen, sizeof(unseen));
+		fprintf(
+		    f,
+		    "  procfs: %llu scans every %s (largest gap %s), %llu threads seen; on-CPU, "
+		    "runqueue and slices are the kernel's counters between samples, S/D/T are "
+		    "sampled",
+		    (unsigned long long)q->procfs.scans, iv, gap,
+		    (unsigned long long)q->procfs.threads_seen);
+		if (q->procfs_on_cpu.available)
+			fprintf(f, "; against eBPF: on-CPU %.3f%%, runqueue %.3f%%",
+				100 * q->procfs_on_cpu.total, 100 * q->procfs_runqueue.total);
+		else if (q->tree_cpu.available)
+			fprintf(f, "; CPU time no sample saw: %s", unseen);
+		fputc('\n', f);
+	}
 	fprintf(f, "  quality: residual %.3f%%   lost records %llu", q->residual_percent,
 		(unsigned long long)q->lost_events);
 	if (q->runnable.available)
@@ -467,6 +495,7 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 	int64_t span_lo = 0, span_hi = 0;
 	struct cols c;
 
+	g_unmeasured = tot->unmeasured;
 	print_summary(f, r, o);
 	if (!r->detailed || !r->nthreads) {
 		if (r->quality.nsources)

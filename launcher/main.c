@@ -202,6 +202,10 @@ static int run_main(struct tsarun_opts *o)
 		fprintf(stderr, "tsarun: out of memory\n");
 		goto out_session;
 	}
+	if (probeset__check_forced(ps, o, err, sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		goto out_session;
+	}
 	if (bash)
 		probeset__add_bash(ps, bash);
 	if (o->gate && gating__check_machine(&g, ps, err, sizeof(err))) {

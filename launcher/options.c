@@ -52,6 +52,13 @@ static const char usage[] =
     "                           command runs (for debugging: valgrind, strace -f)\n"
     "\n"
     "Sources:\n"
+    "  -b, --backend LIST       where the per-thread figures come from. auto (default):\n"
+    "                           eBPF and taskstats when they work; without eBPF,\n"
+    "                           procfs sampling (and taskstats when it works).\n"
+    "                           Or a list of ebpf, taskstats, proc: only those (and\n"
+    "                           rusage); tsarun fails (125) when one is unavailable.\n"
+    "                           ebpf,proc samples procfs beside eBPF as a cross-check\n"
+    "      --sample DUR         procfs sampling interval (default 10ms, 1ms to 60s)\n"
     "      --no-delayacct       leave kernel.task_delayacct as it is. By default\n"
     "                           tsarun (as root) switches it on for the session, so\n"
     "                           that taskstats counts block I/O, swap-in, reclaim and\n"
@@ -151,7 +158,44 @@ void options_defaults(struct tsarun_opts *o)
 	o->offcpu_min_ns = OFFCPU_MIN_DEFAULT_NS;
 	o->freq = 99;
 	o->runs = 1;
+	o->sample_ns = 10000000ull;
 	gate_spec_defaults(&o->gate_spec);
+}
+
+int parse_backends(const char *s, unsigned *out)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {
+	    {"ebpf", BACKEND_EBPF},
+	    {"taskstats", BACKEND_TASKSTATS},
+	    {"proc", BACKEND_PROC},
+	    {"procfs", BACKEND_PROC},
+	};
+	unsigned bits = 0;
+	const char *p = s;
+
+	if (!strcmp(s, "auto")) {
+		*out = 0;
+		return 0;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (len == strlen(names[i].name) && !strncmp(p, names[i].name, len))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			return -EINVAL;
+		bits |= names[i].bit;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*out = bits;
+	return 0;
 }
 
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -297,6 +341,8 @@ enum {
 	OPT_FLAME,
 	OPT_FREQ,
 	OPT_NO_DELAYACCT,
+	OPT_BACKEND,
+	OPT_SAMPLE,
 };
 
 static const struct option long_opts[] = {
@@ -315,6 +361,8 @@ static const struct option long_opts[] = {
     {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
     {"ringbuf", required_argument, NULL, OPT_RINGBUF},
     {"no-delayacct", no_argument, NULL, OPT_NO_DELAYACCT},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"sample", required_argument, NULL, OPT_SAMPLE},
     {"runs", required_argument, NULL, 'r'},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"bash", no_argument, NULL, OPT_BASH},
@@ -586,7 +634,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	optind = 0; /* GNU: full reinitialisation, so repeated calls (tests) work */
 	opterr = 0;
 	/* '+': stop at the first non-option, which belongs to the command. */
-	while (!o->bash && (c = getopt_long(argc, argv, "+:hVqvr:", long_opts, NULL)) != -1) {
+	while (!o->bash && (c = getopt_long(argc, argv, "+:hVqvr:b:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			if (!*optarg)
@@ -664,6 +712,22 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_NO_DELAYACCT:
 			o->no_delayacct = true;
+			break;
+		case 'b':
+		case OPT_BACKEND:
+			if (parse_backends(optarg, &o->backends))
+				return fail(err, errlen,
+					    "--backend: '%s' is not auto or a list of ebpf, "
+					    "taskstats, proc (e.g. ebpf,proc)",
+					    optarg);
+			break;
+		case OPT_SAMPLE:
+			if (parse_duration_ns(optarg, false, &o->sample_ns) ||
+			    o->sample_ns < 1000000ull || o->sample_ns > 60000000000ull)
+				return fail(err, errlen,
+					    "--sample: '%s' is not a duration from 1ms to 60s "
+					    "(e.g. 10ms)",
+					    optarg);
 			break;
 		case OPT_RINGBUF:
 			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 30))
@@ -788,6 +852,10 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	o->argv = &argv[optind];
 	o->argc = argc - optind;
 
+	if (o->backends && !(o->backends & BACKEND_EBPF) && o->stacks)
+		return fail(err, errlen,
+			    "--stacks, --offcpu-min, --waker and --flame need the ebpf backend "
+			    "(add it to --backend)");
 	if (o->baseline_path && o->baseline_cmd)
 		return fail(err, errlen,
 			    "--baseline and --baseline-cmd: choose one (a stored artifact, or a "

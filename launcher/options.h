@@ -36,6 +36,13 @@ enum descendants_policy {
 	DESC_KILL,     /* SIGTERM, then SIGKILL after a grace period */
 };
 
+/* The sources --backend chooses (0: auto, every one that works, procfs when eBPF does not). */
+enum backend_bits {
+	BACKEND_EBPF = 1u << 0,
+	BACKEND_TASKSTATS = 1u << 1,
+	BACKEND_PROC = 1u << 2,
+};
+
 struct tsarun_opts {
 	enum tsarun_mode mode;
 	char *const *argv; /* the command, NULL-terminated, points into the caller's argv */
@@ -57,7 +64,9 @@ struct tsarun_opts {
 	enum sort_key sort;
 	int top; /* thread rows in the table before the rest are folded */
 	uint64_t ringbuf_bytes;
-	bool no_delayacct; /* leave kernel.task_delayacct as it is */
+	bool no_delayacct;  /* leave kernel.task_delayacct as it is */
+	unsigned backends;  /* --backend: BACKEND_* bits; 0: auto */
+	uint64_t sample_ns; /* --sample: the procfs source's interval */
 
 	bool doctor_json;
 
@@ -127,5 +136,7 @@ const char *options_usage(void);
 int parse_duration_ns(const char *s, bool allow_bare_seconds, uint64_t *out);
 int parse_size(const char *s, uint64_t *out);
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* --backend: "auto" (0) or a comma-separated list of ebpf, taskstats, proc (BACKEND_* bits). */
+int parse_backends(const char *s, unsigned *out);
 
 #endif /* TSARUN_OPTIONS_H */

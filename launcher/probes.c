@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "options.h"
 #include "perf.h"
 #include "probes.h"
+#include "procprobe.h"
 #include "run.h"
 #include "sched.h"
 #include "stackprobe.h"
@@ -41,11 +43,15 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 
 	if (!ps)
 		return NULL;
-	ps->sched = sched_probe__new(&spo, err, sizeof(err));
-	if (ps->sched)
-		sched_probe__as_probe(ps->sched, &ps->probes[ps->nprobes++]);
-	else
-		probeset__unavailable(ps, "ebpf", err, o->verbose);
+	if (o->backends && !(o->backends & BACKEND_EBPF)) {
+		probeset__unavailable(ps, "ebpf", "not selected (--backend)", o->verbose);
+	} else {
+		ps->sched = sched_probe__new(&spo, err, sizeof(err));
+		if (ps->sched)
+			sched_probe__as_probe(ps->sched, &ps->probes[ps->nprobes++]);
+		else
+			probeset__unavailable(ps, "ebpf", err, o->verbose);
+	}
 	ps->perf = perf_probe__new(&(struct perf_probe_opts){.type = PERF_TYPE_HARDWARE,
 							     .config = PERF_COUNT_HW_INSTRUCTIONS,
 							     .exclude_kernel = true},
@@ -64,11 +70,39 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	} else if (o->stacks) {
 		probeset__unavailable(ps, "stacks", "needs the eBPF scheduler probe", o->verbose);
 	}
-	ps->ts = ts_probe__new(err, sizeof(err));
-	if (ps->ts)
-		ts_probe__as_probe(ps->ts, &ps->probes[ps->nprobes++]);
-	else
-		probeset__unavailable(ps, "taskstats", err, o->verbose);
+	/*
+	 * procfs after eBPF (whose threads it cross-checks) and before
+	 * taskstats (which attaches to its threads). Under auto it is not
+	 * sampled when eBPF works: eBPF reads the same kernel counters at each
+	 * thread's first and last event, and times every state from events,
+	 * so samples would cost CPU and add nothing.
+	 */
+	if ((o->backends & BACKEND_PROC) || (!o->backends && !ps->sched)) {
+		ps->proc = proc_probe__new(o->sample_ns, err, sizeof(err));
+		if (ps->proc)
+			proc_probe__as_probe(ps->proc, &ps->probes[ps->nprobes++]);
+		else
+			probeset__unavailable(ps, "procfs", err, o->verbose);
+	} else {
+		probeset__unavailable(ps, "procfs",
+				      o->backends
+					  ? "not selected (--backend)"
+					  : "not used: eBPF times every state from events (add "
+					    "it with --backend ebpf,proc, as a cross-check)",
+				      o->verbose > 1);
+	}
+	if (o->backends && !(o->backends & BACKEND_TASKSTATS)) {
+		probeset__unavailable(ps, "taskstats", "not selected (--backend)", o->verbose);
+	} else {
+		ps->ts = ts_probe__new(err, sizeof(err));
+		if (ps->ts)
+			ts_probe__as_probe(ps->ts, &ps->probes[ps->nprobes++]);
+		else
+			probeset__unavailable(ps, "taskstats", err, o->verbose);
+	}
+	/* Without eBPF, a thread that lived between two samples is known by its exit record. */
+	if (ps->ts && !ps->sched)
+		ts_probe__set_create_missing(ps->ts, true);
 	/*
 	 * Before any command is forked (a task gets its delay record when it
 	 * is created), and only when taskstats can read the counters.
@@ -105,6 +139,30 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	return ps;
 }
 
+int probeset__check_forced(const struct probeset *ps, const struct tsarun_opts *o, char *err,
+			   size_t errlen)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} forced[] = {
+	    {BACKEND_EBPF, "ebpf"}, {BACKEND_TASKSTATS, "taskstats"}, {BACKEND_PROC, "procfs"}};
+
+	for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
+		if (!(o->backends & forced[i].bit))
+			continue;
+		for (int j = 0; j < ps->nunavailable; j++)
+			if (!strcmp(ps->unavailable[j].name, forced[i].name)) {
+				snprintf(err, errlen,
+					 "--backend: the %s source is not available: %s (try "
+					 "--backend auto, or see tsarun doctor)",
+					 forced[i].name, ps->unavailable[j].reason);
+				return -ENODEV;
+			}
+	}
+	return 0;
+}
+
 void probeset__add_bash(struct probeset *ps, struct bash_probe *b)
 {
 	if (ps->nprobes < PROBESET_MAX)
@@ -119,6 +177,7 @@ void probeset__free(struct probeset *ps)
 	sched_probe__free(ps->sched);
 	perf_probe__free(ps->perf);
 	ts_probe__free(ps->ts);
+	proc_probe__free(ps->proc);
 	delayacct__release(ps->delayacct);
 	free(ps->delayacct);
 	free(ps);

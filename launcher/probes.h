@@ -19,6 +19,7 @@ struct ts_probe;
 struct delayacct_hold;
 struct bash_probe;
 struct stacks_probe;
+struct proc_probe;
 
 #define PROBESET_MAX 8
 
@@ -29,6 +30,7 @@ struct probeset {
 	struct perf_probe *perf; /* the instruction counter, NULL without a PMU */
 	struct stacks_probe *stacks;
 	struct ts_probe *ts;
+	struct proc_probe *proc;	  /* procfs sampling, or NULL */
 	struct delayacct_hold *delayacct; /* kernel.task_delayacct, held on for the session */
 	struct {
 		const char *name;
@@ -40,6 +42,13 @@ struct probeset {
 /* Prepare the sources. Returns NULL only when out of memory. */
 struct probeset *probeset__new(const struct tsarun_opts *o);
 void probeset__free(struct probeset *ps); /* also puts kernel.task_delayacct back */
+
+/*
+ * --backend named a source that cannot be used: -ENODEV with a message
+ * (tsarun exits 125 before running anything).
+ */
+int probeset__check_forced(const struct probeset *ps, const struct tsarun_opts *o, char *err,
+			   size_t errlen);
 
 /* Record a source that cannot be used this session, with the reason. */
 void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose);

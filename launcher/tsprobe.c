@@ -13,6 +13,7 @@
 #include "probe.h"
 #include "procfs.h"
 #include "run.h"
+#include "sampling.h"
 #include "spawn.h"
 #include "taskstats.h"
 #include "tree.h"
@@ -262,8 +263,12 @@ static int tp_collect(struct probe *pr, struct run *r)
 		recs[i] = &p->blocks[i / BLOCK_RECS][i % BLOCK_RECS];
 	ret = delays_attach(r, recs, p->n, &p->dopts);
 	free(recs);
-	if (!ret && r->nthreads != nthreads)
+	if (!ret && r->nthreads != nthreads) {
 		ret = fold_finish(r);
+		/* Threads known only by their exit record join the procfs source's tree check. */
+		if (!ret && r->quality.procfs.active && !r->quality.procfs_on_cpu.available)
+			smp_run_checks(r);
+	}
 	r->quality.taskstats_drops += ts_client__drops(p->c) - p->drops0;
 	q->overruns = ts_client__overruns(p->c) - p->overruns0;
 	q->unreadable = ts_client__unreadable(p->c) - p->unreadable0;

@@ -55,6 +55,21 @@ done
 check "--flame: an SVG written" sh -c "ls '$W/fl'/*.svg >/dev/null"
 check "--flame: stacks are symbolized" grep -q 'spin_cpu_ms\|main' "$W/fl/oncpu.folded"
 
+# procfs sampling beside eBPF and alone (open, read, getdents64 and lseek on
+# /proc at every --sample), with short threads and forks between samples,
+# taskstats filling in the threads no sample saw, and survivors left running.
+scenario "--backend ebpf,proc --sample 2ms" 0 "$T_TMP/pf1.json" \
+	-q --json "$T_TMP/pf1.json" --backend ebpf,proc --sample 2ms --user nobody \
+	-- sh -c "$probe; '$WORKLOADS/threads' 100 4 500; '$WORKLOADS/proctree' 6 2 20"
+check "--backend ebpf,proc: procfs sampled under the filter" \
+	jq -e '.runs[0].quality.procfs.scans > 10 and .runs[0].quality.cross_check.procfs_on_cpu_vs_ebpf.available' "$T_TMP/pf1.json"
+scenario "--backend taskstats,proc, --descendants leave" 0 "$T_TMP/pf2.json" \
+	-q --json "$T_TMP/pf2.json" -b taskstats,proc --descendants leave \
+	-- sh -c "$probe; '$WORKLOADS/threads' 100 4 500; sleep 3.5 & exit 0"
+check "--backend taskstats,proc: threads from samples and from exit records, a survivor" \
+	jq -e '[.runs[0].threads[] | .accounting_source] | (index("procfs") != null and index("taskstats") != null)' "$T_TMP/pf2.json"
+check "... the survivor is alive at the end" jq -e '[.runs[0].threads[] | select(.alive_at_end)] | length >= 1' "$T_TMP/pf2.json"
+
 # Survivors left running: the task iterator reads them at the end.
 scenario "--descendants leave" 0 "$T_TMP/leave.json" \
 	-q --json "$T_TMP/leave.json" --descendants leave -- sh -c "$probe; sleep 3.$$ & exit 0"

@@ -238,6 +238,31 @@ static void test_compare(void **state)
 	assert_int_equal(o.mode, MODE_RUN);
 }
 
+/* --backend: auto, or the sources named; --sample: the procfs interval. */
+static void test_backend_and_sample(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "--", "true"), 0);
+	assert_int_equal(o.backends, 0);
+	assert_int_equal(o.sample_ns, 10000000);
+	assert_int_equal(PARSE(&o, err, "-b", "proc", "--", "true"), 0);
+	assert_int_equal(o.backends, BACKEND_PROC);
+	assert_int_equal(PARSE(&o, err, "--backend", "ebpf,procfs", "--", "true"), 0);
+	assert_int_equal(o.backends, BACKEND_EBPF | BACKEND_PROC);
+	assert_int_equal(PARSE(&o, err, "--backend=taskstats,proc", "--", "true"), 0);
+	assert_int_equal(o.backends, BACKEND_TASKSTATS | BACKEND_PROC);
+	assert_int_equal(PARSE(&o, err, "-b", "proc", "--backend", "auto", "--", "true"), 0);
+	assert_int_equal(o.backends, 0);
+	assert_int_equal(PARSE(&o, err, "--sample", "2.5ms", "--", "true"), 0);
+	assert_int_equal(o.sample_ns, 2500000);
+	/* Stacks come from the eBPF probe only. */
+	assert_int_equal(PARSE(&o, err, "-b", "proc", "--stacks", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "ebpf"));
+	assert_int_equal(PARSE(&o, err, "-b", "ebpf,proc", "--flame", "--", "true"), 0);
+}
+
 static void test_quiet_implies_no_table(void **state)
 {
 	struct tsarun_opts o;
@@ -318,6 +343,8 @@ static const struct {
     {MODE_RUN, "markdown", {""}},
     {MODE_RUN, "offcpu-min", {"5 parsecs", "-1ms", "5", "abc", "2h", "1e3us", ""}},
     {MODE_RUN, "freq", {"0", "abc", "10001", "-1", "99Hz", ""}},
+    {MODE_RUN, "backend", {"nope", "", "ebpf,", ",proc", "EBPF", "auto,ebpf", "ebpf;proc"}},
+    {MODE_RUN, "sample", {"-1", "abc", "5 parsecs", "0", "0.5ms", "61s", "10", ""}},
     {MODE_COMPARE, "fail-over", {"10", "x%", ""}},
     {MODE_COMPARE, "metric", {"nope", ""}},
     {MODE_COMPARE, "inconclusive", {"maybe"}},
@@ -510,6 +537,7 @@ int main(void)
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_help_version_doctor),
 	    cmocka_unit_test(test_durations),
+	    cmocka_unit_test(test_backend_and_sample),
 	    cmocka_unit_test(test_sizes),
 	};
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The procfs source: /proc/<pid>/task/<tid>/stat and schedstat sampled every
+# --sample. On-CPU, runqueue and slices are the kernel's own counters between
+# two reads, so beside eBPF (--backend ebpf,proc, the same threads in the same
+# run) they differ only by what happened after a thread's last sample; states
+# are known to within the gaps their changes fell in. It needs no privilege.
+. "$(dirname "$0")/../lib.sh"
+need_bpf "procfs tests"
+cd "$T_TMP"
+J=$T_TMP/a.json
+
+# The scheduler tick: a running thread's sum_exec_runtime is brought up to
+# date at ticks and switches, so a read can lag it by one tick.
+hz=$(grep -hE '^CONFIG_HZ=' "/boot/config-$(uname -r)" 2>/dev/null | cut -d= -f2)
+[ -n "$hz" ] || hz=$(zcat /proc/config.gz 2>/dev/null | grep -E '^CONFIG_HZ=' | cut -d= -f2)
+[ -n "$hz" ] || hz=100 # the lowest CONFIG_HZ: the widest tick
+tick=$((1000000000 / hz))
+
+# thread FILE COMM: the first thread of that name.
+thread() { echo "[.runs[0].threads[] | select(.comm == \"$2\")][0]"; }
+
+# --- procfs alone: every figure from it, marked as sampled ---------------------------
+"$TSARUN" -q -b proc --json "$J" -- "$WORKLOADS/spin_sleep" 300 200
+equal "procfs alone: the command's status" "$?" 0
+validate "$J"
+equal "procfs alone: the sources are procfs and rusage" \
+	"$(jqv "$J" '.runs[0].quality.sources_active | sort | join(",")')" "procfs,rusage"
+equal "procfs alone: ebpf and taskstats are listed as not selected" \
+	"$(jqv "$J" '[.runs[0].quality.sources_unavailable[] | select(.source == "ebpf" or .source == "taskstats") | .reason] | join(";")')" \
+	"not selected (--backend);not selected (--backend)"
+equal "procfs alone: every thread says its figures are sampled" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.accounting_source != "procfs" or .sampled == null)] | length')" 0
+equal "procfs alone: switches, wakeups and steal are null, not 0" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.voluntary_switches != null or .wakeups != null or .steal_ns != null or .wakeup_latency_ns != null)] | length')" 0
+equal "procfs alone: so are their totals" "$(jqv "$J" '[.runs[0].totals | .voluntary_switches, .wakeups] | map(select(. != null)) | length')" 0
+equal "procfs alone: summary metrics that need eBPF are null, with the reason" \
+	"$(jqv "$J" '.summary.on_cpu == null and (.summary_unavailable.on_cpu | test("ebpf"))')" true
+T=$(thread "$J" spinsleep)
+# spin_sleep spins 300 ms of its own CPU time (CLOCK_THREAD_CPUTIME_ID is
+# sum_exec_runtime), then sleeps: its last sample finds it asleep, with
+# counters up to date. 1% allows for thread start-up and the sleep's entry.
+within "procfs alone: spinsleep on-CPU is its 300 ms of CPU (ms)" "$(jqv "$J" "$T.on_cpu_ns / 1e6")" 300 1
+check "procfs alone: its counters run from its birth" jq -e "$T.sampled.counters_from == \"birth\"" "$J"
+check "procfs alone: the thread's time closes (lifetime = states + residual)" \
+	jq -e "$T | .lifetime_ns == .on_cpu_ns + .runqueue_ns + .sleeping_ns + .uninterruptible_ns + .stopped_ns + .residual_ns" "$J"
+# Its 200 ms sleep: blocked time from the counters, charged to S because every
+# sample of it said S; what is missing is at most the gap after its last
+# sample (unobserved) and the change from R to S, known to within its gap.
+tol=$(jqv "$J" "$T | (.sampled.unobserved_max_ns + .sampled.transition_uncertainty_ns) / 1e6")
+s=$(jqv "$J" "$T.sleeping_ns / 1e6")
+check "procfs alone: spinsleep slept 200 ms, to within its sampling gaps ($s ms, +-$tol ms)" \
+	awk -v s="$s" -v t="$tol" 'BEGIN { d = s - 200; if (d < 0) d = -d; exit !(d <= t + 1) }'
+at_least "procfs alone: scans about every 10 ms (at least half as many as 10 ms intervals)" \
+	"$(jqv "$J" '.runs[0].quality.procfs.scans')" \
+	"$(jqv "$J" '(.runs[0].wall_ns / 10000000 / 2) | floor')"
+check "procfs alone: the largest gap is reported, and at least the interval" \
+	jq -e '.runs[0].quality.procfs | .max_gap_ns >= .sample_interval_ns and .sample_interval_ns == 10000000' "$J"
+equal "procfs alone: the tree was found by scanning /proc" "$(jqv "$J" '.runs[0].quality.procfs.discovery')" proc-scan
+# The tree's CPU time: no sampled thread has more than rusage's.
+check "procfs alone: seen CPU time is within rusage's" \
+	jq -e '.runs[0].quality.cross_check.tree_cpu_vs_rusage | .available and .sum_ebpf <= .sum_kernel' "$J"
+
+# --sample changes the cadence.
+"$TSARUN" -q -b proc --sample 50ms --json "$J" -- "$WORKLOADS/spin_sleep" 200 100
+check "--sample 50ms: the interval is recorded" jq -e '.runs[0].quality.procfs.sample_interval_ns == 50000000' "$J"
+at_most "--sample 50ms: about 6 scans in 300 ms, not 30" "$(jqv "$J" '.runs[0].quality.procfs.scans')" 12
+validate "$J"
+
+# D state by sample: the vfork parent waits 300 ms for its child.
+"$TSARUN" -q -b proc --json "$J" -- "$WORKLOADS/vfork_wait" 300
+T="[.runs[0].threads[] | select(.tid == .pid and .tid == $(jqv "$J" '.runs[0].root_pid'))][0]"
+tol=$(jqv "$J" "$T | (.sampled.unobserved_max_ns + .sampled.transition_uncertainty_ns) / 1e6")
+d=$(jqv "$J" "$T.uninterruptible_ns / 1e6")
+check "procfs alone: the vfork parent was in D for 300 ms, to within its gaps ($d ms, +-$tol ms)" \
+	awk -v s="$d" -v t="$tol" 'BEGIN { d = s - 300; if (d < 0) d = -d; exit !(d <= t + 1) }'
+validate "$J"
+
+# --- beside eBPF, the same threads of the same run -----------------------------------
+# Against the kernel counters eBPF read at each thread's first and final
+# event (the same counters, read then): for a thread born in the run (its
+# counters from 0 either way) a sampled figure is never larger, and smaller
+# by at most what the thread did after its last sample (unobserved_max_ns),
+# plus the part of a stint in progress at that read that the counters did
+# not have yet: one tick of CPU, or the wait in the runqueue then (at most
+# the longest wait eBPF saw: its histogram's top bucket). The command's own
+# thread is left out: procfs reads its counters when it is armed at the
+# barrier, eBPF at its first event after, so their starts differ.
+bounds='.runs[0].threads[] | select(.sampled != null) |
+	(if (.offcpu_hist_log2_us.runqueue | length) > 0 then pow(2; .offcpu_hist_log2_us.runqueue | length) * 1000 else 0 end) as $wait |
+	[.comm, .tid, .sampled.counters_from,
+	 .kernel.sum_exec_runtime_ns - .sampled.on_cpu_ns, .kernel.run_delay_ns - .sampled.runqueue_ns,
+	 .sampled.unobserved_max_ns + $tick, .sampled.unobserved_max_ns + $wait] | @tsv'
+for w in "pinned 300 0" "spin_sleep 200 100" "mutex_wait 150 100" "vfork_wait 200" "proctree 6 2 60"; do
+	# shellcheck disable=SC2086
+	"$TSARUN" -q -b ebpf,proc --json "$J" -- "$WORKLOADS"/$w
+	name=${w%% *}
+	validate "$J"
+	equal "$name: ebpf and procfs both active" \
+		"$(jqv "$J" '.runs[0].quality.sources_active | map(select(. == "ebpf" or . == "procfs")) | sort | join(",")')" "ebpf,procfs"
+	equal "$name: eBPF's figures are the thread's, procfs the cross-check" \
+		"$(jqv "$J" '[.runs[0].threads[] | select(.accounting_source != "ebpf")] | length')" 0
+	equal "$name: every thread was sampled (each lives many sample intervals)" \
+		"$(jqv "$J" '[.runs[0].threads[] | select(.sampled == null)] | length')" 0
+	check "$name: the cross-check compares them" \
+		jq -e '.runs[0].quality.cross_check.procfs_on_cpu_vs_ebpf.available' "$J"
+	bad=$(jq -r --argjson tick "$tick" "$bounds" "$J" | awk -F'\t' '
+		$3 == "birth" && ($4 < 0 || $5 < 0) { print "sampled above the kernel:", $0; next }
+		$3 == "birth" && ($4 > $6 || $5 > $7) { print "beyond the last-sample bound:", $0 }')
+	if [ -z "$bad" ]; then
+		ok "$name: per thread, sampled on-CPU and runqueue within the last sample's bound of the kernel's"
+	else
+		not_ok "$name: per thread, sampled on-CPU and runqueue within the last sample's bound of the kernel's" \
+			"comm tid from kernel-sampled(on rq) bound(on rq)" "$bad"
+	fi
+	# States by sample against eBPF's event-timed states: apart by at most the
+	# gaps the changes fell in, the spans where one looked and the other did
+	# not (before the first sample, after the last alive; the command's first
+	# sample comes at its barrier, before eBPF's first event), the excursions into
+	# other states shorter than a gap, which samples on both sides of cannot
+	# see: at most the thread's time in those states (eBPF's).
+	bad=$(jq -r '.runs[0].threads[] | select(.sampled != null) |
+		(.sampled.transition_uncertainty_ns + ((.sampled.first_sample_ns - .start_ns) | fabs) +
+		 ((.end_ns - .sampled.last_sample_ns) | fabs) + .on_cpu_ns + .runqueue_ns + .stopped_ns) as $tol |
+		[.comm, .tid, (.sampled.by_state_ns.sleeping - .sleeping_ns), (.sampled.by_state_ns.uninterruptible - .uninterruptible_ns),
+		 $tol + .uninterruptible_ns, $tol + .sleeping_ns] |
+		select((.[2] | fabs) > .[4] or (.[3] | fabs) > .[5]) | @tsv' "$J")
+	if [ -z "$bad" ]; then
+		ok "$name: per thread, sampled S and D within the sampling gaps of eBPF's"
+	else
+		not_ok "$name: per thread, sampled S and D within the sampling gaps of eBPF's" "comm tid dS dD tolS tolD" "$bad"
+	fi
+done
+
+# --- threads that lived between two samples --------------------------------------------
+# 200 threads of 2 ms, 4 at a time: procfs alone sees some; the others' CPU
+# shows as unseen against rusage, never as a thread that was not measured.
+"$TSARUN" -q -b proc --json "$J" -- "$WORKLOADS/threads" 200 4 2000
+validate "$J"
+seen=$(jqv "$J" '.runs[0].quality.procfs.threads_seen')
+at_most "short threads, procfs alone: not all 201 are seen between samples" "$seen" 200
+equal "short threads, procfs alone: the rows are the threads seen" "$(jqv "$J" '.runs[0].threads | length')" "$seen"
+check "short threads, procfs alone: the CPU time no sample saw is reported" \
+	jq -e '.runs[0].quality.procfs.unseen_cpu_ns > 0 and .runs[0].quality.cross_check.tree_cpu_vs_rusage.unseen_fraction > 0' "$J"
+# With taskstats, their exit records fill the gaps: every thread is there.
+"$TSARUN" -q -b taskstats,proc --json "$J" -- "$WORKLOADS/threads" 200 4 2000
+validate "$J"
+equal "short threads, taskstats and procfs: all 201 threads" "$(jqv "$J" '.runs[0].threads | length')" 201
+equal "... those no sample saw come from their exit records" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.accounting_source == "taskstats")] | length')" \
+	"$((201 - $(jqv "$J" '.runs[0].quality.procfs.threads_seen')))"
+equal "... every record attached on identity, none ambiguous" \
+	"$(jqv "$J" '.runs[0].quality.taskstats | "\(.attached) \(.identity_mismatches)"')" "201 0"
+
+# --- auto, as root: eBPF works, so procfs is not sampled, and says why -----------------
+"$TSARUN" -q --json "$J" -- true
+check "auto as root: procfs is not used, with the reason" \
+	jq -e '[.runs[0].quality.sources_unavailable[] | select(.source == "procfs") | .reason | test("^not used: eBPF")] == [true]' "$J"
+check "auto as root: ebpf active" jq -e '.runs[0].quality.sources_active | index("ebpf")' "$J"
+
+# --- unprivileged: procfs and rusage say what they can -----------------------------------
+D=$T_TMP/nobody
+mkdir "$D" && chown nobody "$D"
+as_nobody() { setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$@"; }
+as_nobody "$TSARUN" -q --json "$D/u.json" -- sh -c "'$WORKLOADS/spin_sleep' 200 100; exit 7"
+equal "unprivileged: tsarun exits with the command's status" "$?" 7
+validate "$D/u.json"
+check "unprivileged: procfs and rusage are active" \
+	jq -e '.runs[0].quality.sources_active | (index("procfs") != null and index("rusage") != null)' "$D/u.json"
+equal "unprivileged: ebpf and taskstats unavailable, with reasons" \
+	"$(jqv "$D/u.json" '[.runs[0].quality.sources_unavailable[] | select((.source == "ebpf" or .source == "taskstats") and (.reason | length > 10))] | length')" 2
+within "unprivileged: spinsleep on-CPU from procfs (ms)" \
+	"$(jqv "$D/u.json" "$(thread "$D/u.json" spinsleep).on_cpu_ns / 1e6")" 200 1
+check "unprivileged: the shell and its child are in the tree" \
+	jq -e '[.runs[0].threads[].comm] | (index("sh") != null and index("spinsleep") != null)' "$D/u.json"
+as_nobody "$TSARUN" -q --json "$D/u.json" -b ebpf -- touch "$D/ran" 2>"$T_TMP/err"
+equal "unprivileged, --backend ebpf: refused (125)" "$?" 125
+check "... saying why" grep -q "ebpf source is not available: not permitted" "$T_TMP/err"
+check "... and the command did not run" test ! -e "$D/ran"
+as_nobody "$TSARUN" -q --json "$D/u.json" -b taskstats -- true 2>"$T_TMP/err"
+equal "unprivileged, --backend taskstats: refused (125)" "$?" 125
+as_nobody "$TSARUN" -q --json "$D/u.json" -b proc -- true
+equal "unprivileged, --backend proc: runs" "$?" 0
