@@ -67,6 +67,7 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 	t->wakeups = s->wakeups;
 	t->migrations = s->migrations;
 	t->untraced = s->untraced;
+	t->unstamped = s->unstamped;
 	t->wakeup_lat_sum = s->wakeup_lat_sum;
 	t->wakeup_lat_max = s->wakeup_lat_max;
 	t->wakeup_lat_count = s->wakeup_lat_count;
@@ -259,8 +260,10 @@ static void cross_checks(struct run *r)
 		fold_check_thread(&q->runqueue, rq, t->k_run_delay_ns, t->lifetime_ns,
 				  t->lifetime_ns, t->tid, &e[1], &k[1]);
 		/* Counts have no clock: every thread is compared, as a fraction of the kernel's count. */
-		fold_check_thread(&q->slices, t->slices, t->k_pcount, t->k_pcount ? t->k_pcount : 1,
-				  UINT64_MAX, t->tid, &e[2], &k[2]);
+		/* The kernel counts no arrival without a queue stamp (tsarun.h: unstamped). */
+		fold_check_thread(
+		    &q->slices, t->slices - (t->unstamped < t->slices ? t->unstamped : t->slices),
+		    t->k_pcount, t->k_pcount ? t->k_pcount : 1, UINT64_MAX, t->tid, &e[2], &k[2]);
 		fold_check_thread(&q->switches, t->voluntary + t->involuntary,
 				  t->k_nvcsw + t->k_nivcsw,
 				  t->k_nvcsw + t->k_nivcsw ? t->k_nvcsw + t->k_nivcsw : 1,

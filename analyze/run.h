@@ -111,7 +111,8 @@ struct thread_acct {
 	uint64_t involuntary;
 	uint64_t wakeups;
 	uint64_t migrations;
-	uint64_t untraced; /* of the slices, how many switch-ins were inferred */
+	uint64_t untraced;  /* of the slices, how many switch-ins were inferred */
+	uint64_t unstamped; /* of the slices, how many the kernel counts in no pcount (tsarun.h) */
 	uint64_t wakeup_lat_sum;
 	uint64_t wakeup_lat_max;
 	uint64_t wakeup_lat_count;

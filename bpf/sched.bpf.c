@@ -29,6 +29,8 @@
 
 #include "tsarun.h"
 
+extern int LINUX_KERNEL_VERSION __kconfig;
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Task states (include/linux/sched.h); stable values, not in BTF. */
@@ -915,6 +917,9 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 		t->migrations++;
 	t->last_cpu = cpu;
 	t->steal_mark = taken | 1; /* never 0: 0 means no slice open */
+	/* The kernel's arrival, right after this event, skips a task with no queue stamp. */
+	if (LINUX_KERNEL_VERSION >= KERNEL_VERSION(5, 14, 0) && !p->sched_info.last_queued)
+		t->unstamped++;
 	t->slices++;
 	t->state = TSA_ST_ONCPU;
 	t->since_ns = now;

@@ -208,6 +208,11 @@ struct tsa_thread {
 	 */
 	__u64 steal_ns;
 	__u64 untraced; /* switch-ins the kernel did not trace, inferred at the switch-out */
+	/*
+	 * Switch-ins with no queue stamp (sched_info.last_queued 0): since
+	 * 5.14 the kernel counts them in no sched_info.pcount (nor run_delay).
+	 */
+	__u64 unstamped;
 
 	/* Cold: identity, the start and the end. */
 	__u32 tid;
@@ -243,7 +248,7 @@ struct tsa_thread {
 	struct tsa_stack_id waker_kstack;
 };
 
-#define TSA_THREAD_SIZE 952
+#define TSA_THREAD_SIZE 960
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {
