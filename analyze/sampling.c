@@ -120,6 +120,18 @@ int smp_thread_sample(struct smp_thread *t, const struct procfs_stat *st,
 	return 0;
 }
 
+void smp_thread_rebase(struct smp_thread *t)
+{
+	t->base = t->cur;
+	t->from_birth = false;
+	t->first_ns = t->last_ns;
+	memset(t->state_ns, 0, sizeof(t->state_ns));
+	t->samples = 1;
+	t->transitions = 0;
+	t->uncertainty_ns = 0;
+	t->max_gap_ns = 0;
+}
+
 void smp_thread_gone(struct smp_thread *t, uint64_t now)
 {
 	if (t->ended)

@@ -78,6 +78,12 @@ void smp_thread_start(struct smp_thread *t, const struct procfs_stat *st,
 int smp_thread_sample(struct smp_thread *t, const struct procfs_stat *st,
 		      const struct procfs_schedstat *ss, uint64_t now);
 
+/*
+ * A new window from the last sample (monitor mode's intervals): its
+ * counters become the base, the states and gaps start again.
+ */
+void smp_thread_rebase(struct smp_thread *t);
+
 /* The thread was not there at now (it was at its last sample). */
 void smp_thread_gone(struct smp_thread *t, uint64_t now);
 

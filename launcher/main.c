@@ -19,6 +19,7 @@
 
 #include "bashprobe.h"
 #include "artifact.h"
+#include "attach.h"
 #include "doctor.h"
 #include "gate_report.h"
 #include "gating.h"
@@ -451,6 +452,8 @@ int main(int argc, char **argv)
 		return compare_main(&o);
 	case MODE_REPORT:
 		return report_main(&o);
+	case MODE_MONITOR:
+		return monitor_main(&o);
 	case MODE_RUN:
 		break;
 	}

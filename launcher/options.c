@@ -18,6 +18,7 @@ static const char usage[] =
     "       tsarun compare BASE.json NEW.json [--fail-over SPEC] [--metric LIST]\n"
     "                      [--inconclusive WHAT] [--junit FILE] [--markdown FILE]\n"
     "       tsarun report RUN.json [--format table|markdown] [--sort KEY] [--top N]\n"
+    "       tsarun -p PID [--interval DUR] [--count N] [--output table|json]\n"
     "       tsarun doctor [--json]\n"
     "\n"
     "Run COMMAND and account for where every thread of it, and of every process\n"
@@ -114,6 +115,24 @@ static const char usage[] =
     "                           commands by wall and CPU time\n"
     "      --freq HZ            on-CPU samples per second of CPU time (default 99)\n"
     "\n"
+    "Monitor mode (attach to a running process):\n"
+    "  -p, --pid PID            report the threads of process PID every --interval,\n"
+    "                           from procfs samples (every --sample) and taskstats\n"
+    "                           queries when permitted; Ctrl-C ends with a report of\n"
+    "                           the whole attach. No command is run.\n"
+    "      --interval DUR       report interval (default 1s; a bare number is seconds)\n"
+    "      --count N            stop after N intervals (default: until interrupted or\n"
+    "                           the process ends)\n"
+    "      --output FMT         table (default, on stderr) or json: one JSON line per\n"
+    "                           interval on stdout\n"
+    "      --tid TID            only this thread\n"
+    "      --comm PATTERN       only threads whose name contains PATTERN, or matches\n"
+    "                           it when it has * ? or [ (a glob)\n"
+    "      --sort KEY           as above (default tid)\n"
+    "      --show-idle          also threads that did nothing in the interval (no CPU,\n"
+    "                           no runqueue wait, only seen asleep in S)\n"
+    "      --no-header          no table header\n"
+    "\n"
     "Other:\n"
     "  -h, --help               show this help\n"
     "  -V, --version            show the version\n"
@@ -138,6 +157,7 @@ static const char usage[] =
     "                                          fail on a 10% CPU-time regression\n"
     "  sudo tsarun --baseline-cmd './bench-old' --fail-over cpu=5%,wall=10% -- ./bench\n"
     "                                          old and new interleaved, in one job\n"
+    "  tsarun -p 1234 --interval 1s --count 10 where 1234's threads spend each second\n"
     "  tsarun doctor                           which sources work here\n";
 
 const char *options_usage(void)
@@ -159,6 +179,7 @@ void options_defaults(struct tsarun_opts *o)
 	o->freq = 99;
 	o->runs = 1;
 	o->sample_ns = 10000000ull;
+	o->interval_ns = 1000000000ull;
 	gate_spec_defaults(&o->gate_spec);
 }
 
@@ -343,6 +364,13 @@ enum {
 	OPT_NO_DELAYACCT,
 	OPT_BACKEND,
 	OPT_SAMPLE,
+	OPT_INTERVAL,
+	OPT_COUNT,
+	OPT_OUTPUT,
+	OPT_TID,
+	OPT_COMM,
+	OPT_SHOW_IDLE,
+	OPT_NO_HEADER,
 };
 
 static const struct option long_opts[] = {
@@ -363,6 +391,14 @@ static const struct option long_opts[] = {
     {"no-delayacct", no_argument, NULL, OPT_NO_DELAYACCT},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"sample", required_argument, NULL, OPT_SAMPLE},
+    {"pid", required_argument, NULL, 'p'},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"count", required_argument, NULL, OPT_COUNT},
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"tid", required_argument, NULL, OPT_TID},
+    {"comm", required_argument, NULL, OPT_COMM},
+    {"show-idle", no_argument, NULL, OPT_SHOW_IDLE},
+    {"no-header", no_argument, NULL, OPT_NO_HEADER},
     {"runs", required_argument, NULL, 'r'},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"bash", no_argument, NULL, OPT_BASH},
@@ -634,7 +670,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	optind = 0; /* GNU: full reinitialisation, so repeated calls (tests) work */
 	opterr = 0;
 	/* '+': stop at the first non-option, which belongs to the command. */
-	while (!o->bash && (c = getopt_long(argc, argv, "+:hVqvr:b:", long_opts, NULL)) != -1) {
+	while (!o->bash && (c = getopt_long(argc, argv, "+:hVqvr:b:p:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			if (!*optarg)
@@ -671,6 +707,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 				    "offcpu, switches, wakeup, tid)",
 				    optarg);
 			o->sort = i;
+			o->sort_given = true;
 			break;
 		case OPT_TOP:
 			if (parse_uint(optarg, 1, 100000, &v))
@@ -720,6 +757,50 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 					    "--backend: '%s' is not auto or a list of ebpf, "
 					    "taskstats, proc (e.g. ebpf,proc)",
 					    optarg);
+			break;
+		case 'p':
+			if (parse_uint(optarg, 1, 4194304, &v))
+				return fail(err, errlen, "--pid: '%s' is not a process id", optarg);
+			o->pid = (uint32_t)v;
+			break;
+		case OPT_INTERVAL:
+			/* A bare number is seconds, as top and vmstat take it. */
+			if (parse_duration_ns(optarg, true, &o->interval_ns) ||
+			    o->interval_ns < 10000000ull || o->interval_ns > 86400000000000ull)
+				return fail(err, errlen,
+					    "--interval: '%s' is not a duration from 10ms to 24h "
+					    "(e.g. 1s, 300ms)",
+					    optarg);
+			break;
+		case OPT_COUNT:
+			if (parse_uint(optarg, 1, UINT32_MAX, &o->count))
+				return fail(err, errlen, "--count: '%s' is not a number from 1",
+					    optarg);
+			break;
+		case OPT_OUTPUT:
+			if (!strcmp(optarg, "json"))
+				o->output_json = true;
+			else if (!strcmp(optarg, "table"))
+				o->output_json = false;
+			else
+				return fail(err, errlen, "--output: '%s' is not table or json",
+					    optarg);
+			break;
+		case OPT_TID:
+			if (parse_uint(optarg, 1, 4194304, &v))
+				return fail(err, errlen, "--tid: '%s' is not a thread id", optarg);
+			o->tid = (uint32_t)v;
+			break;
+		case OPT_COMM:
+			if (!*optarg)
+				return fail(err, errlen, "--comm: empty pattern");
+			o->comm = optarg;
+			break;
+		case OPT_SHOW_IDLE:
+			o->show_idle = true;
+			break;
+		case OPT_NO_HEADER:
+			o->no_header = true;
 			break;
 		case OPT_SAMPLE:
 			if (parse_duration_ns(optarg, false, &o->sample_ns) ||
@@ -831,6 +912,29 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		}
 	}
 
+	if (o->pid) {
+		/* Monitor mode: the process runs already; no command. */
+		if (o->bash || optind < argc)
+			return fail(
+			    err, errlen,
+			    "-p attaches to a running process: no command (usage: tsarun -p "
+			    "PID [--interval DUR] [--count N])");
+		if (o->backends & BACKEND_EBPF)
+			return fail(err, errlen,
+				    "--backend ebpf: monitor mode (-p) samples procfs and queries "
+				    "taskstats; choose auto, proc or taskstats");
+		if (o->sample_ns >= o->interval_ns)
+			return fail(err, errlen,
+				    "--sample must be shorter than --interval (%llu ms >= %llu ms)",
+				    (unsigned long long)(o->sample_ns / 1000000),
+				    (unsigned long long)(o->interval_ns / 1000000));
+		o->mode = MODE_MONITOR;
+		return 0;
+	}
+	if (o->tid || o->comm || o->count || o->output_json || o->show_idle || o->no_header)
+		return fail(err, errlen,
+			    "--tid, --comm, --count, --output, --show-idle and --no-header are for "
+			    "monitor mode (-p PID)");
 	if (o->bash) {
 		if (optind < argc && !strcmp(argv[optind], "--"))
 			optind++;

@@ -19,6 +19,7 @@ enum tsarun_mode {
 	MODE_DOCTOR,  /* tsarun doctor [--json] */
 	MODE_COMPARE, /* tsarun compare BASE.json NEW.json [--fail-over SPEC] */
 	MODE_REPORT,  /* tsarun report RUN.json [--format table|markdown] */
+	MODE_MONITOR, /* tsarun -p PID [--interval DUR] [--count N]: attach to a running process */
 	MODE_HELP,
 	MODE_VERSION,
 };
@@ -67,6 +68,17 @@ struct tsarun_opts {
 	bool no_delayacct;  /* leave kernel.task_delayacct as it is */
 	unsigned backends;  /* --backend: BACKEND_* bits; 0: auto */
 	uint64_t sample_ns; /* --sample: the procfs source's interval */
+
+	/* Monitor mode (-p PID). */
+	uint32_t pid;
+	uint64_t interval_ns; /* --interval (default 1s) */
+	uint64_t count;	      /* --count: intervals; 0: until interrupted or the process ends */
+	bool output_json;     /* --output json: JSON Lines on stdout */
+	uint32_t tid;	      /* --tid: only this thread */
+	const char *comm;     /* --comm: substring, or glob when it has * ? [ */
+	bool show_idle;	      /* --show-idle: threads that did nothing too */
+	bool no_header;
+	bool sort_given;
 
 	bool doctor_json;
 

@@ -88,9 +88,8 @@ static ssize_t read_at(int dirfd, const char *name, char *buf, size_t len)
 	return n;
 }
 
-/* One thread's stat and schedstat, through one directory (so both are the same task's). */
-static int read_thread(int taskfd, const char *tid, struct procfs_stat *st,
-		       struct procfs_schedstat *ss)
+int procprobe_read_thread(int taskfd, const char *tid, struct procfs_stat *st,
+			  struct procfs_schedstat *ss)
 {
 	char buf[1024];
 	ssize_t n;
@@ -152,7 +151,7 @@ struct proc_probe *proc_probe__new(uint64_t sample_ns, char *err, size_t errlen)
 		goto out_free;
 	}
 	snprintf(tid, sizeof(tid), "%ld", (long)syscall(SYS_gettid));
-	ret = read_thread(taskfd, tid, &st, &ss);
+	ret = procprobe_read_thread(taskfd, tid, &st, &ss);
 	close(taskfd);
 	if (ret) {
 		snprintf(err, errlen, "cannot read /proc/self/task/%s/stat and schedstat: %s", tid,
@@ -327,7 +326,7 @@ static int scan_proc(struct proc_probe *p, struct pproc *pr, uint64_t scan_ns, b
 			tid = strtoul(de->d_name, &end, 10);
 			if (*end || !tid || tid > UINT32_MAX)
 				continue;
-			r = read_thread(taskfd, de->d_name, &st, &ss);
+			r = procprobe_read_thread(taskfd, de->d_name, &st, &ss);
 			now = mono_ns();
 			if (r) {
 				if (!gone_errno(r))

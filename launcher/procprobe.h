@@ -31,6 +31,17 @@ struct proc_probe;
 struct proc_probe *proc_probe__new(uint64_t sample_ns, char *err, size_t errlen);
 void proc_probe__free(struct proc_probe *p);
 
+struct procfs_stat;
+struct procfs_schedstat;
+
+/*
+ * Read one thread's stat and schedstat through its directory under taskfd
+ * (/proc/PID/task), so that both are the same task's. 0 or -errno
+ * (-ENOENT, -ESRCH: it has exited).
+ */
+int procprobe_read_thread(int taskfd, const char *tid, struct procfs_stat *st,
+			  struct procfs_schedstat *ss);
+
 /* Present it to the supervisor; its collect must come after the eBPF probe's. */
 void proc_probe__as_probe(struct proc_probe *p, struct probe *out);
 

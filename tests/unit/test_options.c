@@ -263,6 +263,40 @@ static void test_backend_and_sample(void **state)
 	assert_int_equal(PARSE(&o, err, "-b", "ebpf,proc", "--flame", "--", "true"), 0);
 }
 
+/* -p PID: monitor mode, no command; its options only with it. */
+static void test_monitor(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-p", "123"), 0);
+	assert_int_equal(o.mode, MODE_MONITOR);
+	assert_int_equal(o.pid, 123);
+	assert_int_equal(o.interval_ns, 1000000000);
+	assert_int_equal(o.count, 0);
+	assert_false(o.output_json);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--interval", "300ms", "--count", "3",
+			       "--output", "json", "--tid", "7", "--comm", "w*", "--show-idle",
+			       "--no-header"),
+			 0);
+	assert_int_equal(o.interval_ns, 300000000);
+	assert_int_equal(o.count, 3);
+	assert_true(o.output_json);
+	assert_int_equal(o.tid, 7);
+	assert_string_equal(o.comm, "w*");
+	assert_true(o.show_idle);
+	assert_true(o.no_header);
+	/* A bare interval is seconds. */
+	assert_int_equal(PARSE(&o, err, "--pid", "5", "--interval", "2"), 0);
+	assert_int_equal(o.interval_ns, 2000000000);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--", "true"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "-b", "ebpf"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--interval", "20ms", "--sample", "20ms"),
+			 -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--count", "3", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "monitor mode"));
+}
+
 static void test_quiet_implies_no_table(void **state)
 {
 	struct tsarun_opts o;
@@ -345,6 +379,12 @@ static const struct {
     {MODE_RUN, "freq", {"0", "abc", "10001", "-1", "99Hz", ""}},
     {MODE_RUN, "backend", {"nope", "", "ebpf,", ",proc", "EBPF", "auto,ebpf", "ebpf;proc"}},
     {MODE_RUN, "sample", {"-1", "abc", "5 parsecs", "0", "0.5ms", "61s", "10", ""}},
+    {MODE_RUN, "pid", {"abc", "0", "-1", "1.5", "99999999", ""}},
+    {MODE_RUN, "interval", {"-1", "abc", "5ms", "25h", "1e3", ""}},
+    {MODE_RUN, "count", {"abc", "-1", "0", "1.5", ""}},
+    {MODE_RUN, "output", {"xml", "", "JSON"}},
+    {MODE_RUN, "tid", {"abc", "0", "-1", ""}},
+    {MODE_RUN, "comm", {""}},
     {MODE_COMPARE, "fail-over", {"10", "x%", ""}},
     {MODE_COMPARE, "metric", {"nope", ""}},
     {MODE_COMPARE, "inconclusive", {"maybe"}},
@@ -538,6 +578,7 @@ int main(void)
 	    cmocka_unit_test(test_help_version_doctor),
 	    cmocka_unit_test(test_durations),
 	    cmocka_unit_test(test_backend_and_sample),
+	    cmocka_unit_test(test_monitor),
 	    cmocka_unit_test(test_sizes),
 	};
 

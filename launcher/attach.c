@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Monitor mode: tsarun -p PID. Every --sample, every thread of the process
+ * is sampled in /proc (stat and schedstat, analyze/sampling.h); every
+ * --interval, the threads' accounts over the interval are printed (a table
+ * on stderr, or one JSON line on stdout), with their taskstats delay
+ * counters over the interval when tsarun may query them. SIGINT or SIGTERM,
+ * or the process's end, ends it with a report of the whole attach.
+ *
+ * The process's threads only, not its children: a running process's tree
+ * is not ours to follow (tsarun is not its subreaper), and a report per
+ * process is what users of top -H and pidstat -t expect.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "monitor.h"
+#include "attach.h"
+#include "options.h"
+#include "pidset.h"
+#include "procfs.h"
+#include "procprobe.h"
+#include "run.h"
+#include "sampling.h"
+#include "sandbox.h"
+#include "taskstats.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define EXIT_TSARUN 125
+
+struct mthread {
+	struct smp_thread total; /* the whole attach */
+	struct smp_thread iv;	 /* the current interval */
+	bool preexisting;	 /* there when tsarun attached */
+	bool done;		 /* ended, and reported in the interval it ended in */
+	bool have_ts;		 /* taskstats queries answered for it */
+	bool ts_iv_ok, ts_first_ok;
+	struct ts_record ts_first, ts_iv, ts_cur;
+};
+
+struct monitor {
+	const struct tsarun_opts *o;
+	uint32_t pid;
+	char comm[16];
+	int taskfd;
+	struct mthread *t;
+	size_t n, cap;
+	struct pidset live; /* tid -> index + 1 */
+	struct smp_clock clk;
+	uint64_t gen;
+	uint64_t attach_ns, prev_scan_ns;
+	uint64_t iv_start_ns, iv_scans, iv_gap, scans, max_gap;
+	struct ts_client *ts;
+	struct source_status src[4];
+	int nsrc;
+	bool exited;
+	int err;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void source(struct monitor *m, const char *name, bool active, const char *reason)
+{
+	struct source_status *s = &m->src[m->nsrc++];
+
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->active = active;
+	snprintf(s->reason, sizeof(s->reason), "%s", active ? "" : reason);
+}
+
+struct dent {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static struct mthread *add_thread(struct monitor *m)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct mthread *t = realloc(m->t, cap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		m->t = t;
+		m->cap = cap;
+	}
+	memset(&m->t[m->n], 0, sizeof(m->t[0]));
+	return &m->t[m->n++];
+}
+
+/* One scan of the process's threads. Returns 0, or -ESRCH when the process is gone. */
+static int scan(struct monitor *m, bool attach)
+{
+	uint64_t start = mono_ns(), end;
+	char buf[8192];
+	long nread;
+	size_t listed = 0;
+
+	m->gen++;
+	if (lseek(m->taskfd, 0, SEEK_SET) < 0)
+		return -errno;
+	while ((nread = syscall(SYS_getdents64, m->taskfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < nread;) {
+			struct dent *de = (struct dent *)(buf + off);
+			struct procfs_stat st;
+			struct procfs_schedstat ss;
+			struct mthread *t = NULL;
+			uint64_t idx = 0, now;
+			unsigned long tid;
+			char *e;
+
+			off += de->d_reclen;
+			tid = strtoul(de->d_name, &e, 10);
+			if (*e || !tid || tid > UINT32_MAX)
+				continue;
+			if (procprobe_read_thread(m->taskfd, de->d_name, &st, &ss))
+				continue;
+			now = mono_ns();
+			listed++;
+			if (pidset_get(&m->live, (uint32_t)tid, &idx) && idx)
+				t = &m->t[idx - 1];
+			if (t && t->total.starttime_ticks == st.starttime_ticks) {
+				t->total.mark = m->gen;
+				if (t->total.ended)
+					continue;
+				if (!smp_thread_sample(&t->total, &st, &ss, now)) {
+					smp_thread_sample(&t->iv, &st, &ss, now);
+					continue;
+				}
+				/* Its counters went back: another task under the tid (exec). */
+				smp_thread_gone(&t->total, now);
+				smp_thread_gone(&t->iv, now);
+			} else if (t) {
+				smp_thread_gone(&t->total, now);
+				smp_thread_gone(&t->iv, now);
+			}
+			t = add_thread(m);
+			if (!t)
+				return -ENOMEM;
+			t->preexisting = attach;
+			/* Born after the attach: after the scan that did not see it. */
+			smp_thread_start(&t->total, &st, &ss, now, attach ? 0 : m->prev_scan_ns,
+					 &m->clk);
+			t->total.pid = m->pid;
+			t->total.mark = m->gen;
+			t->iv = t->total;
+			if (pidset_put(&m->live, (uint32_t)tid, m->n))
+				return -ENOMEM;
+		}
+	}
+	end = mono_ns();
+	for (size_t i = 0; i < m->n; i++) {
+		struct mthread *t = &m->t[i];
+
+		if (!t->total.ended && t->total.mark != m->gen) {
+			smp_thread_gone(&t->total, end);
+			smp_thread_gone(&t->iv, end);
+		}
+	}
+	if (m->prev_scan_ns) {
+		uint64_t gap = start - m->prev_scan_ns;
+
+		if (gap > m->iv_gap)
+			m->iv_gap = gap;
+		if (gap > m->max_gap)
+			m->max_gap = gap;
+	}
+	m->prev_scan_ns = start;
+	m->iv_scans++;
+	m->scans++;
+	return listed ? 0 : -ESRCH;
+}
+
+/*
+ * Taskstats counters of every live thread now: at the attach (the base of
+ * the threads there then) and at each interval's boundary.
+ */
+static void query(struct monitor *m, bool attach)
+{
+	if (!m->ts)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		struct mthread *t = &m->t[i];
+		struct ts_record rec;
+
+		if (t->total.ended || ts_client__query(m->ts, t->total.tid, &rec))
+			continue;
+		t->ts_cur = rec;
+		if (!t->have_ts && !t->preexisting) {
+			/* Born during the attach: its counters started at 0. */
+			memset(&t->ts_first, 0, sizeof(t->ts_first));
+			for (int d = 0; d < DELAY_NR; d++)
+				t->ts_first.delays[d].available = rec.delays[d].available;
+			t->ts_iv = t->ts_first;
+			t->ts_first_ok = t->ts_iv_ok = true;
+		} else if (!t->have_ts) {
+			/* First answered later than the attach: a base for the next interval only. */
+			t->ts_first = t->ts_iv = rec;
+			t->ts_first_ok = attach;
+			t->ts_iv_ok = attach;
+		}
+		t->have_ts = true;
+	}
+}
+
+static void delays_between(struct thread_acct *a, const struct ts_record *from,
+			   const struct ts_record *to)
+{
+	a->have_delays = true;
+	a->delays_version = to->version;
+	for (int d = 0; d < DELAY_NR; d++) {
+		struct delay_counter *c = &a->delays[d];
+
+		c->available = from->delays[d].available && to->delays[d].available &&
+			       to->delays[d].count >= from->delays[d].count &&
+			       to->delays[d].total_ns >= from->delays[d].total_ns;
+		if (!c->available)
+			continue;
+		c->count = to->delays[d].count - from->delays[d].count;
+		c->total_ns = to->delays[d].total_ns - from->delays[d].total_ns;
+	}
+}
+
+/* Print one report: the interval (from each thread's iv) or the whole attach. */
+static int report(struct monitor *m, bool final, uint64_t index, uint64_t start, uint64_t end)
+{
+	const struct tsarun_opts *o = m->o;
+	struct monitor_filter f = {
+	    .tid = o->tid, .comm = o->comm, .show_idle = o->show_idle, .sort = o->sort};
+	struct thread_acct *acc = calloc(m->n ? m->n : 1, sizeof(*acc));
+	size_t *idx = calloc(m->n ? m->n : 1, sizeof(*idx)), na = 0;
+	struct monitor_report r = {
+	    .pid = m->pid,
+	    .index = index,
+	    .final = final,
+	    .exited = m->exited,
+	    .start_ns = (int64_t)(start - m->attach_ns),
+	    .end_ns = (int64_t)(end - m->attach_ns),
+	    .sample_ns = o->sample_ns,
+	    .samples = final ? m->scans : m->iv_scans,
+	    .max_gap_ns = final ? m->max_gap : m->iv_gap,
+	    .sources = m->src,
+	    .nsources = m->nsrc,
+	};
+	int ret = 0;
+
+	if (!acc || !idx) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(r.comm, m->comm, sizeof(r.comm));
+	for (size_t i = 0; i < m->n; i++) {
+		struct mthread *t = &m->t[i];
+		struct thread_acct *a = &acc[na];
+
+		if (!final && t->done)
+			continue;
+		smp_thread_acct(final ? &t->total : &t->iv, a, m->attach_ns, &m->clk);
+		a->first_state_known = !t->preexisting;
+		a->pid = m->pid;
+		if (final && t->have_ts && t->ts_first_ok)
+			delays_between(a, &t->ts_first, &t->ts_cur);
+		else if (!final && t->have_ts && t->ts_iv_ok && !t->iv.ended)
+			delays_between(a, &t->ts_iv, &t->ts_cur);
+		na++;
+	}
+	r.threads = acc;
+	r.nthreads = na;
+	r.nshown = monitor_select(&f, acc, na, idx);
+	r.shown = idx;
+	if (o->output_json) {
+		char *line = monitor_json_line(&r);
+
+		if (!line) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (fputs(line, stdout) < 0 || fflush(stdout))
+			ret = -EIO;
+		free(line);
+	} else {
+		monitor_print_table(stderr, &r, !o->no_header);
+	}
+out:
+	free(acc);
+	free(idx);
+	return ret;
+}
+
+/* After an interval's report: each thread's next interval starts at its last sample. */
+static void next_interval(struct monitor *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct mthread *t = &m->t[i];
+
+		if (t->done)
+			continue;
+		if (t->iv.ended) {
+			t->done = true;
+			continue;
+		}
+		smp_thread_rebase(&t->iv);
+		if (t->have_ts) {
+			t->ts_iv = t->ts_cur;
+			t->ts_iv_ok = true;
+		}
+	}
+	m->iv_scans = 0;
+	m->iv_gap = 0;
+}
+
+static int setup(struct monitor *m, char *err, size_t errlen)
+{
+	const struct tsarun_opts *o = m->o;
+	struct procfs_stat st;
+	char path[64], why[192];
+	long hz = sysconf(_SC_CLK_TCK);
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", m->pid);
+	m->taskfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (m->taskfd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "-p %u: %s", m->pid,
+			 ret == -ENOENT ? "no such process" : strerror(-ret));
+		return ret;
+	}
+	{
+		char sb[1024];
+		int fd = openat(m->taskfd, "../stat", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, sb, sizeof(sb)) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 0 && !procfs_parse_stat(sb, (size_t)n, &st))
+			memcpy(m->comm, st.comm, sizeof(m->comm));
+	}
+	m->clk.ns_per_tick = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
+	{
+		uint64_t m1 = clock_ns(CLOCK_MONOTONIC), b = clock_ns(CLOCK_BOOTTIME);
+		uint64_t mm = m1 + (clock_ns(CLOCK_MONOTONIC) - m1) / 2;
+
+		m->clk.boot_minus_mono_ns = b > mm ? b - mm : 0;
+	}
+	source(m, "procfs", true, NULL);
+	source(m, "ebpf", false,
+	       "monitor mode samples procfs and queries taskstats (no eBPF per-interval "
+	       "accounting)");
+	if (o->backends && !(o->backends & BACKEND_TASKSTATS)) {
+		source(m, "taskstats", false, "not selected (--backend)");
+	} else {
+		struct ts_record rec;
+
+		m->ts = ts_client__new(why, sizeof(why));
+		if (m->ts && (ret = ts_client__query(m->ts, m->pid, &rec))) {
+			snprintf(why, sizeof(why), "cannot query the process's threads: %s%s",
+				 strerror(-ret),
+				 ret == -EPERM ? " (need CAP_NET_ADMIN, or root)" : "");
+			ts_client__free(m->ts);
+			m->ts = NULL;
+		}
+		if (m->ts)
+			source(m, "taskstats", true, NULL);
+		else
+			source(m, "taskstats", false, why);
+		if (!m->ts && (o->backends & BACKEND_TASKSTATS)) {
+			snprintf(err, errlen,
+				 "--backend: the taskstats source is not available: %s", why);
+			return -ENODEV;
+		}
+	}
+	if (o->verbose)
+		for (int i = 0; i < m->nsrc; i++)
+			if (!m->src[i].active)
+				fprintf(stderr, "tsarun: %s unavailable: %s\n", m->src[i].name,
+					m->src[i].reason);
+	return 0;
+}
+
+int monitor_main(const struct tsarun_opts *o)
+{
+	struct monitor m = {.o = o, .pid = o->pid, .taskfd = -1};
+	struct tsarun_opts oo = *o;
+	sigset_t mask, orig;
+	char err[320], why[160];
+	int sigfd = -1, pidfd = -1, code = EXIT_TSARUN, ret;
+	uint64_t next_sample, next_boundary, intervals = 0;
+	bool interrupted = false;
+
+	if (!o->sort_given)
+		oo.sort = SORT_TID;
+	m.o = &oo;
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
+	if (pidfd < 0) {
+		fprintf(stderr, "tsarun: -p %u: %s\n", o->pid,
+			errno == ESRCH ? "no such process" : strerror(errno));
+		return EXIT_TSARUN;
+	}
+	if (setup(&m, err, sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		goto out;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, &orig)) {
+		fprintf(stderr, "tsarun: cannot block signals: %s\n", strerror(errno));
+		goto out;
+	}
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0) {
+		fprintf(stderr, "tsarun: cannot create a signalfd: %s\n", strerror(errno));
+		goto out_mask;
+	}
+	if (!o->no_sandbox && sandbox_enter(why, sizeof(why)))
+		fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
+
+	m.attach_ns = m.iv_start_ns = mono_ns();
+	ret = scan(&m, true);
+	if (ret) {
+		fprintf(stderr, "tsarun: -p %u: cannot read its threads: %s\n", o->pid,
+			strerror(-ret));
+		goto out_sigfd;
+	}
+	query(&m, true);
+	next_sample = m.attach_ns + o->sample_ns;
+	next_boundary = m.attach_ns + o->interval_ns;
+	for (;;) {
+		uint64_t now = mono_ns(),
+			 due = next_sample < next_boundary ? next_sample : next_boundary;
+
+		if (now < due) {
+			struct pollfd pf[2] = {{.fd = sigfd, .events = POLLIN},
+					       {.fd = pidfd, .events = POLLIN}};
+			struct timespec to = {.tv_sec = (time_t)((due - now) / 1000000000ull),
+					      .tv_nsec = (long)((due - now) % 1000000000ull)};
+
+			ret = ppoll(pf, 2, &to, NULL);
+			if (ret < 0 && errno != EINTR) {
+				fprintf(stderr, "tsarun: poll: %s\n", strerror(errno));
+				goto out_sigfd;
+			}
+			if (ret > 0 && (pf[0].revents & POLLIN)) {
+				struct signalfd_siginfo si;
+
+				/* Consumed, so it is not delivered when the mask is restored. */
+				while (read(sigfd, &si, sizeof(si)) == sizeof(si))
+					;
+				interrupted = true;
+				break;
+			}
+			if (ret > 0 && (pf[1].revents & POLLIN)) {
+				m.exited = true;
+				break;
+			}
+			continue;
+		}
+		ret = scan(&m, false);
+		if (ret == -ESRCH) {
+			m.exited = true;
+			break;
+		}
+		if (now >= next_boundary) {
+			query(&m, false);
+			intervals++;
+			if (report(&m, false, intervals, m.iv_start_ns, m.prev_scan_ns))
+				goto out_sigfd;
+			m.iv_start_ns = m.prev_scan_ns;
+			next_interval(&m);
+			if (o->count && intervals == o->count)
+				break;
+			next_boundary += o->interval_ns;
+			if (next_boundary <= now)
+				next_boundary = now + o->interval_ns;
+		}
+		next_sample += o->sample_ns;
+		if (next_sample <= now)
+			next_sample = now + o->sample_ns;
+	}
+	code = 0;
+	if (interrupted || m.exited) {
+		uint64_t end;
+
+		/* The last look: what ended since the last scan is gone now. */
+		scan(&m, false);
+		end = m.prev_scan_ns;
+		/* The process ended within an interval: that interval is a report too. */
+		if (m.exited && (!o->count || intervals < o->count)) {
+			intervals++;
+			if (report(&m, false, intervals, m.iv_start_ns, end))
+				code = EXIT_TSARUN;
+		}
+		if (report(&m, true, intervals, m.attach_ns, end))
+			code = EXIT_TSARUN;
+	}
+out_sigfd:
+	close(sigfd);
+out_mask:
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+out:
+	if (m.taskfd >= 0)
+		close(m.taskfd);
+	close(pidfd);
+	ts_client__free(m.ts);
+	free(m.t);
+	pidset_free(&m.live);
+	return code;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Monitor mode (tsarun -p PID): the threads of a running process, every
+# --interval, from procfs samples and taskstats queries; JSON Lines exactly
+# one per interval; Ctrl-C or the process's end gives the whole attach.
+. "$(dirname "$0")/../lib.sh"
+need_root "monitor tests"
+cd "$T_TMP"
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$T_TMP"' EXIT
+
+hz=$(grep -hE '^CONFIG_HZ=' "/boot/config-$(uname -r)" 2>/dev/null | cut -d= -f2)
+[ -n "$hz" ] || hz=$(zcat /proc/config.gz 2>/dev/null | grep -E '^CONFIG_HZ=' | cut -d= -f2)
+[ -n "$hz" ] || hz=100
+tick=$((1000000000 / hz))
+
+"$WORKLOADS/spinner" 30 &
+P=$!
+pids+=("$P")
+sleep 0.3 # its threads exist and are named
+spin_tid=$(grep -l '^spinner$' /proc/$P/task/*/comm | grep -v "/task/$P/" | head -1 | cut -d/ -f5)
+sleep_tid=$(grep -l '^sleeper$' /proc/$P/task/*/comm | cut -d/ -f5)
+
+# The acceptance: three intervals, three lines, each valid.
+s0=$(cut -d' ' -f1 "/proc/$P/task/$spin_tid/schedstat")
+"$TSARUN" -p "$P" --interval 300ms --count 3 --output json --show-idle >"$T_TMP/m.jsonl" 2>"$T_TMP/err"
+equal "-p --count 3 --output json: exit 0" "$?" 0
+s1=$(cut -d' ' -f1 "/proc/$P/task/$spin_tid/schedstat")
+equal "-p --count 3 --output json: exactly three lines" "$(wc -l <"$T_TMP/m.jsonl")" 3
+equal "... each one valid JSON" "$(jq -c . "$T_TMP/m.jsonl" 2>/dev/null | wc -l)" 3
+if out=$(/usr/bin/python3 "$REPO/tests/validate-artifact" --lines "$REPO/doc/tsarun-monitor.schema.json" "$T_TMP/m.jsonl" 2>&1); then
+	ok "... each one valid against doc/tsarun-monitor.schema.json"
+else
+	not_ok "... each one valid against doc/tsarun-monitor.schema.json" "$out"
+fi
+check "... nothing on stderr" test ! -s "$T_TMP/err"
+equal "... intervals 1, 2, 3" "$(jq -r .index "$T_TMP/m.jsonl" | tr '\n' ' ')" "1 2 3 "
+# Each interval is bounded by two scans: about 300 ms, later by at most a scan gap.
+bad=$(jq -r 'select(.interval_ns < 300000000 - .sample_interval_ns or .interval_ns > 300000000 + .max_gap_ns + .sample_interval_ns) | .index' "$T_TMP/m.jsonl")
+equal "... each interval is 300 ms, to within a scan gap" "$bad" ""
+equal "... the workload's threads in every line" \
+	"$(jq -r "[.threads[] | select(.tid == $spin_tid or .tid == $sleep_tid)] | length" "$T_TMP/m.jsonl" | tr '\n' ' ')" "2 2 2 "
+equal "... threads there before the attach: first_state_known false" \
+	"$(jq -r '[.threads[] | select(.first_state_known)] | length' "$T_TMP/m.jsonl" | tr '\n' ' ')" "0 0 0 "
+# The spinner is runnable all the time: on-CPU + runqueue is its whole span
+# between the two reads, but for what the counters did not have yet at each
+# read: a tick of CPU, or a runqueue wait in progress (sum_exec_runtime is
+# updated at ticks, run_delay when a wait ends). A wait is at most a few
+# scheduler slices of the others on this shared 2-CPU machine: 20 ms allowed.
+bad=$(jq -r --argjson tick "$tick" ".threads[] | select(.tid == $spin_tid) |
+	select((.on_cpu_ns + .runqueue_ns - .lifetime_ns | fabs) > 2 * \$tick + 20000000) |
+	\"\\(.on_cpu_ns) + \\(.runqueue_ns) vs \\(.lifetime_ns)\"" "$T_TMP/m.jsonl")
+equal "spinner: on-CPU + runqueue is its whole span each interval" "$bad" ""
+at_least "spinner: on CPU most of each interval (the lowest %)" \
+	"$(jq -r ".threads[] | select(.tid == $spin_tid) | .on_cpu_percent" "$T_TMP/m.jsonl" | sort -n | head -1)" 50
+equal "spinner: every sample saw it runnable" \
+	"$(jq -r ".threads[] | select(.tid == $spin_tid) | .by_state_ns.sleeping + .by_state_ns.uninterruptible" "$T_TMP/m.jsonl" | tr '\n' ' ')" "0 0 0 "
+# The counters telescope: three intervals' on-CPU is the growth between the
+# first and last read, inside what schedstat grew by around the whole call.
+sum=$(jq -s "[.[].threads[] | select(.tid == $spin_tid) | .on_cpu_ns] | add" "$T_TMP/m.jsonl")
+check "spinner: three intervals' on-CPU ($sum) within schedstat's growth around the call ($((s1 - s0)))" \
+	test "$sum" -le $((s1 - s0))
+at_least "... and most of it (the call's start-up and end are outside the intervals)" \
+	"$(awk -v a="$sum" -v b=$((s1 - s0)) 'BEGIN { print a / b * 100 }')" 70
+# The sleeper naps in 1 s sleeps: no CPU, never runnable, asleep the whole span.
+bad=$(jq -r ".threads[] | select(.tid == $sleep_tid) |
+	select(.on_cpu_ns + .runqueue_ns > .lifetime_ns / 100 or .sleeping_ns + .residual_ns < .lifetime_ns * 99 / 100) |
+	\"\\(.on_cpu_ns) \\(.runqueue_ns) \\(.sleeping_ns) \\(.lifetime_ns)\"" "$T_TMP/m.jsonl")
+equal "sleeper: under 1% runnable, asleep the rest, every interval" "$bad" ""
+check "taskstats is queried as root: the spinner's CPU delay is its runqueue time" \
+	jq -e -s "[.[].threads[] | select(.tid == $spin_tid) | .delays.cpu.total_ns == .runqueue_ns] | all" "$T_TMP/m.jsonl"
+
+# Filters: --tid, --comm (substring or glob); idle threads hidden by default.
+"$TSARUN" -p "$P" --interval 100ms --count 1 --output json --tid "$sleep_tid" --show-idle >"$T_TMP/f.jsonl"
+equal "--tid: only that thread" "$(jq -r '[.threads[].tid] | join(",")' "$T_TMP/f.jsonl")" "$sleep_tid"
+"$TSARUN" -p "$P" --interval 100ms --count 1 --output json --comm 'sle*' --show-idle >"$T_TMP/f.jsonl"
+equal "--comm glob: only the sleeper" "$(jq -r '[.threads[].comm] | join(",")' "$T_TMP/f.jsonl")" sleeper
+"$TSARUN" -p "$P" --interval 100ms --count 1 --output json --comm inne >"$T_TMP/f.jsonl"
+equal "--comm substring: only the spinner" "$(jq -r '[.threads[].comm] | join(",")' "$T_TMP/f.jsonl")" spinner
+# The main thread waits in pthread_join all along: idle. (The sleeper wakes
+# once a second: shown in an interval where it ran.)
+"$TSARUN" -p "$P" --interval 100ms --count 1 --output json >"$T_TMP/f.jsonl"
+equal "without --show-idle: the thread that did nothing is left out" \
+	"$(jq -r "[.threads[] | select(.tid == $P)] | length" "$T_TMP/f.jsonl")" 0
+equal "... every row shown ran or waited for a CPU" \
+	"$(jq -r '[.threads[] | select(.on_cpu_ns + .runqueue_ns == 0)] | length' "$T_TMP/f.jsonl")" 0
+equal "... and all three are counted" "$(jqv "$T_TMP/f.jsonl" .threads_total)" 3
+"$TSARUN" -p "$P" --interval 100ms --count 1 --show-idle --sort cpu >"$T_TMP/out" 2>"$T_TMP/t.txt"
+check "table: on stderr, nothing on stdout" test ! -s "$T_TMP/out"
+check "table: a header" grep -q "TID  COMM" "$T_TMP/t.txt"
+equal "--sort cpu: the spinner first" "$(grep -E '^ +[0-9]+' "$T_TMP/t.txt" | head -1 | awk '{print $1}')" "$spin_tid"
+"$TSARUN" -p "$P" --interval 100ms --count 1 --show-idle --no-header 2>"$T_TMP/t.txt"
+equal "--no-header: only the three rows" "$(wc -l <"$T_TMP/t.txt")" 3
+
+# Ctrl-C: the whole attach, after the intervals (JSON: one more line, type final).
+"$TSARUN" -p "$P" --interval 200ms --output json >"$T_TMP/c.jsonl" &
+M=$!
+pids+=("$M")
+sleep 0.5
+equal "while monitoring, tsarun is confined by its sandbox" \
+	"$(grep -E '^Seccomp:' /proc/$M/status | tr -s '\t ' ' ')" "Seccomp: 2"
+sleep 0.2
+kill -INT "$M"
+wait "$M"
+equal "SIGINT: exit 0" "$?" 0
+equal "SIGINT: the intervals, then the whole attach" "$(jq -r .type "$T_TMP/c.jsonl" | sort | uniq -c | awk '{print $2 $1}' | tr '\n' ' ')" "final1 interval3 "
+check "SIGINT: the final report spans from the attach" jq -e -s '.[-1] | .type == "final" and .start_ns == 0' "$T_TMP/c.jsonl"
+check "SIGINT: the final spinner on-CPU holds the intervals' and more" \
+	jq -e -s "([.[] | select(.type == \"interval\") | .threads[] | select(.tid == $spin_tid) | .on_cpu_ns] | add) as \$iv |
+		[.[-1].threads[] | select(.tid == $spin_tid) | .on_cpu_ns][0] >= \$iv" "$T_TMP/c.jsonl"
+"$TSARUN" -p "$P" --interval 1s --show-idle 2>"$T_TMP/t.txt" &
+M=$!
+pids+=("$M")
+sleep 0.3
+kill -TERM "$M"
+wait "$M"
+equal "SIGTERM before the first interval: exit 0" "$?" 0
+check "... the whole attach is still reported" grep -q "whole attach" "$T_TMP/t.txt"
+
+# Threads born during the attach: first_state_known, counters from birth.
+"$WORKLOADS/threads" 30 1 60000 &
+T=$!
+pids+=("$T")
+"$TSARUN" -p "$T" --interval 300ms --count 3 --output json >"$T_TMP/b.jsonl"
+at_least "threads born during the attach are there" \
+	"$(jq -s '[.[].threads[] | select(.first_state_known)] | length' "$T_TMP/b.jsonl")" 3
+# Each spins 60 ms of its own CPU time. Born during the attach, its counters
+# count from 0; summed over the intervals it lived in, they miss only what
+# it did after its last sample: at most that gap and a tick of staleness.
+bad=$(jq -r -s --argjson tick "$tick" '[.[].threads[] | select(.first_state_known)] | group_by(.tid)[] |
+	select(any(.alive == false)) | {tid: .[0].tid, on: (map(.on_cpu_ns) | add), gap: (map(.unobserved_max_ns) | add)} |
+	select(.on > 61000000 or .on < 60000000 - .gap - $tick) | "\(.tid): \(.on) (gap \(.gap))"' "$T_TMP/b.jsonl")
+n=$(jq -r -s '[.[].threads[] | select(.first_state_known and .alive == false)] | length' "$T_TMP/b.jsonl")
+if [ -z "$bad" ] && [ "$n" -gt 0 ]; then
+	ok "... each of the $n that ended used its 60 ms of CPU, to within its last sample's gap"
+else
+	not_ok "... each of those that ended used its 60 ms of CPU, to within its last sample's gap" "ended: $n" "$bad"
+fi
+wait "$T"
+
+# The process ends: the interval it ended in, then the whole attach; exit 0.
+"$WORKLOADS/spinner" 0.5 &
+E=$!
+pids+=("$E")
+"$TSARUN" -p "$E" --interval 200ms --output json >"$T_TMP/e.jsonl"
+equal "the process ends: exit 0" "$?" 0
+check "... the last line is the whole attach, saying it ended" \
+	jq -e -s '.[-1] | .type == "final" and .process_exited' "$T_TMP/e.jsonl"
+
+# Without privilege: procfs only, taskstats unavailable with the reason.
+setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$WORKLOADS/spinner" 5 &
+U=$!
+pids+=("$U")
+sleep 0.2
+setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups \
+	"$TSARUN" -p "$U" --interval 200ms --count 2 --output json --show-idle >"$T_TMP/u.jsonl" 2>"$T_TMP/err"
+equal "unprivileged: exit 0" "$?" 0
+equal "unprivileged: two lines" "$(wc -l <"$T_TMP/u.jsonl")" 2
+equal "unprivileged: procfs active, taskstats unavailable with a reason" \
+	"$(jq -r '"\(.sources_active | join(",")) \([.sources_unavailable[] | select(.source == "taskstats") | .reason | length > 10])"' "$T_TMP/u.jsonl" | head -1)" \
+	"procfs [true]"
+check "unprivileged: the spinner's threads are there" \
+	jq -e -s '[.[].threads[] | select(.comm == "spinner" and .on_cpu_ns > 0)] | length == 2' "$T_TMP/u.jsonl"
+
+# Errors: 125 and a message.
+"$TSARUN" -p 999999999 2>"$T_TMP/err"
+equal "-p of no process: 125" "$?" 125
+"$TSARUN" -p 4194304 --count 1 2>"$T_TMP/err"
+equal "-p of a pid that does not exist: 125" "$?" 125
+check "... saying so" grep -q "no such process" "$T_TMP/err"
+"$TSARUN" -p "$P" -- true 2>"$T_TMP/err"
+equal "-p with a command: 125" "$?" 125
+"$TSARUN" -p "$P" --backend ebpf 2>"$T_TMP/err"
+equal "-p --backend ebpf: 125 (monitor mode samples procfs)" "$?" 125
+"$TSARUN" -p "$P" --interval 10ms --sample 10ms 2>"$T_TMP/err"
+equal "--sample not shorter than --interval: 125" "$?" 125
