@@ -237,10 +237,15 @@ static int read_totals(struct rd *d, const cJSON *t, struct run_totals *tot)
 		ret = get_u64(d, t, "residual_ns", false, &tot->residual_ns);
 	if (!ret)
 		ret = get_u64(d, t, "lifetime_ns", false, &tot->lifetime_ns);
-	if (!ret)
+	/* null: a thread's source could not count them (procfs); absent: not an artifact. */
+	if (cJSON_IsNull(item(t, "voluntary_switches")))
+		tot->unmeasured |= ACCT_NO_SWITCHES;
+	else if (!ret)
 		ret = get_u64(d, t, "voluntary_switches", true, &tot->voluntary);
-	if (!ret)
+	if (!ret && !cJSON_IsNull(item(t, "involuntary_switches")))
 		ret = get_u64(d, t, "involuntary_switches", true, &tot->involuntary);
+	if (cJSON_IsNull(item(t, "wakeups")))
+		tot->unmeasured |= ACCT_NO_WAKEUPS;
 	if (!ret)
 		ret = get_u64(d, t, "slices", false, &tot->slices);
 	if (!ret)

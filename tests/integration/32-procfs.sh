@@ -61,6 +61,11 @@ equal "procfs alone: the tree was found by scanning /proc" "$(jqv "$J" '.runs[0]
 check "procfs alone: seen CPU time is within rusage's" \
 	jq -e '.runs[0].quality.cross_check.tree_cpu_vs_rusage | .available and .sum_ebpf <= .sum_kernel' "$J"
 
+# The stored artifact reads back: tsarun report shows what was not counted as "-".
+"$TSARUN" report "$J" >"$T_TMP/report.txt" 2>&1
+equal "procfs alone: tsarun report reads the artifact back" "$?" 0
+check "... switches not counted show as -, not 0/0" grep -qE 'spinsleep .* - +- *$' "$T_TMP/report.txt"
+
 # --sample changes the cadence.
 "$TSARUN" -q -b proc --sample 50ms --json "$J" -- "$WORKLOADS/spin_sleep" 200 100
 check "--sample 50ms: the interval is recorded" jq -e '.runs[0].quality.procfs.sample_interval_ns == 50000000' "$J"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A process to attach to: "spinner" spins on the CPU without a break,
- * "sleeper" sleeps in 1 s naps, for SEC seconds; then it exits 0.
- * Usage: spinner [SEC=10]
+ * "sleeper" sleeps in 1 s naps (SLEEPERS of them), for SEC seconds; then
+ * it exits 0. Usage: spinner [SEC=10] [SLEEPERS=1]
  */
 #include <sys/prctl.h>
 
@@ -34,12 +34,19 @@ static void *nap(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t a, b;
+	int n = (int)arg_double(argc, argv, 2, 1);
+	pthread_t a, *b;
 
 	sec = arg_double(argc, argv, 1, 10);
-	if (pthread_create(&a, NULL, spin, NULL) || pthread_create(&b, NULL, nap, NULL))
+	b = calloc(n > 0 ? (size_t)n : 1, sizeof(*b));
+	if (!b || pthread_create(&a, NULL, spin, NULL))
 		return 1;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&b[i], NULL, nap, NULL))
+			return 1;
 	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	for (int i = 0; i < n; i++)
+		pthread_join(b[i], NULL);
+	free(b);
 	return 0;
 }
