@@ -227,6 +227,8 @@ static cJSON *thread_json(const struct thread_acct *t)
 	else
 		cJSON_AddItemToObject(o, "offcpu_hist_log2_us", hist_json(t->hist));
 	cJSON_AddItemToObject(o, "sampled", sampled_json(t));
+	if (t->source == ACCT_SRC_PROC)
+		cJSON_AddBoolToObject(o, "counters_from_exit_record", t->counters_from_exit);
 	if (t->have_delays) {
 		cJSON *d = cJSON_CreateObject();
 

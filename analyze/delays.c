@@ -146,6 +146,40 @@ static int check_counter(struct delay_counter *c, uint64_t life, uint64_t bound)
 	return 0;
 }
 
+/*
+ * A procfs thread's counters stop at its last sample; its exit record has
+ * them at its exit (sum_exec_runtime, run_delay and pcount, a few
+ * microseconds before its final switch): the part the samples missed goes
+ * from residual to on-CPU and runqueue. Only for a thread sampled from its
+ * birth (its counters then start at 0, as the record's do).
+ */
+static void complete_from_exit(struct thread_acct *t, const struct ts_record *rec)
+{
+	const struct delay_counter *c = &rec->delays[DELAY_CPU];
+	uint64_t on = rec->run_ns, rq, pc, add;
+
+	if (!c->available)
+		return;
+	rq = c->total_ns;
+	pc = c->count;
+	/* Counters only grow: a record below the samples is not this life's end. */
+	if (on < t->state_ns[TSA_ST_ONCPU] || rq < t->state_ns[TSA_ST_RUNQ] || pc < t->slices)
+		return;
+	add = (on - t->state_ns[TSA_ST_ONCPU]) + (rq - t->state_ns[TSA_ST_RUNQ]);
+	t->state_ns[TSA_ST_ONCPU] = on;
+	t->state_ns[TSA_ST_RUNQ] = rq;
+	t->slices = pc;
+	if (add <= t->residual_ns) {
+		t->residual_ns -= add;
+	} else {
+		/* Its end was estimated in the gap after its last sample: later, then. */
+		t->lifetime_ns += add - t->residual_ns;
+		t->end_ns += (int64_t)(add - t->residual_ns);
+		t->residual_ns = 0;
+	}
+	t->counters_from_exit = true;
+}
+
 static void attach(struct thread_acct *t, const struct ts_record *rec, const struct delays_opts *o,
 		   struct taskstats_quality *q)
 {
@@ -181,6 +215,9 @@ static void attach(struct thread_acct *t, const struct ts_record *rec, const str
 		else if (r < 0)
 			q->implausible++;
 	}
+	if (t->source == ACCT_SRC_PROC && rec->from_exit && t->have_sampled &&
+	    t->sampled.from_birth && !t->sampled.final)
+		complete_from_exit(t, rec);
 }
 
 /* A thread known only from its taskstats record. */

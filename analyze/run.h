@@ -153,6 +153,8 @@ struct thread_acct {
 	uint8_t source;	     /* enum acct_source */
 	uint32_t unmeasured; /* enum acct_unmeasured */
 	bool have_sampled;   /* the procfs source saw it: sampled */
+	/* procfs: on-CPU, runqueue and slices run to its taskstats exit record, not its last sample */
+	bool counters_from_exit;
 	struct thread_sampled sampled;
 
 	/* Off-CPU intervals shorter than --offcpu-min (not charged to a stack). */

@@ -9,6 +9,7 @@
 
 #include "delays.h"
 #include "fold.h"
+#include "metrics.h"
 #include "pidset.h"
 #include "probe.h"
 #include "procfs.h"
@@ -263,11 +264,16 @@ static int tp_collect(struct probe *pr, struct run *r)
 		recs[i] = &p->blocks[i / BLOCK_RECS][i % BLOCK_RECS];
 	ret = delays_attach(r, recs, p->n, &p->dopts);
 	free(recs);
-	if (!ret && r->nthreads != nthreads) {
+	if (!ret && r->quality.procfs.active && !run_source_active(r, "ebpf")) {
+		/*
+		 * procfs made the threads: exit records completed their counters
+		 * and added the threads no sample saw. Totals and the tree check again.
+		 */
 		ret = fold_finish(r);
-		/* Threads known only by their exit record join the procfs source's tree check. */
-		if (!ret && r->quality.procfs.active && !r->quality.procfs_on_cpu.available)
+		if (!ret)
 			smp_run_checks(r);
+	} else if (!ret && r->nthreads != nthreads) {
+		ret = fold_finish(r);
 	}
 	r->quality.taskstats_drops += ts_client__drops(p->c) - p->drops0;
 	q->overruns = ts_client__overruns(p->c) - p->overruns0;

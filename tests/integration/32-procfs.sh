@@ -156,6 +156,22 @@ equal "... those no sample saw come from their exit records" \
 	"$((201 - $(jqv "$J" '.runs[0].quality.procfs.threads_seen')))"
 equal "... every record attached on identity, none ambiguous" \
 	"$(jqv "$J" '.runs[0].quality.taskstats | "\(.attached) \(.identity_mismatches)"')" "201 0"
+# A sampled thread's exit record carries its counters at its exit: they
+# replace the last sample's, which missed at most the gap after it and a
+# tick of staleness; never less than the samples' (counters only grow).
+equal "... every sampled thread born in the run has its counters to its exit" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.accounting_source == "procfs" and .sampled.counters_from == "birth" and .counters_from_exit_record != true)] | length')" 0
+bad=$(jq -r --argjson tick "$tick" '.runs[0].threads[] | select(.counters_from_exit_record) |
+	select(.on_cpu_ns < .sampled.on_cpu_ns or .runqueue_ns < .sampled.runqueue_ns or
+	       .on_cpu_ns - .sampled.on_cpu_ns > .sampled.unobserved_max_ns + $tick or
+	       .runqueue_ns - .sampled.runqueue_ns > .sampled.unobserved_max_ns + $tick) |
+	"\(.tid): on \(.on_cpu_ns) vs \(.sampled.on_cpu_ns), rq \(.runqueue_ns) vs \(.sampled.runqueue_ns), gap \(.sampled.unobserved_max_ns)"' "$J")
+equal "... and each adds to its samples at most the gap after its last one" "$bad" ""
+# Then the tree's CPU time is nearly all accounted for: rusage also has each
+# thread's last microseconds after its exit record, and the command's own
+# thread's time after its last sample.
+at_most "... rusage CPU time no thread accounts for, % (was the short threads')" \
+	"$(jqv "$J" '.runs[0].quality.cross_check.tree_cpu_vs_rusage.unseen_fraction * 100')" 2
 
 # --- auto, as root: eBPF works, so procfs is not sampled, and says why -----------------
 "$TSARUN" -q --json "$J" -- true

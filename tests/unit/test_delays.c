@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Taskstats records reach a thread only on a proven identity. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "unit.h"
@@ -8,6 +9,7 @@
 #include "fixtures.h"
 #include "fold.h"
 #include "run.h"
+#include "sampling.h"
 #include "taskstats.h"
 
 /* An eBPF thread whose identity (task start) is on the same clock as its times. */
@@ -267,6 +269,66 @@ static void test_create_missing(void **state)
 }
 
 /*
+ * A thread the procfs source sampled from its birth: its exit record's
+ * counters (at its exit) replace its last sample's, and the time they add
+ * leaves the residual. A record whose counters are below the samples' is
+ * not its end: nothing is replaced.
+ */
+static void test_procfs_counters_to_exit(void **state)
+{
+	const struct smp_clock clk = {.ns_per_tick = 10 * MS};
+	struct procfs_stat st = {
+	    .pid = 101, .state = 'R', .ppid = 1, .starttime_ticks = T0 / (10 * MS)};
+	struct procfs_schedstat ss = {0};
+	struct smp_thread s;
+	struct ts_record rec = {0};
+	struct run r;
+
+	for (int pass = 0; pass < 2; pass++) {
+		memset(&r, 0, sizeof(r));
+		r.start_mono_ns = T0;
+		r.threads = calloc(1, sizeof(*r.threads));
+		r.nthreads = 1;
+		/* Born at T0 + 1 ms, sampled at 5 and 15 ms (10 ms of CPU then), gone at 25 ms. */
+		smp_thread_start(&s, &st, &ss, T0 + 5 * MS, T0 + 1 * MS, &clk);
+		s.pid = 100;
+		ss = (struct procfs_schedstat){10 * MS, 1 * MS, 4};
+		smp_thread_sample(&s, &st, &ss, T0 + 15 * MS);
+		smp_thread_gone(&s, T0 + 25 * MS);
+		smp_thread_acct(&s, &r.threads[0], T0, &clk);
+		assert_int_equal(r.threads[0].state_ns[TSA_ST_ONCPU], 10 * MS);
+		rec.tid = 101;
+		rec.tgid = 100;
+		rec.have_tgid = true;
+		rec.from_exit = true;
+		rec.version = 16;
+		rec.etime_ns = 18 * MS;
+		rec.recv_ns = T0 + 21 * MS;
+		rec.run_ns = pass ? 9 * MS : 14 * MS; /* the second: below the samples */
+		rec.delays[DELAY_CPU] =
+		    (struct delay_counter){.available = true, .count = 6, .total_ns = 2 * MS};
+		assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+		assert_true(r.threads[0].have_delays);
+		if (!pass) {
+			assert_true(r.threads[0].counters_from_exit);
+			assert_int_equal(r.threads[0].state_ns[TSA_ST_ONCPU], 14 * MS);
+			assert_int_equal(r.threads[0].state_ns[TSA_ST_RUNQ], 2 * MS);
+			assert_int_equal(r.threads[0].slices, 6);
+			/* Life 3 .. 20 ms (17 ms): 16 ms runnable, 1 ms residual left. */
+			assert_int_equal(r.threads[0].lifetime_ns, 17 * MS);
+			assert_int_equal(r.threads[0].residual_ns, 1 * MS);
+			assert_int_equal(r.threads[0].sampled.on_cpu_ns,
+					 10 * MS); /* the samples' own */
+		} else {
+			assert_false(r.threads[0].counters_from_exit);
+			assert_int_equal(r.threads[0].state_ns[TSA_ST_ONCPU], 10 * MS);
+		}
+		run__free_detail(&r);
+		ss = (struct procfs_schedstat){0};
+	}
+}
+
+/*
  * The kernel timed one wait from an unset start (0): that wait is longer
  * than the thread's life. It is left out, and said so; an impossible
  * counter is refused.
@@ -330,6 +392,7 @@ int main(void)
 	    cmocka_unit_test(test_non_cpu_not_live),
 	    cmocka_unit_test(test_query),
 	    cmocka_unit_test(test_create_missing),
+	    cmocka_unit_test(test_procfs_counters_to_exit),
 	    cmocka_unit_test(test_impossible_counters),
 	};
 
