@@ -923,6 +923,14 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			return fail(err, errlen,
 				    "--backend ebpf: monitor mode (-p) samples procfs and queries "
 				    "taskstats; choose auto, proc or taskstats");
+		/* Options of a command's run would be silently ignored: say so instead. */
+		if (o->json_path || o->out_dir || o->report_path || o->runs_given || o->warmup ||
+		    o->baseline_path || o->baseline_cmd || o->stacks || o->user)
+			return fail(
+			    err, errlen,
+			    "-p: --json, --out-dir, --report, --runs, --warmup, --baseline, "
+			    "--stacks and --user are for running a command (monitor mode "
+			    "writes JSON Lines with --output json)");
 		if (o->sample_ns >= o->interval_ns)
 			return fail(err, errlen,
 				    "--sample must be shorter than --interval (%llu ms >= %llu ms)",

@@ -295,6 +295,10 @@ static void test_monitor(void **state)
 			 -EINVAL);
 	assert_int_equal(PARSE(&o, err, "--count", "3", "--", "true"), -EINVAL);
 	assert_non_null(strstr(err, "monitor mode"));
+	/* A run's options are not silently ignored. */
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--json", "a.json"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--runs", "3"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--stacks"), -EINVAL);
 }
 
 static void test_quiet_implies_no_table(void **state)
