@@ -13,32 +13,13 @@
 #include <cjson/cJSON.h>
 
 #include "artifact.h"
+#include "artifact_json.h"
 #include "gate.h"
 #include "metrics.h"
 #include "bashprof.h"
 #include "run.h"
 #include "stacks.h"
 #include "status.h"
-
-/*
- * cJSON keeps numbers as doubles; nanosecond counts and boot-relative times
- * can pass 2^53, so integers are written as raw text and stay exact.
- */
-static void add_u64(cJSON *o, const char *name, uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	cJSON_AddRawToObject(o, name, buf);
-}
-
-static void add_i64(cJSON *o, const char *name, int64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%lld", (long long)v);
-	cJSON_AddRawToObject(o, name, buf);
-}
 
 static void add_str(cJSON *o, const char *name, const char *s)
 {

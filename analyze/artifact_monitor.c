@@ -10,24 +10,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "artifact_json.h"
 #include "monitor.h"
 #include "run.h"
-
-static void u64(cJSON *o, const char *name, uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	cJSON_AddRawToObject(o, name, buf);
-}
-
-static void i64(cJSON *o, const char *name, int64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%lld", (long long)v);
-	cJSON_AddRawToObject(o, name, buf);
-}
 
 static cJSON *delays_json(const struct thread_acct *t)
 {
@@ -44,8 +29,8 @@ static cJSON *delays_json(const struct thread_acct *t)
 			continue;
 		}
 		c = cJSON_CreateObject();
-		u64(c, "count", t->delays[i].count);
-		u64(c, "total_ns", t->delays[i].total_ns);
+		add_u64(c, "count", t->delays[i].count);
+		add_u64(c, "total_ns", t->delays[i].total_ns);
 		cJSON_AddItemToObject(d, delay_name(i), c);
 	}
 	cJSON_AddNumberToObject(d, "version", t->delays_version);
@@ -63,29 +48,29 @@ static cJSON *thread_json(const struct thread_acct *t, uint64_t span)
 	cJSON_AddBoolToObject(o, "first_state_known", t->first_state_known);
 	cJSON_AddBoolToObject(o, "alive", (t->flags & TSA_F_SURVIVOR) != 0);
 	cJSON_AddStringToObject(o, "accounting_source", "procfs");
-	i64(o, "start_ns", t->start_ns);
-	i64(o, "end_ns", t->end_ns);
-	u64(o, "lifetime_ns", t->lifetime_ns);
-	u64(o, "on_cpu_ns", t->state_ns[TSA_ST_ONCPU]);
-	u64(o, "runqueue_ns", t->state_ns[TSA_ST_RUNQ]);
-	u64(o, "sleeping_ns", t->state_ns[TSA_ST_SLEEP]);
-	u64(o, "uninterruptible_ns", t->state_ns[TSA_ST_DISK]);
-	u64(o, "stopped_ns", t->state_ns[TSA_ST_STOPPED]);
-	u64(o, "residual_ns", t->residual_ns);
-	u64(o, "slices", t->slices);
+	add_i64(o, "start_ns", t->start_ns);
+	add_i64(o, "end_ns", t->end_ns);
+	add_u64(o, "lifetime_ns", t->lifetime_ns);
+	add_u64(o, "on_cpu_ns", t->state_ns[TSA_ST_ONCPU]);
+	add_u64(o, "runqueue_ns", t->state_ns[TSA_ST_RUNQ]);
+	add_u64(o, "sleeping_ns", t->state_ns[TSA_ST_SLEEP]);
+	add_u64(o, "uninterruptible_ns", t->state_ns[TSA_ST_DISK]);
+	add_u64(o, "stopped_ns", t->state_ns[TSA_ST_STOPPED]);
+	add_u64(o, "residual_ns", t->residual_ns);
+	add_u64(o, "slices", t->slices);
 	snprintf(pct, sizeof(pct), "%.3f",
 		 span ? 100.0 * (double)t->state_ns[TSA_ST_ONCPU] / (double)span : 0.0);
 	cJSON_AddRawToObject(o, "on_cpu_percent", pct);
-	u64(o, "samples", s->samples);
-	u64(o, "max_gap_ns", s->max_gap_ns);
-	u64(o, "transitions", s->transitions);
-	u64(o, "transition_uncertainty_ns", s->uncertainty_ns);
-	u64(o, "unobserved_max_ns", s->unobserved_max_ns);
+	add_u64(o, "samples", s->samples);
+	add_u64(o, "max_gap_ns", s->max_gap_ns);
+	add_u64(o, "transitions", s->transitions);
+	add_u64(o, "transition_uncertainty_ns", s->uncertainty_ns);
+	add_u64(o, "unobserved_max_ns", s->unobserved_max_ns);
 	by = cJSON_AddObjectToObject(o, "by_state_ns");
-	u64(by, "running", s->by_state_ns[0]);
-	u64(by, "sleeping", s->by_state_ns[1]);
-	u64(by, "uninterruptible", s->by_state_ns[2]);
-	u64(by, "stopped", s->by_state_ns[3]);
+	add_u64(by, "running", s->by_state_ns[0]);
+	add_u64(by, "sleeping", s->by_state_ns[1]);
+	add_u64(by, "uninterruptible", s->by_state_ns[2]);
+	add_u64(by, "stopped", s->by_state_ns[3]);
 	cJSON_AddItemToObject(o, "delays", delays_json(t));
 	return o;
 }
@@ -103,13 +88,13 @@ char *monitor_json_line(const struct monitor_report *m)
 	cJSON_AddStringToObject(o, "type", m->final ? "final" : "interval");
 	cJSON_AddNumberToObject(o, "pid", m->pid);
 	cJSON_AddStringToObject(o, "comm", m->comm);
-	u64(o, "index", m->index);
-	i64(o, "start_ns", m->start_ns);
-	i64(o, "end_ns", m->end_ns);
-	u64(o, "interval_ns", span);
-	u64(o, "sample_interval_ns", m->sample_ns);
-	u64(o, "samples", m->samples);
-	u64(o, "max_gap_ns", m->max_gap_ns);
+	add_u64(o, "index", m->index);
+	add_i64(o, "start_ns", m->start_ns);
+	add_i64(o, "end_ns", m->end_ns);
+	add_u64(o, "interval_ns", span);
+	add_u64(o, "sample_interval_ns", m->sample_ns);
+	add_u64(o, "samples", m->samples);
+	add_u64(o, "max_gap_ns", m->max_gap_ns);
 	cJSON_AddBoolToObject(o, "process_exited", m->exited);
 	act = cJSON_AddArrayToObject(o, "sources_active");
 	un = cJSON_AddArrayToObject(o, "sources_unavailable");
@@ -124,7 +109,7 @@ char *monitor_json_line(const struct monitor_report *m)
 			cJSON_AddItemToArray(un, u);
 		}
 	}
-	u64(o, "threads_total", m->nthreads);
+	add_u64(o, "threads_total", m->nthreads);
 	th = cJSON_AddArrayToObject(o, "threads");
 	for (size_t k = 0; k < m->nshown; k++)
 		cJSON_AddItemToArray(th, thread_json(&m->threads[m->shown[k]], span));
