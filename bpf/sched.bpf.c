@@ -371,7 +371,8 @@ static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
  * skipped for a wakeup that asked for this reschedule: then only the real
  * clock will do.
  */
-static __always_inline __u64 switch_time(const struct rqinfo *ri, struct task_struct *next)
+/* next_lq: the task switched in's sched_info.last_queued. */
+static __always_inline __u64 switch_time(const struct rqinfo *ri, __u64 next_lq)
 {
 	__u32 cpu = ri->cpu;
 	struct cpu_clock *c;
@@ -385,7 +386,7 @@ static __always_inline __u64 switch_time(const struct rqinfo *ri, struct task_st
 	if (targ_wakeup_events)
 		stale = ri->clock == c->woke_clock;
 	else
-		stale = ri->clock == next->sched_info.last_queued;
+		stale = ri->clock == next_lq;
 	if (stale)
 		return bpf_ktime_get_ns();
 	return fresh_time(ri);
@@ -860,7 +861,7 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 }
 
 static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *p, __u64 now,
-				      __u64 taken, __u32 cpu)
+				      __u64 taken, __u32 cpu, __u64 unstamped)
 {
 	__u64 wake;
 
@@ -917,9 +918,7 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 		t->migrations++;
 	t->last_cpu = cpu;
 	t->steal_mark = taken | 1; /* never 0: 0 means no slice open */
-	/* The kernel's arrival, right after this event, skips a task with no queue stamp. */
-	if (LINUX_KERNEL_VERSION >= KERNEL_VERSION(5, 14, 0) && !p->sched_info.last_queued)
-		t->unstamped++;
+	t->unstamped += unstamped;
 	t->slices++;
 	t->state = TSA_ST_ONCPU;
 	t->since_ns = now;
@@ -936,7 +935,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 {
 	struct tsa_thread *tp, *tn;
 	struct rqinfo ri;
-	__u64 now;
+	__u64 now, next_lq;
 
 	tp = bpf_task_storage_get(&tasks, prev, NULL, 0);
 	tn = bpf_task_storage_get(&tasks, next, NULL, 0);
@@ -946,7 +945,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		return;
 	/* prev and next share this CPU's runqueue: read it once, through either. */
 	read_rq(tp ? prev : next, &ri);
-	now = switch_time(&ri, next);
+	next_lq = next->sched_info.last_queued;
+	now = switch_time(&ri, next_lq);
 	if (tp) {
 		if (!targ_switch_has_state) {
 			if (bpf_core_field_exists(prev->__state))
@@ -958,7 +958,12 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		switch_out(ctx, tp, prev, preempt, prev_state, not_before(tp, now), ri.taken);
 	}
 	if (tn)
-		switch_in(tn, next, not_before(tn, now), ri.taken, ri.cpu);
+		/*
+		 * The kernel's arrival, right after this event, skips a task
+		 * with no queue stamp (since 5.14): counted for the cross-check.
+		 */
+		switch_in(tn, next, not_before(tn, now), ri.taken, ri.cpu,
+			  LINUX_KERNEL_VERSION >= KERNEL_VERSION(5, 14, 0) && !next_lq);
 }
 
 static __always_inline void on_wakeup(struct task_struct *p)
