@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fold.h"
 #include "pidset.h"
 #include "probe.h"
@@ -54,22 +55,6 @@ struct proc_probe {
 	struct procfs_quality q;
 	int err;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Read a small file relative to dirfd. Returns its length or -errno. */
 static ssize_t read_at(int dirfd, const char *name, char *buf, size_t len)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "evloop.h"
 #include "options.h"
 #include "probe.h"
@@ -45,14 +46,6 @@ struct watch {
 	uint64_t kill_deadline_ns;
 	int err;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t tv_ns(const struct timeval *tv)
 {
@@ -100,7 +93,7 @@ static void main_reaped(struct watch *w, const siginfo_t *si, const struct rusag
 	add_rusage(&w->r->ru, ru);
 	evloop__del(w->loop, w->child->pidfd);
 	w->main_exited = true;
-	w->main_exit_ns = now_ns();
+	w->main_exit_ns = mono_ns();
 	status_from_wait(w->r, wait_status(si));
 }
 
@@ -244,10 +237,10 @@ static int watch_loop(struct watch *w, struct evloop *l)
 
 	for (int i = 0; i < sv->nprobes && i < 8; i++)
 		if (sv->probes[i].armed && sv->probes[i].tick_ns)
-			next_tick[i] = now_ns() + sv->probes[i].tick_ns;
+			next_tick[i] = mono_ns() + sv->probes[i].tick_ns;
 	reap(w);
 	for (;;) {
-		uint64_t now = now_ns(), deadline = UINT64_MAX;
+		uint64_t now = mono_ns(), deadline = UINT64_MAX;
 		int timeout;
 
 		for (int i = 0; i < sv->nprobes && i < 8; i++) {
@@ -401,7 +394,7 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		if (sandbox_enter(why, sizeof(why)))
 			fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
 	}
-	r->start_mono_ns = now_ns();
+	r->start_mono_ns = mono_ns();
 	ret = spawn__release(&child, &sres);
 	if (ret) {
 		snprintf(err, errlen, "cannot release the child: %s", strerror(-ret));
@@ -427,7 +420,7 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		goto out_child;
 	}
 	r->wall_ns = w.main_exit_ns - r->start_mono_ns;
-	r->desc.waited_ns = now_ns() - w.main_exit_ns;
+	r->desc.waited_ns = mono_ns() - w.main_exit_ns;
 	if (!w.tree_empty)
 		r->desc.left_running = count_descendants(spawner__pid(sv->spawner));
 

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "delays.h"
 #include "fold.h"
 #include "metrics.h"
@@ -46,14 +47,6 @@ struct ts_probe {
 	int err;
 	struct delays_opts dopts;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct ts_probe *ts_probe__new(char *err, size_t errlen)
 {
