@@ -163,8 +163,15 @@ static void complete_from_exit(struct thread_acct *t, const struct ts_record *re
 	rq = c->total_ns;
 	pc = c->count;
 	/* Counters only grow: a record below the samples is not this life's end. */
-	if (on < t->state_ns[TSA_ST_ONCPU] || rq < t->state_ns[TSA_ST_RUNQ] || pc < t->slices)
+	if (rq < t->state_ns[TSA_ST_RUNQ] || pc < t->slices)
 		return;
+	/*
+	 * Except on-CPU: the record is written early in the exit, which then
+	 * runs on (a few to tens of microseconds), and a sample taken in that
+	 * time has more of it. The larger is the nearer to the end.
+	 */
+	if (on < t->state_ns[TSA_ST_ONCPU])
+		on = t->state_ns[TSA_ST_ONCPU];
 	add = (on - t->state_ns[TSA_ST_ONCPU]) + (rq - t->state_ns[TSA_ST_RUNQ]);
 	t->state_ns[TSA_ST_ONCPU] = on;
 	t->state_ns[TSA_ST_RUNQ] = rq;

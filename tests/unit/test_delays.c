@@ -271,8 +271,9 @@ static void test_create_missing(void **state)
 /*
  * A thread the procfs source sampled from its birth: its exit record's
  * counters (at its exit) replace its last sample's, and the time they add
- * leaves the residual. A record whose counters are below the samples' is
- * not its end: nothing is replaced.
+ * leaves the residual. A record whose runqueue wait or slices are below the
+ * samples' is not its end: nothing is replaced. Its on-CPU time alone may
+ * be below a sample taken in the rest of the exit: the sample's stays.
  */
 static void test_procfs_counters_to_exit(void **state)
 {
@@ -284,7 +285,7 @@ static void test_procfs_counters_to_exit(void **state)
 	struct ts_record rec = {0};
 	struct run r;
 
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 3; pass++) {
 		memset(&r, 0, sizeof(r));
 		r.start_mono_ns = T0;
 		r.threads = calloc(1, sizeof(*r.threads));
@@ -304,9 +305,10 @@ static void test_procfs_counters_to_exit(void **state)
 		rec.version = 16;
 		rec.etime_ns = 18 * MS;
 		rec.recv_ns = T0 + 21 * MS;
-		rec.run_ns = pass ? 9 * MS : 14 * MS; /* the second: below the samples */
-		rec.delays[DELAY_CPU] =
-		    (struct delay_counter){.available = true, .count = 6, .total_ns = 2 * MS};
+		/* The second: on-CPU below the samples; the third: the wait below them. */
+		rec.run_ns = pass == 1 ? 9 * MS : 14 * MS;
+		rec.delays[DELAY_CPU] = (struct delay_counter){
+		    .available = true, .count = 6, .total_ns = pass == 2 ? MS / 2 : 2 * MS};
 		assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
 		assert_true(r.threads[0].have_delays);
 		if (!pass) {
@@ -319,9 +321,15 @@ static void test_procfs_counters_to_exit(void **state)
 			assert_int_equal(r.threads[0].residual_ns, 1 * MS);
 			assert_int_equal(r.threads[0].sampled.on_cpu_ns,
 					 10 * MS); /* the samples' own */
+		} else if (pass == 1) {
+			assert_true(r.threads[0].counters_from_exit);
+			assert_int_equal(r.threads[0].state_ns[TSA_ST_ONCPU], 10 * MS);
+			assert_int_equal(r.threads[0].state_ns[TSA_ST_RUNQ], 2 * MS);
+			assert_int_equal(r.threads[0].slices, 6);
 		} else {
 			assert_false(r.threads[0].counters_from_exit);
 			assert_int_equal(r.threads[0].state_ns[TSA_ST_ONCPU], 10 * MS);
+			assert_int_equal(r.threads[0].state_ns[TSA_ST_RUNQ], 1 * MS);
 		}
 		run__free_detail(&r);
 		ss = (struct procfs_schedstat){0};
