@@ -240,7 +240,11 @@ struct rqinfo {
  * Read p's runqueue (the one it is on, or is being switched in on). It is
  * reached through the task: runqueues is a per-CPU data symbol, absent from
  * kallsyms without CONFIG_KALLSYMS_ALL. Direct loads where the kernel has
- * cfs_rq->rq (group scheduling); this runs at every tracked event.
+ * cfs_rq->rq (group scheduling), for the switch, which runs at every
+ * tracked event. The verifier checks a direct load of a pointer field
+ * (p->se.cfs_rq) by searching the kernel's whole BTF by name, at every walk
+ * of it: this is called from one place only, and read_rq_cold() serves
+ * every other.
  */
 static __always_inline void read_rq(struct task_struct *p, struct rqinfo *ri)
 {
@@ -271,12 +275,10 @@ static __always_inline void read_rq(struct task_struct *p, struct rqinfo *ri)
 }
 
 /*
- * The same, for programs off the event path (the survivors' iterator):
- * probe reads. The verifier checks a direct load of a pointer field
- * (p->se.cfs_rq, cfs_rq->rq) by searching the kernel's BTF by name, every
- * time it walks the load; in the iterator that made a third of tsarun's
- * start-up. On the event path the direct loads stay: they are cheaper
- * there, where it counts.
+ * The same with probe reads, for what runs once per thread or less (its
+ * first event, its creation, the survivors' iterator):
+ * they cost the verifier nothing to speak of. In the iterator alone the
+ * direct loads made a third of tsarun's start-up.
  */
 static __always_inline void read_rq_cold(struct task_struct *p, struct rqinfo *ri)
 {
@@ -440,7 +442,7 @@ static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, _
 		__u64 lq = BPF_CORE_READ(p, sched_info.last_queued), lqm;
 		struct rqinfo ri;
 
-		read_rq(p, &ri);
+		read_rq_cold(p, &ri);
 		lqm = lq && ri.ok ? clock_to_mono(ri.cpu, lq) : 0;
 		if (lqm && now > lqm)
 			t->kstart[TSA_K_RUN_DELAY] += now - lqm;
@@ -571,7 +573,7 @@ static __always_inline bool in_syscall_handler(struct task_struct *p)
 
 	if (!regs)
 		return false;
-	return (long)BPF_CORE_READ(regs, orig_ax) != -1 && (long)BPF_CORE_READ(regs, ax) == -ENOSYS;
+	return (long)REGS_READ(regs, orig_ax) != -1 && (long)REGS_READ(regs, ax) == -ENOSYS;
 #else
 	return false;
 #endif
@@ -943,8 +945,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	barrier_var(tn);
 	if (!tp && !tn)
 		return;
-	/* prev and next share this CPU's runqueue: read it once, through either. */
-	read_rq(tp ? prev : next, &ri);
+	/* prev and next share this CPU's runqueue: read it once, through prev. */
+	read_rq(prev, &ri);
 	next_lq = next->sched_info.last_queued;
 	now = switch_time(&ri, next_lq);
 	if (tp) {
@@ -974,7 +976,7 @@ static __always_inline void on_wakeup(struct task_struct *p)
 
 	if (!targ_wakeup_events)
 		return; /* not attached then; keeps the verifier from walking the rest */
-	read_rq(p, &ri);
+	read_rq_cold(p, &ri);
 	note_wakeup_clock(&ri);
 	if (!t)
 		return;
@@ -1011,7 +1013,7 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 
 	struct rqinfo ri;
 
-	read_rq(p, &ri);
+	read_rq_cold(p, &ri);
 	if (targ_wakeup_events)
 		note_wakeup_clock(&ri);
 	pt = bpf_task_storage_get(&tasks, parent, NULL, 0);
@@ -1145,8 +1147,23 @@ int BPF_PROG(tsa_wakeup_new, struct task_struct *p)
  * Survivors: for every tracked task still alive, a snapshot of its record
  * with the current interval closed at now. The live record is not changed.
  */
+/*
+ * The iterator's context (struct bpf_iter__task) and its meta, declared
+ * without CO-RE: their layout is the iterator interface's (the meta, then
+ * the task; the seq_file first in the meta), and relocating them cost
+ * libbpf two searches of the kernel's whole BTF at every start.
+ */
+struct tsa_iter_meta {
+	struct seq_file *seq;
+};
+
+struct tsa_iter_task {
+	struct tsa_iter_meta *meta;
+	struct task_struct *task;
+};
+
 SEC("iter/task")
-int tsa_survivors(struct bpf_iter__task *ctx)
+int tsa_survivors(struct tsa_iter_task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *p = ctx->task;

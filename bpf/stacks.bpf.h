@@ -169,6 +169,34 @@ static __always_inline void take_current_kstack(void *ctx, struct tsa_stack_id *
 	store_kstack(s, n, id);
 }
 
+#if defined(__TARGET_ARCH_x86)
+/*
+ * The user registers saved at kernel entry: on x86-64, struct pt_regs is
+ * laid out by the entry code and is ptrace's user_regs_struct, so it is
+ * read at fixed offsets. Relocating it (CO-RE) cost libbpf a search of the
+ * kernel's whole BTF at every start.
+ */
+struct tsa_x86_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs,
+	    flags, sp, ss;
+};
+
+#define REGS_READ(regs, field)                                                        \
+	({                                                                            \
+		__u64 v_ = 0;                                                         \
+		bpf_probe_read_kernel(&v_, sizeof(v_),                                \
+				      &((const struct tsa_x86_regs *)(regs))->field); \
+		v_;                                                                   \
+	})
+#define regs_ip(regs) REGS_READ(regs, ip)
+#define regs_sp(regs) REGS_READ(regs, sp)
+#define regs_fp(regs) REGS_READ(regs, bp)
+#else
+#define regs_ip(regs) PT_REGS_IP_CORE(regs)
+#define regs_sp(regs) PT_REGS_SP_CORE(regs)
+#define regs_fp(regs) PT_REGS_FP_CORE(regs)
+#endif
+
 /*
  * The user stack of the current task, whose user registers are regs: the
  * kernel's frame-pointer walk, and the top of the stack from sp to just
@@ -201,9 +229,9 @@ static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs,
 		flags |= TSA_SF_TRUNCATED;
 		count(TSA_C_TRUNCATED);
 	}
-	ip = PT_REGS_IP_CORE(regs);
-	sp = PT_REGS_SP_CORE(regs);
-	bp = PT_REGS_FP_CORE(regs);
+	ip = regs_ip(regs);
+	sp = regs_sp(regs);
+	bp = regs_fp(regs);
 	/* The walk's frames, where the frame pointer sits above sp, and the process. */
 	hash_frames(s->uip, nr, ((__u64)pid << 32 | execid) ^ ((bp - sp) << 17), &k);
 	if (bpf_map_lookup_elem(&ustacks, &k)) {
