@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/skel_internal.h>
 
 #include "fold.h"
 #include "probe.h"
@@ -19,8 +21,28 @@
 
 _Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread changed size");
 
+/* How the object is loaded (see sched_probe__new()). */
+struct variant {
+	bool has_state;	    /* sched_switch passes prev_state (5.18+) */
+	bool wakeup_events; /* time wakeups with sched_wakeup: no sched_info stamps */
+	bool kernel_loader; /* load with the kernel's loader program (kernel_load()) */
+};
+/* Programs the event path can attach (the iterator is attached when read). */
+#define SCHED_MAX_LINKS 8
+
 struct sched_probe {
 	struct sched_bpf *skel;
+	/*
+	 * Loaded by the kernel's loader program (kernel_load()): the maps and
+	 * programs are these descriptors, not libbpf's, and .bss is mapped here.
+	 */
+	struct bpf_loader_ctx *kctx;
+	int nmaps, nprogs;
+	struct sched_bpf__bss *bss;	 /* the live .bss, whichever loaded it */
+	size_t bss_len;			 /* its mapping, when it is ours */
+	struct sched_bpf__rodata rodata; /* as loaded */
+	int links[SCHED_MAX_LINKS];
+	int nlinks;
 	struct sched_bpf *iter; /* the survivors' iterator, loaded on first use */
 	int iter_err;		/* ... or why it could not be: not tried again */
 	bool iter_in_skel;	/* ... or it is loaded with the rest (sched_probe_opts) */
@@ -37,6 +59,7 @@ struct sched_probe {
 	int err; /* first error seen by the ring buffer callback */
 	bool stacks;
 	bool deferred;
+	struct variant variant; /* the one that loaded */
 };
 
 static int stacks_config(struct sched_probe *p, const struct sched_probe_opts *o, char *err,
@@ -125,43 +148,190 @@ static bool compat(const char *what)
 	return v && strstr(v, what);
 }
 
-/*
- * Open, size and load the object. has_state: sched_switch passes prev_state
- * (5.18+); wakeup_events: time wakeups with sched_wakeup instead of the
- * kernel's sched_info stamps (kernels without CONFIG_SCHED_INFO).
- */
-static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o, bool has_state,
-			 bool wakeup_events, char *err, size_t errlen)
+/* The fd of one of the object's maps, whoever loaded it. */
+static int map_fd(const struct sched_probe *p, const struct bpf_map *m)
 {
+	const struct bpf_map *it;
+	int i = 0;
+
+	if (!p->kctx)
+		return bpf_map__fd(m);
+	bpf_object__for_each_map(it, p->skel->obj)
+	{
+		if (it == m)
+			return i < p->nmaps ? ((struct bpf_map_desc *)(p->kctx + 1))[i].map_fd
+					    : -ENOENT;
+		i++;
+	}
+	return -ENOENT;
+}
+
+/* The fd of a loaded program, or a negative errno. */
+static int prog_fd(const struct sched_probe *p, const struct bpf_program *prog)
+{
+	const struct bpf_prog_desc *pd;
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	if (!bpf_program__autoload(prog))
+		return -ENOENT;
+	if (!p->kctx)
+		return bpf_program__fd(prog);
+	/* The loader numbers programs in load order: match them by name. */
+	pd = (const struct bpf_prog_desc *)((const struct bpf_map_desc *)(p->kctx + 1) + p->nmaps);
+	for (int i = 0; i < p->nprogs; i++) {
+		if (pd[i].prog_fd <= 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(pd[i].prog_fd, &info, &len))
+			continue;
+		if (!strncmp(info.name, bpf_program__name(prog), sizeof(info.name) - 1))
+			return pd[i].prog_fd;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Load with the kernel's own loader: libbpf writes the object's loading,
+ * configured as it would load it, as a BPF program (the loader of its
+ * "light skeletons", here written at run time), and the kernel runs it. The
+ * kernel then relocates the programs (CO-RE) against its own BTF, with its
+ * cache of candidate types, and finds their attach points: tsarun never
+ * reads or parses the kernel's 5.5 MB of BTF, which was half of its
+ * start-up. It needs BPF_PROG_TYPE_SYSCALL and CO-RE in the kernel (5.17);
+ * on any failure the caller loads with libbpf instead.
+ */
+static int kernel_load(struct sched_probe *p)
+{
+	LIBBPF_OPTS(gen_loader_opts, gen);
+	struct bpf_load_and_run_opts run = {0};
+	const struct bpf_map_desc *md;
+	struct bpf_program *prog;
+	const struct bpf_map *m;
+	struct bpf_map_info info;
+	__u32 len;
+	size_t sz;
+	int ret, i = 0;
+
+	p->nmaps = 0;
+	bpf_object__for_each_map(m, p->skel->obj)
+	{
+		p->nmaps++;
+	}
+	/* Room for every program: the loader numbers the ones it loads. */
+	p->nprogs = 0;
+	bpf_object__for_each_program(prog, p->skel->obj)
+	{
+		p->nprogs++;
+	}
+	ret = bpf_object__gen_loader(p->skel->obj, &gen);
+	if (!ret)
+		ret = bpf_object__load(p->skel->obj); /* writes the loader, loads nothing */
+	if (ret)
+		return ret;
+	sz = sizeof(*p->kctx) + (size_t)p->nmaps * sizeof(struct bpf_map_desc) +
+	     (size_t)p->nprogs * sizeof(struct bpf_prog_desc);
+	p->kctx = calloc(1, sz);
+	if (!p->kctx)
+		return -ENOMEM;
+	p->kctx->sz = (__u32)sz;
+	run.ctx = p->kctx;
+	run.data = gen.data;
+	run.insns = gen.insns;
+	run.data_sz = gen.data_sz;
+	run.insns_sz = gen.insns_sz;
+	ret = bpf_load_and_run(&run);
+	if (ret)
+		return ret < 0 ? ret : -EINVAL;
+	/* The loader creates the maps in the object's order: check it. */
+	md = (const struct bpf_map_desc *)(p->kctx + 1);
+	bpf_object__for_each_map(m, p->skel->obj)
+	{
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (md[i].map_fd <= 0 || bpf_obj_get_info_by_fd(md[i].map_fd, &info, &len) ||
+		    strncmp(info.name, bpf_map__name(m), sizeof(info.name) - 1))
+			return -ENOENT;
+		i++;
+	}
+	len = bpf_map__value_size(p->skel->maps.bss);
+	p->bss_len = ((size_t)len + 4095) & ~(size_t)4095;
+	p->bss = mmap(NULL, p->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      map_fd(p, p->skel->maps.bss), 0);
+	if (p->bss == MAP_FAILED) {
+		p->bss = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+/* Close what kernel_load() opened (libbpf closes its own). */
+static void kernel_unload(struct sched_probe *p)
+{
+	const struct bpf_map_desc *md;
+	const struct bpf_prog_desc *pd;
+
+	if (!p->kctx)
+		return;
+	if (p->bss && p->bss_len)
+		munmap(p->bss, p->bss_len);
+	p->bss = NULL;
+	md = (const struct bpf_map_desc *)(p->kctx + 1);
+	pd = (const struct bpf_prog_desc *)(md + p->nmaps);
+	for (int i = 0; i < p->nmaps; i++)
+		if (md[i].map_fd > 0)
+			close(md[i].map_fd);
+	for (int i = 0; i < p->nprogs; i++)
+		if (pd[i].prog_fd > 0)
+			close(pd[i].prog_fd);
+	free(p->kctx);
+	p->kctx = NULL;
+}
+
+/* Open, size and load the object as variant v says. */
+static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o,
+			 const struct variant *v, char *err, size_t errlen)
+{
+	struct sched_bpf *sk;
 	int ret;
 
-	p->skel = sched_bpf__open();
-	if (!p->skel) {
+	p->skel = sk = sched_bpf__open();
+	if (!sk) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
 		return ret;
 	}
-	p->skel->rodata->targ_switch_has_state = has_state;
-	p->skel->rodata->targ_wakeup_events = wakeup_events;
-	bpf_program__set_autoload(p->skel->progs.tsa_wakeup, wakeup_events);
-	ret = bpf_map__set_max_entries(p->skel->maps.records, round_pow2(o->ringbuf_bytes));
+	sk->rodata->targ_switch_has_state = v->has_state;
+	sk->rodata->targ_wakeup_events = v->wakeup_events;
+	bpf_program__set_autoload(sk->progs.tsa_wakeup, v->wakeup_events);
+	ret = bpf_map__set_max_entries(sk->maps.records, round_pow2(o->ringbuf_bytes));
 	if (ret) {
 		snprintf(err, errlen, "cannot size the ring buffer: %s", strerror(-ret));
 		goto out_destroy;
 	}
-	ret = bpf_map__set_max_entries(p->skel->maps.clocks, (uint32_t)p->ncpus);
+	ret = bpf_map__set_max_entries(sk->maps.clocks, (uint32_t)p->ncpus);
 	if (ret) {
 		snprintf(err, errlen, "cannot size the per-CPU clock map: %s", strerror(-ret));
 		goto out_destroy;
 	}
 	/* Loaded only when a run ends with threads still alive: see iter_load(). */
-	bpf_program__set_autoload(p->skel->progs.tsa_survivors, o->survivors_now);
+	bpf_program__set_autoload(sk->progs.tsa_survivors, o->survivors_now);
 	p->iter_in_skel = o->survivors_now;
 	ret = stacks_config(p, o, err, errlen);
 	if (ret)
 		goto out_destroy;
+	p->rodata = *sk->rodata;
+	if (v->kernel_loader) {
+		ret = kernel_load(p);
+		if (ret) {
+			snprintf(err, errlen, "the kernel's loader failed: %s", strerror(-ret));
+			goto out_destroy;
+		}
+		return 0;
+	}
 	last_log_line[0] = '\0';
-	ret = sched_bpf__load(p->skel);
+	ret = sched_bpf__load(sk);
 	if (ret) {
 		if (ret == -EPERM || (ret == -EACCES && geteuid() != 0))
 			snprintf(err, errlen,
@@ -176,12 +346,43 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 			snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
 		goto out_destroy;
 	}
+	p->bss = sk->bss;
 	return 0;
 
 out_destroy:
-	sched_bpf__destroy(p->skel);
+	kernel_unload(p);
+	sched_bpf__destroy(sk);
 	p->skel = NULL;
 	return ret;
+}
+
+static void detach_all(struct sched_probe *p)
+{
+	while (p->nlinks > 0)
+		close(p->links[--p->nlinks]);
+}
+
+/* Attach every loaded program of the event path. */
+static int attach_all(struct sched_probe *p)
+{
+	struct bpf_program *prog;
+	int fd;
+
+	bpf_object__for_each_program(prog, p->skel->obj)
+	{
+		if (!bpf_program__autoload(prog) || prog == p->skel->progs.tsa_survivors)
+			continue;
+		fd = prog_fd(p, prog);
+		if (fd < 0)
+			return fd;
+		if (p->nlinks == SCHED_MAX_LINKS)
+			return -E2BIG;
+		fd = bpf_raw_tracepoint_open(NULL, fd);
+		if (fd < 0)
+			return -errno;
+		p->links[p->nlinks++] = fd;
+	}
+	return 0;
 }
 
 /*
@@ -231,20 +432,20 @@ int sched_probe__stack_maps(const struct sched_probe *p, struct sched_stack_maps
 {
 	if (!p->stacks)
 		return -ENOENT;
-	m->kstacks = bpf_map__fd(p->skel->maps.kstacks);
-	m->ustacks = bpf_map__fd(p->skel->maps.ustacks);
-	m->offcpu = bpf_map__fd(p->skel->maps.offcpu);
-	m->pending = bpf_map__fd(p->skel->maps.pending);
-	m->counters = bpf_map__fd(p->skel->maps.counters);
-	m->tasks = bpf_map__fd(p->skel->maps.tasks);
-	m->scratch = bpf_map__fd(p->skel->maps.stack_scratch);
+	m->kstacks = map_fd(p, p->skel->maps.kstacks);
+	m->ustacks = map_fd(p, p->skel->maps.ustacks);
+	m->offcpu = map_fd(p, p->skel->maps.offcpu);
+	m->pending = map_fd(p, p->skel->maps.pending);
+	m->counters = map_fd(p, p->skel->maps.counters);
+	m->tasks = map_fd(p, p->skel->maps.tasks);
+	m->scratch = map_fd(p, p->skel->maps.stack_scratch);
 	m->deferred = p->deferred;
 	return 0;
 }
 
 void sched_probe__reset_pending(struct sched_probe *p)
 {
-	__atomic_store_n(&p->skel->bss->pending_threads, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->bss->pending_threads, 0, __ATOMIC_RELEASE);
 }
 
 uint64_t sched_probe__counter(const struct sched_probe *p, int which)
@@ -255,7 +456,7 @@ uint64_t sched_probe__counter(const struct sched_probe *p, int which)
 	vals = calloc((size_t)p->ncpus, sizeof(*vals));
 	if (!vals)
 		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.counters), &key, vals))
+	if (!bpf_map_lookup_elem(map_fd(p, p->skel->maps.counters), &key, vals))
 		for (int c = 0; c < p->ncpus; c++)
 			sum += vals[c];
 	free(vals);
@@ -282,37 +483,55 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 	/*
 	 * The first variant that loads wins, newest kernels first: without
 	 * prev_state (before 5.18) or sched_info (CONFIG_SCHED_INFO off) the
-	 * verifier or CO-RE refuses the newer one. TSARUN_BPF_COMPAT forces the
-	 * older variants ("prev_state", "wakeup"), so they stay tested here.
+	 * verifier or CO-RE refuses the newer one. Each is tried with the
+	 * kernel's loader first (5.17 and later), then with libbpf.
+	 * TSARUN_BPF_COMPAT forces the later ones ("libbpf", "prev_state",
+	 * "wakeup"), so that they stay tested here.
 	 */
 	{
+		static const struct variant variants[] = {
+		    {.has_state = true, .kernel_loader = true},
+		    {.kernel_loader = true},
+		    {.has_state = true, .wakeup_events = true, .kernel_loader = true},
+		    {.wakeup_events = true, .kernel_loader = true},
+		    {.has_state = true},
+		    {0},
+		    {.has_state = true, .wakeup_events = true},
+		    {.wakeup_events = true},
+		};
 		char first[192] = "";
 
 		ret = -EINVAL;
-		for (int v = 0; v < 4 && ret; v++) {
-			bool wakeup = v >= 2, has_state = !(v & 1);
+		for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]) && ret; i++) {
+			const struct variant *v = &variants[i];
 
-			if ((compat("prev_state") && has_state) || (compat("wakeup") && !wakeup))
+			if ((compat("prev_state") && v->has_state) ||
+			    (compat("wakeup") && !v->wakeup_events) ||
+			    (compat("libbpf") && v->kernel_loader))
 				continue;
-			ret = open_and_load(p, o, has_state, wakeup, err, errlen);
+			ret = open_and_load(p, o, v, err, errlen);
+			if (ret && v->kernel_loader)
+				continue; /* libbpf says why, if it fails too */
 			if (ret && !first[0])
 				snprintf(first, sizeof(first), "%s", err);
 			if (ret == -EPERM || (ret && geteuid() != 0))
 				break; /* a matter of privilege, not of kernel version */
+			if (!ret)
+				p->variant = *v;
 		}
 		if (ret && first[0])
 			snprintf(err, errlen, "%s", first);
-		p->wakeup_events = !ret && p->skel->rodata->targ_wakeup_events;
+		p->wakeup_events = !ret && p->variant.wakeup_events;
 	}
 	if (ret)
 		goto out_free;
-	ret = sched_bpf__attach(p->skel);
+	ret = attach_all(p);
 	if (ret) {
 		snprintf(err, errlen, "cannot attach to the scheduler tracepoints: %s",
 			 strerror(-ret));
 		goto out_destroy;
 	}
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.records), on_record, p, NULL);
+	p->rb = ring_buffer__new(map_fd(p, p->skel->maps.records), on_record, p, NULL);
 	if (!p->rb) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot map the ring buffer: %s", strerror(-ret));
@@ -321,6 +540,8 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 	return p;
 
 out_destroy:
+	detach_all(p);
+	kernel_unload(p);
 	sched_bpf__destroy(p->skel);
 out_free:
 	free(p);
@@ -333,7 +554,9 @@ void sched_probe__free(struct sched_probe *p)
 	if (!p)
 		return;
 	ring_buffer__free(p->rb);
+	detach_all(p);
 	sched_bpf__destroy(p->iter);
+	kernel_unload(p);
 	sched_bpf__destroy(p->skel);
 	free(p->recs);
 	free(p);
@@ -361,7 +584,7 @@ int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pi
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t.since_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.tasks), &pidfd, &t, BPF_NOEXIST))
+	if (bpf_map_update_elem(map_fd(p, p->skel->maps.tasks), &pidfd, &t, BPF_NOEXIST))
 		return -errno;
 	return 0;
 }
@@ -375,16 +598,22 @@ void sched_probe__new_generation(struct sched_probe *p)
 
 const char *sched_probe__variant(const struct sched_probe *p)
 {
-	bool has_state = p->skel->rodata->targ_switch_has_state;
+	static char buf[256];
+	bool has_state = p->rodata.targ_switch_has_state;
+	const char *what;
 
 	if (p->wakeup_events)
-		return has_state ? "tp_btf sched_switch, sched_wakeup and sched_wakeup_new"
+		what = has_state ? "tp_btf sched_switch, sched_wakeup and sched_wakeup_new"
 				 : "tp_btf sched_switch (state read from the task), sched_wakeup "
 				   "and sched_wakeup_new";
-	return has_state ? "tp_btf sched_switch and sched_wakeup_new, wakeups from the "
-			   "kernel's sched_info stamps"
-			 : "tp_btf sched_switch (state read from the task) and sched_wakeup_new, "
-			   "wakeups from the kernel's sched_info stamps";
+	else
+		what = has_state ? "tp_btf sched_switch and sched_wakeup_new, wakeups from the "
+				   "kernel's sched_info stamps"
+				 : "tp_btf sched_switch (state read from the task) and "
+				   "sched_wakeup_new, wakeups from the kernel's sched_info stamps";
+	snprintf(buf, sizeof(buf), "%s; loaded by %s", what,
+		 p->variant.kernel_loader ? "the kernel's loader program" : "libbpf");
+	return buf;
 }
 
 int sched_probe__fd(const struct sched_probe *p)
@@ -405,7 +634,7 @@ int sched_probe__drain(struct sched_probe *p)
 
 int64_t sched_probe__live(const struct sched_probe *p)
 {
-	return __atomic_load_n(&p->skel->bss->live_tasks, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&p->bss->live_tasks, __ATOMIC_ACQUIRE);
 }
 
 int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms)
@@ -451,12 +680,12 @@ static int iter_load(struct sched_probe *p)
 	p->iter = sched_bpf__open();
 	if (!p->iter)
 		return p->iter_err = -errno;
-	*p->iter->rodata = *p->skel->rodata;
+	*p->iter->rodata = p->rodata;
 	bpf_object__for_each_map(m, p->iter->obj)
 	{
 		struct bpf_map *mine = bpf_object__find_map_by_name(p->skel->obj, bpf_map__name(m));
 
-		ret = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : -ENOENT;
+		ret = mine ? bpf_map__reuse_fd(m, map_fd(p, mine)) : -ENOENT;
 		if (ret)
 			goto out_destroy;
 	}
@@ -476,20 +705,22 @@ out_destroy:
 
 int sched_probe__survivors(struct sched_probe *p)
 {
-	struct bpf_link *link;
 	struct tsa_thread t;
 	size_t have = 0;
-	int fd, n = 0, ret = 0;
+	int fd, link, n = 0, ret = 0;
 	ssize_t r;
 
 	ret = iter_load(p);
 	if (ret)
 		return ret;
-	link = bpf_program__attach_iter((p->iter_in_skel ? p->skel : p->iter)->progs.tsa_survivors,
-					NULL);
-	if (!link)
+	fd = p->iter_in_skel ? prog_fd(p, p->skel->progs.tsa_survivors)
+			     : bpf_program__fd(p->iter->progs.tsa_survivors);
+	if (fd < 0)
+		return fd;
+	link = bpf_link_create(fd, 0, BPF_TRACE_ITER, NULL);
+	if (link < 0)
 		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
+	fd = bpf_iter_create(link);
 	if (fd < 0) {
 		ret = -errno;
 		goto out_link;
@@ -517,7 +748,7 @@ int sched_probe__survivors(struct sched_probe *p)
 	}
 	close(fd);
 out_link:
-	bpf_link__destroy(link);
+	close(link);
 	return ret ? ret : n;
 }
 
@@ -546,7 +777,7 @@ int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st)
 		goto out;
 	}
 	for (key = 0; key < TSA_C_NR; key++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.counters), &key, vals)) {
+		if (bpf_map_lookup_elem(map_fd(p, p->skel->maps.counters), &key, vals)) {
 			ret = -errno;
 			goto out;
 		}
@@ -554,7 +785,7 @@ int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st)
 			sum[key] += vals[c];
 	}
 	key = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.lost), &key, lv)) {
+	if (bpf_map_lookup_elem(map_fd(p, p->skel->maps.lost), &key, lv)) {
 		ret = -errno;
 		goto out;
 	}

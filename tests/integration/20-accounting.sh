@@ -161,3 +161,20 @@ within "sched_wakeup variant: nanosleep 100 ms" "$(ms napper .sleeping_ns)" 100 
 TSARUN_BPF_COMPAT=wakeup "$TSARUN" -q --json "$J" -- "$WORKLOADS/threads" 300 4 100
 closes "sched_wakeup variant"
 check "doctor says which variant loaded" sh -c "'$TSARUN' doctor | grep -q 'sched_info stamps'"
+
+# On 5.17 and later the kernel's own loader program loads the probe (no BTF
+# parsed in user space); libbpf loading it, forced here, gives the same
+# figures.
+kver=$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')
+if [ "$kver" -ge 5017 ]; then
+	check "doctor: the kernel's loader program loaded the probe" \
+		sh -c "'$TSARUN' doctor | grep -q 'loaded by the kernel.s loader program'"
+fi
+check "doctor: libbpf loads it when asked" \
+	sh -c "TSARUN_BPF_COMPAT=libbpf '$TSARUN' doctor | grep -q 'loaded by libbpf'"
+TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- "$WORKLOADS/vfork_wait" 200
+vfork_d "loaded by libbpf" 200
+TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
+at_least "loaded by libbpf: the waiter sleeps at least 130 ms" "$(ms waiter .sleeping_ns)" 130
+TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- "$WORKLOADS/threads" 300 4 100
+closes "loaded by libbpf"
