@@ -131,13 +131,6 @@ struct {
  */
 const volatile bool targ_wakeup_events = false;
 
-struct cpu_clock {
-	__u64 offset;	  /* CLOCK_MONOTONIC - rq->clock; 0 until sampled */
-	__u64 window_at;  /* rq->clock when the current 10 ms window began */
-	__u64 tried_at;	  /* rq->clock at the last sampling */
-	__u64 woke_clock; /* with targ_wakeup_events: the clock the last wakeup left */
-};
-
 #define CLOCK_SAMPLE_NS	  1000000ull  /* sample the offset at most this often */
 #define CLOCK_WINDOW_NS	  10000000ull /* a window's smallest sample is the offset */
 #define CLOCK_MAX_STEP_NS 2000ull     /* how far a new window may raise it (drift) */
@@ -146,7 +139,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1); /* one per possible CPU, set by user space */
 	__type(key, __u32);
-	__type(value, struct cpu_clock);
+	__type(value, struct tsa_cpu_clock);
 } clocks SEC(".maps");
 
 struct {
@@ -177,6 +170,9 @@ struct {
 
 /* Tracked tasks whose record has not been sent yet. */
 __s64 live_tasks = 0;
+
+/* CPUs without a clock offset yet: user space sets it to the online CPUs. */
+__s64 clocks_unset = 0;
 
 struct task_struct___pre_5_14 {
 	long state;
@@ -276,7 +272,7 @@ static __always_inline void read_rq(struct task_struct *p, struct rqinfo *ri)
 
 /*
  * The same with probe reads, for what runs once per thread or less (its
- * first event, its creation, the survivors' iterator):
+ * first event, its creation, the survivors' iterator, sampling clocks):
  * they cost the verifier nothing to speak of. In the iterator alone the
  * direct loads made a third of tsarun's start-up.
  */
@@ -310,7 +306,7 @@ static __always_inline void read_rq_cold(struct task_struct *p, struct rqinfo *r
  * may raise the offset only by a step drift can explain, so a refresh that
  * was skipped unnoticed cannot push the clock forward.
  */
-static __always_inline void sample_offset(struct cpu_clock *c, __u64 clk, __u64 now)
+static __always_inline void sample_offset(struct tsa_cpu_clock *c, __u64 clk, __u64 now)
 {
 	__u64 sample = now - clk;
 
@@ -318,6 +314,7 @@ static __always_inline void sample_offset(struct cpu_clock *c, __u64 clk, __u64 
 	if (!c->offset) {
 		c->offset = sample;
 		c->window_at = clk;
+		__sync_fetch_and_add(&clocks_unset, -1);
 	} else if (sample < c->offset) {
 		c->offset = sample;
 	} else if (clk - c->window_at >= CLOCK_WINDOW_NS) {
@@ -331,7 +328,7 @@ static __always_inline void sample_offset(struct cpu_clock *c, __u64 clk, __u64 
 static __always_inline __u64 fresh_time(const struct rqinfo *ri)
 {
 	__u32 cpu = ri->cpu;
-	struct cpu_clock *c;
+	struct tsa_cpu_clock *c;
 	__u64 now;
 
 	if (!ri->ok)
@@ -349,7 +346,7 @@ static __always_inline __u64 fresh_time(const struct rqinfo *ri)
 /* CLOCK_MONOTONIC of a runqueue clock value of this CPU (0 if no offset yet). */
 static __always_inline __u64 clock_to_mono(__u32 cpu, __u64 clk)
 {
-	struct cpu_clock *c = bpf_map_lookup_elem(&clocks, &cpu);
+	struct tsa_cpu_clock *c = bpf_map_lookup_elem(&clocks, &cpu);
 
 	return c && c->offset ? clk + c->offset : 0;
 }
@@ -358,7 +355,7 @@ static __always_inline __u64 clock_to_mono(__u32 cpu, __u64 clk)
 static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
 {
 	__u32 cpu = ri->cpu;
-	struct cpu_clock *c;
+	struct tsa_cpu_clock *c;
 
 	if (!ri->ok)
 		return;
@@ -377,7 +374,7 @@ static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
 static __always_inline __u64 switch_time(const struct rqinfo *ri, __u64 next_lq)
 {
 	__u32 cpu = ri->cpu;
-	struct cpu_clock *c;
+	struct tsa_cpu_clock *c;
 	bool stale;
 
 	if (!ri->ok)
@@ -943,8 +940,21 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	tn = bpf_task_storage_get(&tasks, next, NULL, 0);
 	/* Without the barrier clang tests (tp | tn), an OR of pointers the verifier refuses. */
 	barrier_var(tn);
-	if (!tp && !tn)
+	if (!tp && !tn) {
+		/*
+		 * Until every CPU's offset is sampled, untracked switches
+		 * sample it too. A CPU's first tracked event may be an idle
+		 * CPU's switch to a task just woken, on a clock the scheduler
+		 * did not refresh: it gives no sample, and without the CPU's
+		 * offset the task's queue stamp cannot place its wakeup, so
+		 * its wait would be counted as the sleep before it.
+		 */
+		if (clocks_unset > 0) {
+			read_rq_cold(next, &ri);
+			switch_time(&ri, next->sched_info.last_queued);
+		}
 		return;
+	}
 	/* prev and next share this CPU's runqueue: read it once, through prev. */
 	read_rq(prev, &ri);
 	next_lq = next->sched_info.last_queued;

@@ -273,6 +273,14 @@ enum tsa_counter {
 	TSA_C_NR,
 };
 
+/* Per CPU: how its runqueue clock maps to CLOCK_MONOTONIC (the clocks map). */
+struct tsa_cpu_clock {
+	__u64 offset;	  /* CLOCK_MONOTONIC - rq->clock; 0 until sampled */
+	__u64 window_at;  /* rq->clock when the current 10 ms window began */
+	__u64 tried_at;	  /* rq->clock at the last sampling */
+	__u64 woke_clock; /* with targ_wakeup_events: the clock the last wakeup left */
+};
+
 /*
  * When a record cannot be sent, its times still count: they are added here
  * so that the tree's totals close even though the thread's detail is lost.

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* User-space side of the scheduler probe: open -> size -> load -> attach. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -362,6 +364,41 @@ static void detach_all(struct sched_probe *p)
 		close(p->links[--p->nlinks]);
 }
 
+/*
+ * Give every CPU its clock offset before the command runs. The switch
+ * program samples it at untracked switches while some CPU has none
+ * (sched.bpf.c); here, on each CPU still without one, a short sleep ends
+ * in a switch on a clock the scheduler has just refreshed. Otherwise an idle
+ * CPU's first tracked event could be the switch-in of a task just woken, on
+ * a clock left as it was at the wakeup, which gives no sample: that task's
+ * wait would then be counted as part of the sleep before it.
+ */
+static void seed_clocks(struct sched_probe *p)
+{
+	struct timespec nap = {0, 1000};
+	struct tsa_cpu_clock c;
+	cpu_set_t mine, one;
+	int slack, fd = map_fd(p, p->skel->maps.clocks);
+
+	__atomic_store_n(&p->bss->clocks_unset, (int64_t)sysconf(_SC_NPROCESSORS_ONLN),
+			 __ATOMIC_RELEASE);
+	if (sched_getaffinity(0, sizeof(mine), &mine))
+		return;
+	slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
+	for (uint32_t cpu = 0; cpu < (uint32_t)p->ncpus && cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &mine) || bpf_map_lookup_elem(fd, &cpu, &c) || c.offset)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (!sched_setaffinity(0, sizeof(one), &one))
+			nanosleep(&nap, NULL);
+	}
+	sched_setaffinity(0, sizeof(mine), &mine);
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+}
+
 /* Attach every loaded program of the event path. */
 static int attach_all(struct sched_probe *p)
 {
@@ -531,6 +568,7 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 			 strerror(-ret));
 		goto out_destroy;
 	}
+	seed_clocks(p);
 	p->rb = ring_buffer__new(map_fd(p, p->skel->maps.records), on_record, p, NULL);
 	if (!p->rb) {
 		ret = -errno;

@@ -43,12 +43,17 @@ closes() {
 }
 
 # The vfork parent is in D from its switch-out after creating the child until
-# the child lets go of its memory: never less than the child's sleep, never
-# more than the child's life (load stretches both alike). The two ends are
-# timed from different clocks (a wakeup stamp, a switch), a microsecond
-# apart at most: 10 us of slack. The parent may also wait in D elsewhere (a
-# page fault behind a busy page lock, under load): the histogram says how
-# many such waits and how long at most, and the bound allows for them.
+# the child lets go of its memory: never less than the child's sleep, and,
+# with both on one CPU, never more than the child's life (load stretches
+# both alike). The two ends are timed from different clocks (a wakeup
+# stamp, a switch), a microsecond apart at most: 10 us of slack. The parent
+# may also wait in D elsewhere (a page fault behind a busy page lock, under
+# load): the histogram says how many such waits and how long at most, and
+# the bound allows for them. On two CPUs the upper bound does not hold, and
+# is not tested: a wakeup sent to an idle CPU reaches its runqueue only when
+# that CPU has taken the interrupt and left idle (tens of microseconds here,
+# after the child may have exited), and the sleep ends there, at the queue
+# stamp, as it does for the kernel's run_delay and the sched_wakeup event.
 vfork_d() {
 	local what=$1 sleep=$2 d life others
 	read -r d life others <<<"$(jq -r '[.runs[0].threads[] | select(.comm == "vfork_wait")] | sort_by(.start_ns)
@@ -57,9 +62,12 @@ vfork_d() {
 		| ([range(0; $h | length) | ($h[.] - (if . == $top then 1 else 0 end)) * pow(2; . + 1)] | add) as $others
 		| "\(.[0].uninterruptible_ns / 1e6) \(.[1].lifetime_ns / 1e6) \($others / 1e3)"' "$J")"
 	at_least "$what: the parent is in D for at least the child's $sleep ms" "$d" "$sleep"
+	[ "${3:-}" = one-cpu ] || return 0
 	at_most "$what: ... and no longer than the child's life ($life ms, other D waits < $others ms)" \
 		"$d" "$(awk -v l="$life" -v o="$others" 'BEGIN { print l + o + 0.01 }')"
 }
+# The first CPU this test may use, for workloads kept on one CPU.
+CPU1=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')
 
 # 300 ms of CPU, then 200 ms asleep.
 "$TSARUN" -q --json "$J" -- "$WORKLOADS/spin_sleep" 300 200
@@ -102,9 +110,12 @@ at_least "pinned: involuntary switches are counted" \
 closes "pinned"
 
 # A vfork parent waits in D while its child sleeps 300 ms.
-"$TSARUN" -q --json "$J" -- "$WORKLOADS/vfork_wait" 300
-vfork_d "vfork" 300
+"$TSARUN" -q --json "$J" -- taskset -c "$CPU1" "$WORKLOADS/vfork_wait" 300
+vfork_d "vfork" 300 one-cpu
 closes "vfork"
+"$TSARUN" -q --json "$J" -- "$WORKLOADS/vfork_wait" 300
+vfork_d "vfork on any CPU" 300
+closes "vfork on any CPU"
 
 # 2,000 short-lived threads: each seen, each closing.
 "$TSARUN" -q --json "$J" -- "$WORKLOADS/threads" 2000 8 100
@@ -147,8 +158,8 @@ check "--sort runq puts a pinned thread first" sh -c "grep -A3 'avg/max' '$T_TMP
 
 # Before 5.18 sched_switch has no prev_state argument and the probe reads the
 # task's state instead; that variant is forced here so it stays tested.
-TSARUN_BPF_COMPAT=prev_state "$TSARUN" -q --json "$J" -- "$WORKLOADS/vfork_wait" 200
-vfork_d "pre-5.18 variant" 200
+TSARUN_BPF_COMPAT=prev_state "$TSARUN" -q --json "$J" -- taskset -c "$CPU1" "$WORKLOADS/vfork_wait" 200
+vfork_d "pre-5.18 variant" 200 one-cpu
 TSARUN_BPF_COMPAT=prev_state "$TSARUN" -q --json "$J" -- "$WORKLOADS/spin_sleep" 100 100
 within "pre-5.18 variant: sleeping" "$(ms spinsleep .sleeping_ns)" 100 10
 closes "pre-5.18 variant"
@@ -172,8 +183,8 @@ if [ "$kver" -ge 5017 ]; then
 fi
 check "doctor: libbpf loads it when asked" \
 	sh -c "TSARUN_BPF_COMPAT=libbpf '$TSARUN' doctor | grep -q 'loaded by libbpf'"
-TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- "$WORKLOADS/vfork_wait" 200
-vfork_d "loaded by libbpf" 200
+TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- taskset -c "$CPU1" "$WORKLOADS/vfork_wait" 200
+vfork_d "loaded by libbpf" 200 one-cpu
 TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
 at_least "loaded by libbpf: the waiter sleeps at least 130 ms" "$(ms waiter .sleeping_ns)" 130
 TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- "$WORKLOADS/threads" 300 4 100
