@@ -955,8 +955,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		}
 		return;
 	}
-	/* prev and next share this CPU's runqueue: read it once, through prev. */
-	read_rq(prev, &ri);
+	/* prev and next share this CPU's runqueue: read it once, through either. */
+	read_rq(tp ? prev : next, &ri);
 	next_lq = next->sched_info.last_queued;
 	now = switch_time(&ri, next_lq);
 	if (tp) {
