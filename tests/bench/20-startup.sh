@@ -15,4 +15,5 @@ done
 b=$(printf '%s\n' "${bare[@]}" | median)
 t=$(printf '%s\n' "${traced[@]}" | median)
 added=$(awk -v t="$t" -v b="$b" 'BEGIN { printf "%.1f", (t - b) / 1e6 }')
-echo "bench startup: 'tsarun -- true' takes ${added} ms more than 'true' (median of $N interleaved runs; target <= 30 ms: $(verdict "$added" 30))"
+how=$("$TSARUN" doctor 2>/dev/null | grep -o 'loaded by [^;]*' | head -1)
+echo "bench startup: 'tsarun -- true' takes ${added} ms more than 'true' (median of $N interleaved runs, probe ${how:-not loaded}; target <= 30 ms: $(verdict "$added" 30))"
