@@ -29,6 +29,7 @@ struct variant {
 	bool wakeup_events; /* time wakeups with sched_wakeup: no sched_info stamps */
 	bool kernel_loader; /* load with the kernel's loader program (kernel_load()) */
 };
+
 /* Programs the event path can attach (the iterator is attached when read). */
 #define SCHED_MAX_LINKS 8
 
@@ -173,7 +174,7 @@ static int prog_fd(const struct sched_probe *p, const struct bpf_program *prog)
 {
 	const struct bpf_prog_desc *pd;
 	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
+	__u32 len;
 
 	if (!bpf_program__autoload(prog))
 		return -ENOENT;
