@@ -25,32 +25,16 @@ bool monitor_idle(const struct thread_acct *t)
 	       !t->state_ns[TSA_ST_STOPPED];
 }
 
+/* As the run's table orders threads, except what procfs cannot count. */
 static double key(const struct thread_acct *t, enum sort_key k)
 {
-	switch (k) {
-	case SORT_WALL:
-		return (double)t->lifetime_ns;
-	case SORT_CPU:
-		return (double)t->state_ns[TSA_ST_ONCPU];
-	case SORT_RUNQ:
-		return (double)t->state_ns[TSA_ST_RUNQ];
-	case SORT_SLEEP:
-		return (double)t->state_ns[TSA_ST_SLEEP];
-	case SORT_DISK:
-		return (double)t->state_ns[TSA_ST_DISK];
-	case SORT_OFFCPU:
-		return (double)(t->state_ns[TSA_ST_SLEEP] + t->state_ns[TSA_ST_DISK] +
-				t->state_ns[TSA_ST_STOPPED]);
-	case SORT_SWITCHES:
+	if (k == SORT_SWITCHES)
 		return (double)t->slices; /* switches are not counted here: switch-ins are */
-	case SORT_WAKEUP_LAT:
+	if (k == SORT_WAKEUP_LAT)
 		return t->have_delays && t->delays[DELAY_CPU].available
 			   ? (double)t->delays[DELAY_CPU].total_ns
 			   : 0;
-	case SORT_TID:
-		break;
-	}
-	return -(double)t->tid; /* ascending tid */
+	return sort_key_thread(t, k);
 }
 
 static const struct thread_acct *g_threads;

@@ -58,8 +58,7 @@ static uint64_t other_ns(const uint64_t *st, uint64_t residual)
 	return st[TSA_ST_STOPPED] + residual;
 }
 
-/* The value a sort key orders by, for a thread. Larger first, except tid. */
-static double key_thread(const struct thread_acct *t, enum sort_key k)
+double sort_key_thread(const struct thread_acct *t, enum sort_key k)
 {
 	switch (k) {
 	case SORT_CPU:
@@ -120,7 +119,7 @@ static int cmp_thread_idx(const void *a, const void *b)
 {
 	const struct thread_acct *x = &g_sort.r->threads[*(const size_t *)a];
 	const struct thread_acct *y = &g_sort.r->threads[*(const size_t *)b];
-	double kx = key_thread(x, g_sort.key), ky = key_thread(y, g_sort.key);
+	double kx = sort_key_thread(x, g_sort.key), ky = sort_key_thread(y, g_sort.key);
 
 	if (kx != ky)
 		return kx > ky ? -1 : 1;

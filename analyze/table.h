@@ -36,6 +36,10 @@ struct table_opts {
 
 void table_print(FILE *f, const struct run *r, const struct table_opts *o);
 
+struct thread_acct;
+/* The value a sort key orders a thread by: larger first (tid: its negation). */
+double sort_key_thread(const struct thread_acct *t, enum sort_key k);
+
 /* Durations for people: "1.234 s", "12.3 ms", "456 us", "789 ns". */
 const char *fmt_dur(uint64_t ns, char *buf, unsigned long len);
 
