@@ -150,7 +150,7 @@ static const char *acct_source_name(int src)
 static cJSON *sampled_json(const struct thread_acct *t)
 {
 	const struct thread_sampled *s = &t->sampled;
-	cJSON *o, *by;
+	cJSON *o;
 
 	if (!t->have_sampled)
 		return cJSON_CreateNull();
@@ -164,14 +164,7 @@ static cJSON *sampled_json(const struct thread_acct *t)
 	add_u64(o, "samples", s->samples);
 	add_i64(o, "first_sample_ns", s->first_ns);
 	add_i64(o, "last_sample_ns", s->last_ns);
-	add_u64(o, "max_gap_ns", s->max_gap_ns);
-	add_u64(o, "transitions", s->transitions);
-	add_u64(o, "transition_uncertainty_ns", s->uncertainty_ns);
-	by = cJSON_AddObjectToObject(o, "by_state_ns");
-	add_u64(by, "running", s->by_state_ns[0]);
-	add_u64(by, "sleeping", s->by_state_ns[1]);
-	add_u64(by, "uninterruptible", s->by_state_ns[2]);
-	add_u64(by, "stopped", s->by_state_ns[3]);
+	add_sampled_states(o, s);
 	return o;
 }
 

@@ -40,7 +40,7 @@ static cJSON *delays_json(const struct thread_acct *t)
 static cJSON *thread_json(const struct thread_acct *t, uint64_t span)
 {
 	const struct thread_sampled *s = &t->sampled;
-	cJSON *o = cJSON_CreateObject(), *by;
+	cJSON *o = cJSON_CreateObject();
 	char pct[32];
 
 	cJSON_AddNumberToObject(o, "tid", t->tid);
@@ -62,15 +62,8 @@ static cJSON *thread_json(const struct thread_acct *t, uint64_t span)
 		 span ? 100.0 * (double)t->state_ns[TSA_ST_ONCPU] / (double)span : 0.0);
 	cJSON_AddRawToObject(o, "on_cpu_percent", pct);
 	add_u64(o, "samples", s->samples);
-	add_u64(o, "max_gap_ns", s->max_gap_ns);
-	add_u64(o, "transitions", s->transitions);
-	add_u64(o, "transition_uncertainty_ns", s->uncertainty_ns);
 	add_u64(o, "unobserved_max_ns", s->unobserved_max_ns);
-	by = cJSON_AddObjectToObject(o, "by_state_ns");
-	add_u64(by, "running", s->by_state_ns[0]);
-	add_u64(by, "sleeping", s->by_state_ns[1]);
-	add_u64(by, "uninterruptible", s->by_state_ns[2]);
-	add_u64(by, "stopped", s->by_state_ns[3]);
+	add_sampled_states(o, s);
 	cJSON_AddItemToObject(o, "delays", delays_json(t));
 	return o;
 }
