@@ -947,11 +947,18 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		 * CPU's switch to a task just woken, on a clock the scheduler
 		 * did not refresh: it gives no sample, and without the CPU's
 		 * offset the task's queue stamp cannot place its wakeup, so
-		 * its wait would be counted as the sleep before it.
+		 * its wait would be counted as the sleep before it. Only
+		 * CPUs without one do the work: one that tsarun may not run
+		 * on could stay unsampled for long.
 		 */
 		if (clocks_unset > 0) {
-			read_rq_cold(next, &ri);
-			switch_time(&ri, next->sched_info.last_queued);
+			__u32 cpu = bpf_get_smp_processor_id();
+			struct tsa_cpu_clock *c = bpf_map_lookup_elem(&clocks, &cpu);
+
+			if (c && !c->offset) {
+				read_rq_cold(next, &ri);
+				switch_time(&ri, next->sched_info.last_queued);
+			}
 		}
 		return;
 	}
