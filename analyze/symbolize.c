@@ -15,7 +15,7 @@
 /* Kernel symbols. */
 struct ksym {
 	uint64_t addr;
-	char *name; /* "name" or "name [module]" */
+	uint32_t name; /* offset into symbolizer.knames: "name" or "name [module]" */
 };
 
 /* One function symbol of a module, by ELF virtual address. */
@@ -74,6 +74,8 @@ struct space {
 struct symbolizer {
 	struct ksym *ksyms;
 	size_t nksyms;
+	char *knames;
+	size_t knames_len;
 	char kreason[192];
 	bool kloaded;
 
@@ -107,9 +109,8 @@ void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nksyms; i++)
-		free(s->ksyms[i].name);
 	free(s->ksyms);
+	free(s->knames);
 	for (size_t i = 0; i < s->nmods; i++)
 		module_free(&s->mods[i]);
 	free(s->mods);
@@ -128,30 +129,92 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/*
+ * The kernel lists its own symbols in address order; modules and BPF
+ * programs may follow out of it. Sort the tail after the sorted run and
+ * merge the two, rather than sort 100,000 symbols that are nearly in order.
+ */
+static int sort_ksyms(struct symbolizer *s)
+{
+	size_t n = s->nksyms, run = 1, a, b, o = 0;
+	struct ksym *merged;
+
+	while (run < n && s->ksyms[run].addr >= s->ksyms[run - 1].addr)
+		run++;
+	if (run >= n)
+		return 0;
+	qsort(s->ksyms + run, n - run, sizeof(*s->ksyms), cmp_ksym);
+	merged = malloc(n * sizeof(*merged));
+	if (!merged)
+		return -ENOMEM;
+	for (a = 0, b = run; a < run || b < n;)
+		merged[o++] = b >= n || (a < run && s->ksyms[a].addr <= s->ksyms[b].addr)
+				  ? s->ksyms[a++]
+				  : s->ksyms[b++];
+	free(s->ksyms);
+	s->ksyms = merged;
+	return 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * One line of /proc/kallsyms: "address type name", then "\t[module]" for
+ * a module's symbol. Parsed by hand: the kernel has over 100,000 symbols,
+ * and sscanf() and a string per symbol made loading them cost more than
+ * the kernel takes to print them.
+ */
 int symbolizer__load_kallsyms(struct symbolizer *s, const char *text, size_t len)
 {
-	size_t cap = 0, nonzero = 0;
+	size_t cap = 0, names_cap = 0, nonzero = 0;
+	const char *end = text + len;
 
-	for (size_t i = 0; i < len;) {
-		const char *line = text + i, *nl = memchr(line, '\n', len - i);
-		size_t l = nl ? (size_t)(nl - line) : len - i;
-		char name[256], mod[64], type;
-		unsigned long long addr;
-		char buf[384];
-		int n;
+	free(s->ksyms);
+	free(s->knames);
+	s->ksyms = NULL;
+	s->knames = NULL;
+	s->nksyms = s->knames_len = 0;
 
-		i += l + 1;
-		if (l >= sizeof(buf))
+	for (const char *line = text; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line)), *eol = nl ? nl : end;
+		const char *p = line, *name, *mod = NULL;
+		size_t name_len, mod_len = 0, need;
+		unsigned long long addr = 0;
+		char type;
+		int digits = 0, v;
+
+		line = nl ? nl + 1 : end;
+		for (; p < eol && (v = hexval(*p)) >= 0 && digits < 16; p++, digits++)
+			addr = addr << 4 | (unsigned)v;
+		if (!digits || eol - p < 3 || p[0] != ' ' || p[2] != ' ')
 			continue;
-		memcpy(buf, line, l);
-		buf[l] = '\0';
-		mod[0] = '\0';
-		n = sscanf(buf, "%llx %c %255s [%63[^]]]", &addr, &type, name, mod);
-		if (n < 3)
-			continue;
+		type = p[1];
 		/* Text symbols only: code addresses are what stacks hold. */
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
+		name = p + 3;
+		for (p = name; p < eol && *p != '\t' && *p != ' '; p++)
+			;
+		name_len = (size_t)(p - name);
+		if (!name_len)
+			continue;
+		if (eol - p > 2 && *p == '\t' && p[1] == '[') {
+			const char *close = memchr(p + 2, ']', (size_t)(eol - p - 2));
+
+			if (close) {
+				mod = p + 2;
+				mod_len = (size_t)(close - mod);
+			}
+		}
 		if (addr)
 			nonzero++;
 		if (s->nksyms == cap) {
@@ -162,18 +225,29 @@ int symbolizer__load_kallsyms(struct symbolizer *s, const char *text, size_t len
 			s->ksyms = k;
 			cap = cap ? cap * 2 : 65536;
 		}
-		s->ksyms[s->nksyms].addr = addr;
-		if (mod[0]) {
-			char *m = NULL;
+		need = name_len + (mod ? mod_len + 3 : 0) + 1; /* "name [mod]" */
+		if (s->knames_len + need > names_cap) {
+			size_t ncap = names_cap ? names_cap * 2 : 1 << 21;
+			char *n;
 
-			if (asprintf(&m, "%s [%s]", name, mod) < 0)
+			while (ncap < s->knames_len + need)
+				ncap *= 2;
+			if (ncap > UINT32_MAX || !(n = realloc(s->knames, ncap)))
 				return -ENOMEM;
-			s->ksyms[s->nksyms].name = m;
-		} else {
-			s->ksyms[s->nksyms].name = strdup(name);
-			if (!s->ksyms[s->nksyms].name)
-				return -ENOMEM;
+			s->knames = n;
+			names_cap = ncap;
 		}
+		s->ksyms[s->nksyms].addr = addr;
+		s->ksyms[s->nksyms].name = (uint32_t)s->knames_len;
+		memcpy(s->knames + s->knames_len, name, name_len);
+		s->knames_len += name_len;
+		if (mod) {
+			memcpy(s->knames + s->knames_len, " [", 2);
+			memcpy(s->knames + s->knames_len + 2, mod, mod_len);
+			s->knames[s->knames_len + 2 + mod_len] = ']';
+			s->knames_len += mod_len + 3;
+		}
+		s->knames[s->knames_len++] = '\0';
 		s->nksyms++;
 	}
 	s->kloaded = true;
@@ -181,16 +255,11 @@ int symbolizer__load_kallsyms(struct symbolizer *s, const char *text, size_t len
 		snprintf(s->kreason, sizeof(s->kreason),
 			 "kernel symbol addresses are hidden (kernel.kptr_restrict; run as root "
 			 "with kptr_restrict <= 1)");
-		for (size_t i = 0; i < s->nksyms; i++)
-			free(s->ksyms[i].name);
 		s->nksyms = 0;
 		return -EPERM;
 	}
-	/* qsort(NULL, 0, ...) is undefined: a file may have none. */
-	if (s->nksyms)
-		qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), cmp_ksym);
 	s->kreason[0] = '\0';
-	return 0;
+	return sort_ksyms(s);
 }
 
 int symbolizer__load_kernel(struct symbolizer *s)
@@ -254,7 +323,7 @@ void symbolizer__kernel_frame(struct symbolizer *s, uint64_t ip, char *buf, size
 		snprintf(buf, len, "[kernel]+0x%llx_[k]", (unsigned long long)ip);
 		return;
 	}
-	snprintf(buf, len, "%s_[k]", s->ksyms[lo - 1].name);
+	snprintf(buf, len, "%s_[k]", s->knames + s->ksyms[lo - 1].name);
 }
 
 /* Address spaces. */

@@ -31,6 +31,62 @@ static void test_kallsyms(void **state)
 	symbolizer__free(s);
 }
 
+/* Modules and BPF programs listed after the kernel, out of address order. */
+static void test_kallsyms_unsorted_tail(void **state)
+{
+	static const char text[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81001000 t foo\n"
+				   "ffffffff81002000 T bar\n"
+				   "ffffffffc0200000 t mod_b\t[mb]\n"
+				   "ffffffffc0100000 t mod_a\t[ma]\n"
+				   "ffffffff81001800 t late\n"
+				   "ffffffffc0150000 t bpf_prog_0123456789abcdef_f\t[bpf]\n"
+				   "ffffffffc0300000 T last_without_newline";
+	struct symbolizer *s = symbolizer__new();
+	char buf[128];
+
+	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), 0);
+	symbolizer__kernel_frame(s, 0xffffffff81001900ull, buf, sizeof(buf));
+	assert_string_equal(buf, "late_[k]");
+	symbolizer__kernel_frame(s, 0xffffffff810017ffull, buf, sizeof(buf));
+	assert_string_equal(buf, "foo_[k]");
+	symbolizer__kernel_frame(s, 0xffffffffc0100010ull, buf, sizeof(buf));
+	assert_string_equal(buf, "mod_a [ma]_[k]");
+	symbolizer__kernel_frame(s, 0xffffffffc0150010ull, buf, sizeof(buf));
+	assert_string_equal(buf, "bpf_prog_0123456789abcdef_f [bpf]_[k]");
+	symbolizer__kernel_frame(s, 0xffffffffc0200010ull, buf, sizeof(buf));
+	assert_string_equal(buf, "mod_b [mb]_[k]");
+	symbolizer__kernel_frame(s, 0xffffffffc0300001ull, buf, sizeof(buf));
+	assert_string_equal(buf, "last_without_newline_[k]");
+	symbolizer__kernel_frame(s, 0xffffffff81002004ull, buf, sizeof(buf));
+	assert_string_equal(buf, "bar_[k]");
+	symbolizer__free(s);
+}
+
+/* Lines that are not "address type name" are skipped, whatever they hold. */
+static void test_kallsyms_malformed(void **state)
+{
+	static const char text[] = "\n"
+				   "ffffffff81000000\n"
+				   "ffffffff81000000 T\n"
+				   "ffffffff81000000 T \n"
+				   "ffffffff81000000T foo\n"
+				   "zzzz T notanaddress\n"
+				   "ffffffff81001000 t ok\t[unterminated\n"
+				   "ffffffff81002000 t good\n";
+	struct symbolizer *s = symbolizer__new();
+	char buf[128];
+
+	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), 0);
+	symbolizer__kernel_frame(s, 0xffffffff81001004ull, buf, sizeof(buf));
+	assert_string_equal(buf, "ok_[k]");
+	symbolizer__kernel_frame(s, 0xffffffff81002004ull, buf, sizeof(buf));
+	assert_string_equal(buf, "good_[k]");
+	symbolizer__kernel_frame(s, 0xffffffff81000004ull, buf, sizeof(buf));
+	assert_string_equal(buf, "[kernel]+0xffffffff81000004_[k]");
+	symbolizer__free(s);
+}
+
 static void test_kallsyms_hidden(void **state)
 {
 	static const char text[] = "0000000000000000 T _stext\n0000000000000000 t foo\n";
@@ -155,6 +211,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kallsyms),
+	    cmocka_unit_test(test_kallsyms_unsorted_tail),
+	    cmocka_unit_test(test_kallsyms_malformed),
 	    cmocka_unit_test(test_kallsyms_hidden),
 	    cmocka_unit_test(test_user_frames),
 	    cmocka_unit_test(test_address_space_history),
