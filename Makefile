@@ -228,7 +228,14 @@ fuzz:
 		EXTRA_LDFLAGS="$(FUZZ_SAN)" fuzz-bins
 	$(Q)OUTPUT=$(OUTPUT) FUZZ_TIME=$(FUZZ_TIME) tests/run-suites fuzz
 
-BENCH_BINS := $(OUTPUT)/tests/bench/bashprof_rate
+BENCH_BINS := $(OUTPUT)/tests/bench/bashprof_rate $(OUTPUT)/tests/bench/empty_switch \
+	$(OUTPUT)/tests/bench/empty_switch.bpf.o
+
+# The floor under any sched_switch tracer (10-sched-pipe.sh): an empty program.
+$(OUTPUT)/tests/bench/empty_switch.bpf.o: tests/bench/empty_switch.bpf.c $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/bench/%: tests/bench/%.c $(LIBANALYZE)
 	$(call msg,CC,$@)
