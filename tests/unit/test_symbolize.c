@@ -7,6 +7,15 @@
 
 #include "symbolize.h"
 
+/* The name tsarun gives the kernel address ip. */
+static void expect_kframe(struct symbolizer *s, uint64_t ip, const char *want)
+{
+	char buf[128];
+
+	symbolizer__kernel_frame(s, ip, buf, sizeof(buf));
+	assert_string_equal(buf, want);
+}
+
 static void test_kallsyms(void **state)
 {
 	static const char text[] = "ffffffff81000000 T _stext\n"
@@ -15,19 +24,14 @@ static void test_kallsyms(void **state)
 				   "ffffffff81002000 T bar\t[ext4]\n"
 				   "garbage line\n";
 	struct symbolizer *s = symbolizer__new();
-	char buf[128];
 
 	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), 0);
 	assert_string_equal(symbolizer__kernel_reason(s), "");
-	symbolizer__kernel_frame(s, 0xffffffff81001010ull, buf, sizeof(buf));
-	assert_string_equal(buf, "foo_[k]");
+	expect_kframe(s, 0xffffffff81001010ull, "foo_[k]");
 	/* Data symbols are not code: the address stays in foo. */
-	symbolizer__kernel_frame(s, 0xffffffff81001900ull, buf, sizeof(buf));
-	assert_string_equal(buf, "foo_[k]");
-	symbolizer__kernel_frame(s, 0xffffffff81002004ull, buf, sizeof(buf));
-	assert_string_equal(buf, "bar [ext4]_[k]");
-	symbolizer__kernel_frame(s, 0xffffffff80000000ull, buf, sizeof(buf));
-	assert_string_equal(buf, "[kernel]+0xffffffff80000000_[k]");
+	expect_kframe(s, 0xffffffff81001900ull, "foo_[k]");
+	expect_kframe(s, 0xffffffff81002004ull, "bar [ext4]_[k]");
+	expect_kframe(s, 0xffffffff80000000ull, "[kernel]+0xffffffff80000000_[k]");
 	symbolizer__free(s);
 }
 
@@ -43,23 +47,15 @@ static void test_kallsyms_unsorted_tail(void **state)
 				   "ffffffffc0150000 t bpf_prog_0123456789abcdef_f\t[bpf]\n"
 				   "ffffffffc0300000 T last_without_newline";
 	struct symbolizer *s = symbolizer__new();
-	char buf[128];
 
 	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), 0);
-	symbolizer__kernel_frame(s, 0xffffffff81001900ull, buf, sizeof(buf));
-	assert_string_equal(buf, "late_[k]");
-	symbolizer__kernel_frame(s, 0xffffffff810017ffull, buf, sizeof(buf));
-	assert_string_equal(buf, "foo_[k]");
-	symbolizer__kernel_frame(s, 0xffffffffc0100010ull, buf, sizeof(buf));
-	assert_string_equal(buf, "mod_a [ma]_[k]");
-	symbolizer__kernel_frame(s, 0xffffffffc0150010ull, buf, sizeof(buf));
-	assert_string_equal(buf, "bpf_prog_0123456789abcdef_f [bpf]_[k]");
-	symbolizer__kernel_frame(s, 0xffffffffc0200010ull, buf, sizeof(buf));
-	assert_string_equal(buf, "mod_b [mb]_[k]");
-	symbolizer__kernel_frame(s, 0xffffffffc0300001ull, buf, sizeof(buf));
-	assert_string_equal(buf, "last_without_newline_[k]");
-	symbolizer__kernel_frame(s, 0xffffffff81002004ull, buf, sizeof(buf));
-	assert_string_equal(buf, "bar_[k]");
+	expect_kframe(s, 0xffffffff81001900ull, "late_[k]");
+	expect_kframe(s, 0xffffffff810017ffull, "foo_[k]");
+	expect_kframe(s, 0xffffffffc0100010ull, "mod_a [ma]_[k]");
+	expect_kframe(s, 0xffffffffc0150010ull, "bpf_prog_0123456789abcdef_f [bpf]_[k]");
+	expect_kframe(s, 0xffffffffc0200010ull, "mod_b [mb]_[k]");
+	expect_kframe(s, 0xffffffffc0300001ull, "last_without_newline_[k]");
+	expect_kframe(s, 0xffffffff81002004ull, "bar_[k]");
 	symbolizer__free(s);
 }
 
@@ -75,15 +71,11 @@ static void test_kallsyms_malformed(void **state)
 				   "ffffffff81001000 t ok\t[unterminated\n"
 				   "ffffffff81002000 t good\n";
 	struct symbolizer *s = symbolizer__new();
-	char buf[128];
 
 	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), 0);
-	symbolizer__kernel_frame(s, 0xffffffff81001004ull, buf, sizeof(buf));
-	assert_string_equal(buf, "ok_[k]");
-	symbolizer__kernel_frame(s, 0xffffffff81002004ull, buf, sizeof(buf));
-	assert_string_equal(buf, "good_[k]");
-	symbolizer__kernel_frame(s, 0xffffffff81000004ull, buf, sizeof(buf));
-	assert_string_equal(buf, "[kernel]+0xffffffff81000004_[k]");
+	expect_kframe(s, 0xffffffff81001004ull, "ok_[k]");
+	expect_kframe(s, 0xffffffff81002004ull, "good_[k]");
+	expect_kframe(s, 0xffffffff81000004ull, "[kernel]+0xffffffff81000004_[k]");
 	symbolizer__free(s);
 }
 
@@ -91,12 +83,10 @@ static void test_kallsyms_hidden(void **state)
 {
 	static const char text[] = "0000000000000000 T _stext\n0000000000000000 t foo\n";
 	struct symbolizer *s = symbolizer__new();
-	char buf[128];
 
 	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), -EPERM);
 	assert_non_null(strstr(symbolizer__kernel_reason(s), "kptr_restrict"));
-	symbolizer__kernel_frame(s, 0xffffffff81001010ull, buf, sizeof(buf));
-	assert_string_equal(buf, "[kernel]+0xffffffff81001010_[k]");
+	expect_kframe(s, 0xffffffff81001010ull, "[kernel]+0xffffffff81001010_[k]");
 	symbolizer__free(s);
 }
 
