@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # What stacks cost on the worst case for them: perf bench sched pipe pinned
-# to one CPU, where every switch-out is a sleep (bcc's offcputime, which
-# takes two stacks at every switch-out, measured a ratio of 2.71 here).
+# to one CPU, where every switch-out is a sleep (the case where bcc's
+# offcputime takes two stacks at every switch-out).
 # Interleaved in each round: bare, tsarun (accounting only), tsarun
 # --stacks (default --offcpu-min), and tsarun --stacks --offcpu-min 0 (every
 # sleep stack-walked: reported, no target). Targets: --stacks <= 1.5, and
