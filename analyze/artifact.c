@@ -189,6 +189,7 @@ static cJSON *thread_json(const struct thread_acct *t)
 	add_u64_or_null(o, "wakeups", t->wakeups, t->unmeasured & ACCT_NO_WAKEUPS);
 	add_u64_or_null(o, "migrations", t->migrations, t->unmeasured & ACCT_NO_MIGRATIONS);
 	add_u64_or_null(o, "untraced_switch_ins", t->untraced, t->source != ACCT_SRC_EBPF);
+	add_u64_or_null(o, "unstamped_wait_ns", t->unstamped_wait_ns, t->source != ACCT_SRC_EBPF);
 	add_u64_or_null(o, "steal_ns", t->steal_ns, t->unmeasured & ACCT_NO_STEAL);
 	if (t->unmeasured & ACCT_NO_WAKEUPS)
 		cJSON_AddNullToObject(o, "wakeup_latency_ns");
@@ -447,6 +448,7 @@ static cJSON *quality_json(const struct run_quality *q)
 		cJSON_AddItemToObject(cc, "taskstats_cpu_vs_runqueue", ts);
 	}
 	add_i64(cc, "kernel_shift_ns", q->kernel_shift_ns);
+	add_u64(cc, "unstamped_wait_ns", q->unstamped_wait_ns);
 	cJSON_AddItemToObject(o, "cross_check", cc);
 	cJSON_AddItemToObject(cc, "procfs_on_cpu_vs_ebpf",
 			      check_json(&q->procfs_on_cpu, "worst_ns"));

@@ -480,6 +480,7 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 	read_check(item(cc, "runnable_vs_kernel"), &rq->runnable);
 	read_check(item(cc, "tree_cpu_vs_rusage"), &rq->tree_cpu);
 	rq->kernel_shift_ns = (int64_t)get_num_in(cc, "kernel_shift_ns", 0, -9.2e18, 9.2e18);
+	rq->unstamped_wait_ns = (uint64_t)get_num_in(cc, "unstamped_wait_ns", 0, 0, 1.8e19);
 	cJSON_ArrayForEach(i, item(q, "notes"))
 	{
 		if (cJSON_IsString(i))

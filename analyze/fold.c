@@ -68,6 +68,9 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 	t->migrations = s->migrations;
 	t->untraced = s->untraced;
 	t->unstamped = s->unstamped;
+	t->unstamped_wait_ns = s->unstamped_wait_ns < s->state_ns[TSA_ST_RUNQ]
+				   ? s->unstamped_wait_ns
+				   : s->state_ns[TSA_ST_RUNQ];
 	t->wakeup_lat_sum = s->wakeup_lat_sum;
 	t->wakeup_lat_max = s->wakeup_lat_max;
 	t->wakeup_lat_count = s->wakeup_lat_count;
@@ -241,9 +244,12 @@ static void cross_checks(struct run *r)
 
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct thread_acct *t = &r->threads[i];
-		/* The kernel's sum_exec_runtime leaves out steal time: compare like with like. */
+		/*
+		 * Compare like with like: the kernel's sum_exec_runtime leaves
+		 * out steal time, and its run_delay the waits it never stamped.
+		 */
 		uint64_t on = t->state_ns[TSA_ST_ONCPU] - t->steal_ns,
-			 rq = t->state_ns[TSA_ST_RUNQ];
+			 rq = t->state_ns[TSA_ST_RUNQ] - t->unstamped_wait_ns;
 
 		if (t->flags & TSA_F_SURVIVOR)
 			any_alive = true;
@@ -269,6 +275,7 @@ static void cross_checks(struct run *r)
 				  t->k_nvcsw + t->k_nivcsw ? t->k_nvcsw + t->k_nivcsw : 1,
 				  UINT64_MAX, t->tid, &e[3], &k[3]);
 		q->kernel_shift_ns += (int64_t)t->k_sum_exec_ns - (int64_t)on;
+		q->unstamped_wait_ns += t->unstamped_wait_ns;
 	}
 	{
 		struct cross_check *cs[5] = {&q->on_cpu, &q->runqueue, &q->slices, &q->switches,

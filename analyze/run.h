@@ -113,6 +113,7 @@ struct thread_acct {
 	uint64_t migrations;
 	uint64_t untraced;  /* of the slices, how many switch-ins were inferred */
 	uint64_t unstamped; /* of the slices, how many the kernel counts in no pcount (tsarun.h) */
+	uint64_t unstamped_wait_ns; /* the runqueue waits they ended: in no run_delay (tsarun.h) */
 	uint64_t wakeup_lat_sum;
 	uint64_t wakeup_lat_max;
 	uint64_t wakeup_lat_count;
@@ -295,6 +296,8 @@ struct run_quality {
 	struct cross_check on_cpu;   /* on-CPU vs se.sum_exec_runtime */
 	struct cross_check runqueue; /* runqueue vs sched_info.run_delay */
 	int64_t kernel_shift_ns;     /* sum of (sum_exec_runtime - on-CPU) over compared threads */
+	/* Runqueue waits run_delay leaves out (never stamped), left out of the comparisons too. */
+	uint64_t unstamped_wait_ns;
 	struct cross_check slices;   /* switch-ins vs sched_info.pcount */
 	struct cross_check switches; /* voluntary+involuntary vs nvcsw+nivcsw */
 	struct cross_check tree_cpu; /* rusage user+sys vs the seen threads' sum_exec_runtime */

@@ -907,6 +907,9 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 		 */
 		if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
 			sleep_ends(t, p, t->state, now - t->since_ns, true);
+		/* A wait the kernel's run_delay will not have (tsarun.h). */
+		if (unstamped && t->state == TSA_ST_RUNQ && now > t->since_ns)
+			t->unstamped_wait_ns += now - t->since_ns;
 		close_interval(t, now);
 	}
 	if (t->flags & TSA_F_WOKEN) {

@@ -213,6 +213,13 @@ struct tsa_thread {
 	 * 5.14 the kernel counts them in no sched_info.pcount (nor run_delay).
 	 */
 	__u64 unstamped;
+	/*
+	 * The runqueue waits those switch-ins ended. A task preempted while its
+	 * state already says it is going to sleep is left on the runqueue
+	 * unstamped (sched_info_depart() stamps only running tasks): it waits
+	 * for a CPU like any other, and run_delay never sees that wait.
+	 */
+	__u64 unstamped_wait_ns;
 
 	/* Cold: identity, the start and the end. */
 	__u32 tid;
@@ -248,7 +255,7 @@ struct tsa_thread {
 	struct tsa_stack_id waker_kstack;
 };
 
-#define TSA_THREAD_SIZE 960
+#define TSA_THREAD_SIZE 968
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {

@@ -147,6 +147,36 @@ static void test_cross_check(void **state)
 	run__free_detail(&r);
 }
 
+/*
+ * A task preempted while its state already says it is going to sleep is
+ * left on the runqueue without a queue stamp: it waits like any other, the
+ * runqueue time counts the wait, and the kernel's run_delay never does.
+ */
+static void test_unstamped_waits_left_out_of_the_comparison(void **state)
+{
+	struct tsa_thread t[2];
+	struct run r;
+
+	t[0] = fx_thread(100, 100, 1, "main", 0, 1000, 500, 100, 400, 0);
+	t[0].unstamped = 2;
+	t[0].unstamped_wait_ns = 8 * MS;
+	t[0].kend[TSA_K_RUN_DELAY] -= 8 * MS;
+	/* More than the thread's runqueue time cannot have been left out. */
+	t[1] = fx_thread(101, 100, 1, "w", 0, 100, 50, 10, 40, 0);
+	t[1].unstamped_wait_ns = 30 * MS;
+	t[1].kend[TSA_K_RUN_DELAY] = 0;
+	fold(&r, t, 2);
+	assert_int_equal(r.threads[0].state_ns[TSA_ST_RUNQ], 100 * MS);
+	assert_int_equal(r.threads[0].unstamped_wait_ns, 8 * MS);
+	assert_int_equal(r.threads[1].unstamped_wait_ns, 10 * MS);
+	assert_int_equal(r.quality.unstamped_wait_ns, 18 * MS);
+	assert_int_equal(r.quality.runnable.compared, 2);
+	assert_int_equal(r.quality.runnable.worst_abs, 0);
+	assert_int_equal(r.quality.runqueue.worst_abs, 0);
+	assert_int_equal(r.quality.runqueue.sum_ebpf, r.quality.runqueue.sum_kernel);
+	run__free_detail(&r);
+}
+
 static void test_tree_check_needs_enough_cpu(void **state)
 {
 	struct tsa_thread t = fx_thread(100, 100, 1, "main", 0, 100, 5, 0, 95, 0);
@@ -253,6 +283,7 @@ int main(void)
 	    cmocka_unit_test(test_processes_and_pid_reuse),
 	    cmocka_unit_test(test_lost_records_still_count),
 	    cmocka_unit_test(test_cross_check),
+	    cmocka_unit_test(test_unstamped_waits_left_out_of_the_comparison),
 	    cmocka_unit_test(test_tree_check_needs_enough_cpu),
 	    cmocka_unit_test(test_tree_check_finds_unseen_threads),
 	    cmocka_unit_test(test_order_and_dedupe_in_place),
