@@ -280,9 +280,8 @@ static void check_cpu_delay(struct run *r)
 		ts = sub0(t->delays[DELAY_CPU].total_ns, before);
 		r->quality.ts_cpu_after_ns +=
 		    sub0(t->k_end_run_delay_ns, t->delays[DELAY_CPU].total_ns);
-		/* Waits the kernel never stamped are in no run_delay (tsarun.h). */
-		fold_check_thread(c, t->state_ns[TSA_ST_RUNQ] - t->unstamped_wait_ns, ts,
-				  t->lifetime_ns, t->lifetime_ns, t->tid, &se, &sk);
+		fold_check_thread(c, fold_runq_stamped(t), ts, t->lifetime_ns, t->lifetime_ns,
+				  t->tid, &se, &sk);
 	}
 	if (c->available)
 		fold_check_close(c, se, sk);

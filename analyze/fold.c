@@ -248,8 +248,7 @@ static void cross_checks(struct run *r)
 		 * Compare like with like: the kernel's sum_exec_runtime leaves
 		 * out steal time, and its run_delay the waits it never stamped.
 		 */
-		uint64_t on = t->state_ns[TSA_ST_ONCPU] - t->steal_ns,
-			 rq = t->state_ns[TSA_ST_RUNQ] - t->unstamped_wait_ns;
+		uint64_t on = t->state_ns[TSA_ST_ONCPU] - t->steal_ns, rq = fold_runq_stamped(t);
 
 		if (t->flags & TSA_F_SURVIVOR)
 			any_alive = true;

@@ -55,4 +55,14 @@ void fold_check_thread(struct cross_check *c, uint64_t ebpf, uint64_t kernel, ui
 		       uint64_t lifetime, uint32_t tid, uint64_t *sum_e, uint64_t *sum_k);
 void fold_check_close(struct cross_check *c, uint64_t sum_e, uint64_t sum_k);
 
+/*
+ * A thread's runqueue time as the kernel's run_delay can hold it: without
+ * the waits the kernel never stamped (tsarun.h, unstamped_wait_ns), which
+ * fold_convert() keeps within the runqueue time.
+ */
+static inline uint64_t fold_runq_stamped(const struct thread_acct *t)
+{
+	return t->state_ns[TSA_ST_RUNQ] - t->unstamped_wait_ns;
+}
+
 #endif /* TSARUN_FOLD_H */
