@@ -64,6 +64,8 @@ static bool consistent(const struct thread_acct *t, const struct ts_record *rec,
 		return false;
 	{
 		uint64_t end = origin + (uint64_t)t->end_ns;
+		/* The counters' last update, before the switch-out: the scheduler picked in between. */
+		uint64_t kend = t->k_end_at_ns && t->k_end_at_ns <= end ? t->k_end_at_ns : end;
 		uint64_t tail_cpu, tail_rq, tail_pc, est, late;
 
 		if (lo + rec->etime_ns > end + slack)
@@ -86,10 +88,12 @@ static bool consistent(const struct thread_acct *t, const struct ts_record *rec,
 		 * ticks and switches, so the record's value may be stale and
 		 * tail_cpu too large), waited tail_rq in the runqueue, and, if
 		 * it was switched out again after T, may have slept. Steal and
-		 * IRQ time are in none of these. So T is at the latest the
-		 * final switch (checked above), and at the earliest est + etime.
+		 * IRQ time are in none of these, and the counters stop at
+		 * their last update (kend), before the scheduler picked the
+		 * next task and switched. So T is at the latest the final
+		 * switch (checked above), and at the earliest est + etime.
 		 */
-		est = sub0(end, tail_cpu + tail_rq + rec->etime_ns);
+		est = sub0(kend, tail_cpu + tail_rq + rec->etime_ns);
 		late = 1000 + slack + t->steal_ns;
 		if (tail_pc)
 			late += t->state_ns[TSA_ST_SLEEP] + t->state_ns[TSA_ST_DISK] +

@@ -17,9 +17,10 @@
  *    counters at that final switch, the time from T to the switch is known
  *    too: the CPU time (sum_exec_runtime grew by it), the runqueue time
  *    (run_delay grew by it) and, when the thread was not switched out again
- *    after T (pcount did not grow), nothing else. The start it implies must
- *    then match task->start_time to within a microsecond and the clocks'
- *    disagreement.
+ *    after T (pcount did not grow), nothing else, up to the counters' last
+ *    update at the top of that final __schedule(). The start it implies
+ *    must then match task->start_time to within a microsecond and the
+ *    clocks' disagreement.
  * Counters only grow: a record whose counters exceed the thread's final
  * ones is not that thread's. When several threads of one tid fit a record,
  * records with a single candidate claim theirs first; what stays ambiguous
@@ -35,9 +36,10 @@ struct run;
 struct ts_record;
 
 /*
- * How far the clock of the eBPF probe's timestamps (the runqueue clock plus
- * a sampled offset, see bpf/sched.bpf.c) and the kernel's ktime may
- * disagree at one instant, and the slack allowed for it.
+ * How far the eBPF probe's times converted from the runqueue clock (with a
+ * sampled offset, see bpf/sched.bpf.c: a thread's start, the last update
+ * of its counters) and the kernel's ktime may disagree at one instant, and
+ * the slack allowed for it.
  */
 #define DELAYS_CLOCK_SLACK_NS 50000ull
 

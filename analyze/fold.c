@@ -94,6 +94,7 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 		t->k_end_sum_exec_ns = s->kend[TSA_K_SUM_EXEC];
 		t->k_end_run_delay_ns = s->kend[TSA_K_RUN_DELAY];
 		t->k_end_pcount = s->kend[TSA_K_PCOUNT];
+		t->k_end_at_ns = s->kend_ns;
 		t->k_before_ns = s->kstart[TSA_K_SUM_EXEC];
 		t->k_sum_exec_ns = s->kend[TSA_K_SUM_EXEC] - s->kstart[TSA_K_SUM_EXEC];
 		t->k_run_delay_ns = s->kend[TSA_K_RUN_DELAY] - s->kstart[TSA_K_RUN_DELAY];

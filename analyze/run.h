@@ -148,6 +148,8 @@ struct thread_acct {
 	uint64_t k_end_sum_exec_ns;
 	uint64_t k_end_run_delay_ns;
 	uint64_t k_end_pcount;
+	/* CLOCK_MONOTONIC when the kernel last brought them up to date (0: unknown) */
+	uint64_t k_end_at_ns;
 	/* task_start_ns is known to within this (0 for eBPF; a clock tick for /proc). */
 	uint64_t task_start_uncert_ns;
 

@@ -105,19 +105,23 @@ struct {
 } lost SEC(".maps");
 
 /*
- * Timestamps. bpf_ktime_get_ns() costs 50-90 ns on a virtual machine, more
- * than the rest of a switch's accounting; the runqueue's clock is a load
- * away. rq->clock (sched_clock) is refreshed by the scheduler at every
- * wakeup and at the start of __schedule(), so an event's time is rq->clock
- * plus the offset between CLOCK_MONOTONIC and that CPU's rq->clock, sampled
- * with bpf_ktime_get_ns() now and then (see sample_offset()).
+ * Timestamps. A switch is timed with bpf_ktime_get_ns() in the tracepoint,
+ * where perf times it too. The runqueue's clock (rq->clock, a load away)
+ * cannot time a switch: __schedule() skips its refresh after a wakeup that
+ * asked for a reschedule (rq_clock_skip_update), and then the clock still
+ * holds the wakeup's time, microseconds back. The task switched in need
+ * not be one that wakeup queued and stamped with that clock (it may have
+ * found its task already queued, or a third task may be picked), and the
+ * clock gives no sign, so no test short of the real clock tells a stale
+ * refresh from a fresh one: timing some switches by rq->clock once
+ * moved up to 1.4 ms, 3% of their CPU time, between the two threads of a
+ * ping-pong sharing its CPU with a third task (tests/integration/
+ * 22-perf-events.sh measures it against perf's own record).
  *
- * One case needs the real clock: the switch after a wakeup that asked for
- * a reschedule, where __schedule() skips its clock refresh
- * (rq_clock_skip_update) and rq->clock still holds the wakeup's time. The
- * task woken is then usually the one switched in, queued at that very
- * clock: a switch that finds rq->clock equal to the next task's enqueue
- * stamp reads bpf_ktime_get_ns() instead.
+ * Other events are timed by the runqueue's clock plus the offset between
+ * CLOCK_MONOTONIC and that CPU's rq->clock, sampled at the switches (see
+ * sample_offset()): a new task at wakeup_new, where the scheduler has just
+ * refreshed the clock, and a wakeup, from the kernel's stamp in that clock.
  *
  * Wakeups. The kernel stamps a task when it is queued (sched_info.
  * last_queued, from the clock the wakeup just refreshed) and adds each wait
@@ -365,30 +369,34 @@ static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
 }
 
 /*
- * CLOCK_MONOTONIC of a switch on this CPU, next being switched in.
- * __schedule() refreshed the clock just before, unless the refresh was
- * skipped for a wakeup that asked for this reschedule: then only the real
- * clock will do.
+ * CLOCK_MONOTONIC of a switch on this CPU, next being switched in
+ * (next_lq: its sched_info.last_queued). The same read samples the
+ * runqueue clock's offset, at a switch where __schedule() has refreshed
+ * it: not one whose clock equals the stamp of the task switched in, queued
+ * at that clock by a wakeup (the refresh was skipped, or nothing ran
+ * since). A stale clock missed that way gives a larger sample, which the
+ * smallest of the window outweighs; sampling every switch, the offset is
+ * the best of many long before the command starts.
  */
-/* next_lq: the task switched in's sched_info.last_queued. */
 static __always_inline __u64 switch_time(const struct rqinfo *ri, __u64 next_lq)
 {
 	__u32 cpu = ri->cpu;
 	struct tsa_cpu_clock *c;
+	__u64 now = bpf_ktime_get_ns();
 	bool stale;
 
 	if (!ri->ok)
-		return bpf_ktime_get_ns();
+		return now;
 	c = bpf_map_lookup_elem(&clocks, &cpu);
 	if (!c)
-		return bpf_ktime_get_ns();
+		return now;
 	if (targ_wakeup_events)
 		stale = ri->clock == c->woke_clock;
 	else
 		stale = ri->clock == next_lq;
-	if (stale)
-		return bpf_ktime_get_ns();
-	return fresh_time(ri);
+	if (!stale)
+		sample_offset(c, ri->clock, now);
+	return now;
 }
 
 static __always_inline void read_kcounters(struct task_struct *p, __u64 *k)
@@ -812,8 +820,9 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 
 static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct task_struct *p,
 				       bool preempt, unsigned int prev_state, __u64 now,
-				       __u64 taken)
+				       const struct rqinfo *ri)
 {
+	__u64 taken = ri->taken;
 	__u64 sum_exec = p->se.sum_exec_runtime;
 	__u32 st;
 
@@ -847,6 +856,7 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 		t->involuntary++;
 	if (!preempt && (prev_state & TASK_DEAD)) {
 		t->state = TSA_ST_ONCPU;
+		t->kend_ns = ri->ok ? clock_to_mono(ri->cpu, ri->clock) : 0;
 		read_exit(t, p);
 		send_record(t, p, now);
 		bpf_task_storage_delete(&tasks, p);
@@ -977,7 +987,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 				prev_state =
 				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 		}
-		switch_out(ctx, tp, prev, preempt, prev_state, not_before(tp, now), ri.taken);
+		switch_out(ctx, tp, prev, preempt, prev_state, not_before(tp, now), &ri);
 	}
 	if (tn)
 		/*

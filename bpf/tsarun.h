@@ -232,6 +232,14 @@ struct tsa_thread {
 	__u64 boot_start_ns;	/* task->start_boottime: /proc starttime is this in ticks */
 	__u64 kstart[TSA_K_NR]; /* kernel counters when tracking began */
 	__u64 kend[TSA_K_NR];	/* and at the end */
+	/*
+	 * When the kernel last brought kend's clocks up to date: the runqueue
+	 * clock's refresh at the top of the final __schedule(), in
+	 * CLOCK_MONOTONIC (0: unknown). The final switch-out (end_ns) comes
+	 * after the scheduler has picked the next task, tens of microseconds
+	 * later when that CPU balances its load on going idle.
+	 */
+	__u64 kend_ns;
 	__u32 execs;
 	__u32 exec_id0; /* task->self_exec_id when tracking began (low 32 bits) */
 	char comm[TSA_COMM_LEN];
@@ -255,7 +263,7 @@ struct tsa_thread {
 	struct tsa_stack_id waker_kstack;
 };
 
-#define TSA_THREAD_SIZE 968
+#define TSA_THREAD_SIZE 976
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {

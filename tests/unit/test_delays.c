@@ -201,6 +201,37 @@ static void test_switched_in_tail(void **state)
 	run__free_detail(&r);
 }
 
+/*
+ * The thread's counters were last brought up to date at the top of its
+ * final __schedule(); the switch-out came 70 us later, after the scheduler
+ * had balanced the load of the CPU going idle. The record is placed from
+ * that last update, not from the switch.
+ */
+static void test_pick_after_last_update(void **state)
+{
+	struct tsa_thread t = thread(101, 0, 500, 300, 150, 50), upd;
+	struct ts_record rec;
+	struct run r;
+
+	t.kend_ns = t.end_ns - 70000;
+	upd = t;
+	upd.end_ns = t.kend_ns;
+	rec = exit_record(&upd, 20000, 0, 0);
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_true(r.threads[0].have_delays);
+	assert_int_equal(r.quality.ts.identity_mismatches, 0);
+	run__free_detail(&r);
+
+	/* Timed from the switch-out, the same record would seem to start 70 us late. */
+	t.kend_ns = 0;
+	fold(&r, &t, 1);
+	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
+	assert_false(r.threads[0].have_delays);
+	assert_int_equal(r.quality.ts.identity_mismatches, 1);
+	run__free_detail(&r);
+}
+
 /* Without kernel.task_delayacct at the thread's start, only the CPU delay means anything. */
 static void test_non_cpu_not_live(void **state)
 {
@@ -397,6 +428,7 @@ int main(void)
 	    cmocka_unit_test(test_ambiguous_not_attached),
 	    cmocka_unit_test(test_wrong_identity_refused),
 	    cmocka_unit_test(test_switched_in_tail),
+	    cmocka_unit_test(test_pick_after_last_update),
 	    cmocka_unit_test(test_non_cpu_not_live),
 	    cmocka_unit_test(test_query),
 	    cmocka_unit_test(test_create_missing),
