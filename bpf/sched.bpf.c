@@ -135,7 +135,7 @@ struct {
  */
 const volatile bool targ_wakeup_events = false;
 
-#define CLOCK_SAMPLE_NS	  1000000ull  /* sample the offset at most this often */
+#define CLOCK_SAMPLE_NS	  1000000ull  /* fresh_time(): an older offset is sampled again */
 #define CLOCK_WINDOW_NS	  10000000ull /* a window's smallest sample is the offset */
 #define CLOCK_MAX_STEP_NS 2000ull     /* how far a new window may raise it (drift) */
 
@@ -369,34 +369,32 @@ static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
 }
 
 /*
- * CLOCK_MONOTONIC of a switch on this CPU, next being switched in
- * (next_lq: its sched_info.last_queued). The same read samples the
- * runqueue clock's offset, at a switch where __schedule() has refreshed
- * it: not one whose clock equals the stamp of the task switched in, queued
- * at that clock by a wakeup (the refresh was skipped, or nothing ran
- * since). A stale clock missed that way gives a larger sample, which the
- * smallest of the window outweighs; sampling every switch, the offset is
- * the best of many long before the command starts.
+ * A switch at now (bpf_ktime_get_ns()) samples this CPU's runqueue clock
+ * offset, where __schedule() has refreshed the clock: not a switch whose
+ * clock equals the stamp of the task switched in (next_lq), queued at that
+ * clock by a wakeup (the refresh was skipped, or nothing ran since). A
+ * stale clock missed that way gives a larger sample, which the smallest of
+ * the window outweighs; sampling every switch, the offset is the best of
+ * many long before the command starts. Returns the offset (0: none yet).
  */
-static __always_inline __u64 switch_time(const struct rqinfo *ri, __u64 next_lq)
+static __always_inline __u64 sample_switch(const struct rqinfo *ri, __u64 next_lq, __u64 now)
 {
 	__u32 cpu = ri->cpu;
 	struct tsa_cpu_clock *c;
-	__u64 now = bpf_ktime_get_ns();
 	bool stale;
 
 	if (!ri->ok)
-		return now;
+		return 0;
 	c = bpf_map_lookup_elem(&clocks, &cpu);
 	if (!c)
-		return now;
+		return 0;
 	if (targ_wakeup_events)
 		stale = ri->clock == c->woke_clock;
 	else
 		stale = ri->clock == next_lq;
 	if (!stale)
 		sample_offset(c, ri->clock, now);
-	return now;
+	return c->offset;
 }
 
 static __always_inline void read_kcounters(struct task_struct *p, __u64 *k)
@@ -818,11 +816,15 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 	count(TSA_C_UNTRACED_IN);
 }
 
+/*
+ * taken: rq->clock - rq->clock_task now (steal); refreshed: CLOCK_MONOTONIC
+ * of the runqueue clock, where __schedule() last brought the task's
+ * counters up to date (0: this CPU has no offset yet).
+ */
 static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct task_struct *p,
 				       bool preempt, unsigned int prev_state, __u64 now,
-				       const struct rqinfo *ri)
+				       __u64 taken, __u64 refreshed)
 {
-	__u64 taken = ri->taken;
 	__u64 sum_exec = p->se.sum_exec_runtime;
 	__u32 st;
 
@@ -856,7 +858,7 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 		t->involuntary++;
 	if (!preempt && (prev_state & TASK_DEAD)) {
 		t->state = TSA_ST_ONCPU;
-		t->kend_ns = ri->ok ? clock_to_mono(ri->cpu, ri->clock) : 0;
+		t->kend_ns = refreshed;
 		read_exit(t, p);
 		send_record(t, p, now);
 		bpf_task_storage_delete(&tasks, p);
@@ -947,7 +949,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 {
 	struct tsa_thread *tp, *tn;
 	struct rqinfo ri;
-	__u64 now, next_lq;
+	__u64 now, next_lq, offset;
 
 	tp = bpf_task_storage_get(&tasks, prev, NULL, 0);
 	tn = bpf_task_storage_get(&tasks, next, NULL, 0);
@@ -970,7 +972,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 
 			if (c && !c->offset) {
 				read_rq_cold(next, &ri);
-				switch_time(&ri, next->sched_info.last_queued);
+				sample_switch(&ri, next->sched_info.last_queued,
+					      bpf_ktime_get_ns());
 			}
 		}
 		return;
@@ -978,7 +981,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	/* prev and next share this CPU's runqueue: read it once, through either. */
 	read_rq(tp ? prev : next, &ri);
 	next_lq = next->sched_info.last_queued;
-	now = switch_time(&ri, next_lq);
+	now = bpf_ktime_get_ns(); /* see Timestamps */
+	offset = sample_switch(&ri, next_lq, now);
 	if (tp) {
 		if (!targ_switch_has_state) {
 			if (bpf_core_field_exists(prev->__state))
@@ -987,7 +991,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 				prev_state =
 				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 		}
-		switch_out(ctx, tp, prev, preempt, prev_state, not_before(tp, now), &ri);
+		switch_out(ctx, tp, prev, preempt, prev_state, not_before(tp, now), ri.taken,
+			   offset ? ri.clock + offset : 0);
 	}
 	if (tn)
 		/*
