@@ -97,6 +97,11 @@ at_most "stopped: stopped time, worst thread (us)" "$(worst stopped)" 100
 WANT='.compared >= 250'
 record "threads" "${ON[@]}" "$WORKLOADS/threads" 500 4 100
 
+# Many wakers and sleepers: 80 threads in 4 groups passing messages over
+# sockets, every one created and ending in the run.
+WANT='.compared >= 40'
+record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
+
 # A switch every 1.4 us between two threads on one CPU, 40,000 in all; about
 # 40% follow a wakeup preemption. Measured here: on-CPU within 210 us of
 # perf's per thread (under 10 ns a slice: the two tools' handlers run one
