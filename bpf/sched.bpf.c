@@ -201,30 +201,24 @@ static __always_inline void count(__u32 which)
 
 static __always_inline __u32 log2_slot(__u64 ns)
 {
-	__u64 v = ns / 1000;
 	__u32 r = 0;
 
-	/* Branch-light log2 of microseconds; slot 0 also holds sub-microsecond waits. */
-	if (v >= 1ull << 16) {
-		v >>= 16;
+	/*
+	 * floor(log2(ns / 1000)), the microseconds' log2, found by comparing
+	 * ns with 1000 << k rather than dividing: a 64-bit division is the
+	 * dearest instruction on the switch path. Slot 0 also holds
+	 * sub-microsecond waits; the last slot holds everything above.
+	 */
+	if (ns >= 1000ull << 16)
 		r += 16;
-	}
-	if (v >= 1ull << 8) {
-		v >>= 8;
+	if (ns >= 1000ull << (r + 8))
 		r += 8;
-	}
-	if (v >= 1ull << 4) {
-		v >>= 4;
+	if (ns >= 1000ull << (r + 4))
 		r += 4;
-	}
-	if (v >= 1ull << 2) {
-		v >>= 2;
+	if (ns >= 1000ull << (r + 2))
 		r += 2;
-	}
-	if (v >= 1ull << 1)
+	if (ns >= 1000ull << (r + 1))
 		r += 1;
-	if (v >> 32) /* more than 2^48 us cannot happen; keep the verifier sure */
-		r = TSA_HIST_SLOTS - 1;
 	return r < TSA_HIST_SLOTS ? r : TSA_HIST_SLOTS - 1;
 }
 

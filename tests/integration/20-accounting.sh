@@ -74,6 +74,10 @@ CPU1=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')
 # The workload counts thread CPU time, which leaves out steal time; on-CPU includes it.
 within "spin then sleep: on-CPU less steal (ms)" "$(ms spinsleep '.on_cpu_ns - .steal_ns')" 300 10
 within "spin then sleep: sleeping (ms)" "$(ms spinsleep .sleeping_ns)" 200 10
+# Slot k of the log2 histogram holds waits of 2^k to 2^(k+1) us: 200 ms is in slot 17.
+equal "spin then sleep: the 200 ms sleep is the one in sleeping's top slot, 17" \
+	"$(jq -r '[.runs[0].threads[] | select(.comm == "spinsleep")][0].offcpu_hist_log2_us.sleeping
+		| "\(length - 1) \(.[-1])"' "$J")" "17 1"
 closes "spin then sleep"
 validate "$J"
 
