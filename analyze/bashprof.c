@@ -547,12 +547,20 @@ static bool is_wait(const char *text)
 }
 
 /*
- * A `wait` from t0 to t1 waited for the background children that ran then:
- * their trap runs made it longer by the part of their trap cost that fell
- * in the wait (spread evenly over each child's life).
+ * A `wait` from t0 to t1 waited for the background children that ran then.
+ * Each child's trap runs delayed its own end by the part of its trap cost
+ * that fell in the wait (spread evenly over its life): without them it
+ * would have ended that much earlier, and the wait would have ended when
+ * the last of them did. Children that ran side by side delayed the wait
+ * once, not once each (their sum could exceed the wait itself); where
+ * they shared a CPU, the waits for it stretch the cost like any other
+ * (bashprof__finish()). Never more than the sum: a wait that was held by
+ * something else (a program run in the background) ends when it does.
  */
 static void charge_wait(struct stream *s, uint64_t t0, uint64_t t1)
 {
+	uint64_t sum = 0, ends = t0, delay;
+
 	for (uint32_t i = 0; i < s->npend; i++) {
 		struct pending_child *e = &s->pend[i];
 		uint64_t a = t0 > e->t0 ? t0 : e->t0, b = t1 < e->t1 ? t1 : e->t1, part;
@@ -563,8 +571,12 @@ static void charge_wait(struct stream *s, uint64_t t0, uint64_t t1)
 		if (part > e->w_left)
 			part = e->w_left;
 		e->w_left -= part;
-		s->ovh.w += part;
+		sum += part;
+		if (b - part > ends)
+			ends = b - part;
 	}
+	delay = t1 - ends;
+	s->ovh.w += delay < sum ? delay : sum;
 }
 
 /*
@@ -1073,6 +1085,9 @@ static void do_end(struct bashprof *bp, struct stream *s, const struct tsa_rec *
 
 	if (e->child_cpu > s->child_cpu)
 		s->child_cpu = e->child_cpu;
+	/* Children reaped since the last record: their trap CPU goes with their CPU. */
+	if (s->npend)
+		charge_reaped(s, e->t);
 	stream_time(s, e->t, e->cpu);
 	stream_close(bp, s, e->t, e->cpu, r->flags);
 }

@@ -176,3 +176,27 @@ at_most "... parts that held a wait, charged at their start-up median (% of runs
 	"$(jqv "$J" '.bash.trap_cost.timed.guessed_parts / .bash.trap_cost.timed.runs * 100')" 5
 at_most "... what start-up still estimates is a small part of a run (% of the timed part)" \
 	"$(jqv "$J" '.bash.trap_cost.cpu_ns / .bash.trap_cost.timed.avg_ns * 100')" 25
+
+# Background jobs side by side: the script's CPU time holds theirs when it
+# reaps them, and its `wait` their wall time, each without their trap runs.
+# Reaped by the script's last command, and run together on the two CPUs, so
+# that their trap runs delayed the wait once, not once each (which once left
+# the wait with no time at all, and the script with six times its CPU).
+# Compared with the script run bare, round by round as above, median of 5.
+cpu_r=() wall_r=() waits=0 rounds=
+for r in 1 2 3 4 5; do
+	"$TSARUN" -q --json "$T_TMP/b.json" -- bash "$B/parallel.sh" >/dev/null 2>&1
+	"$TSARUN" -q --json "$J" --bash "$B/parallel.sh" >/dev/null 2>&1
+	read -r bc bw <<<"$(jq -r '.runs[-1] | "\([.threads[] | .on_cpu_ns - .steal_ns] | add) \(.wall_ns)"' "$T_TMP/b.json")"
+	read -r pc pw ww <<<"$(jq -r '.bash.commands | "\(.[0].cpu_ns) \(.[0].wall_ns) \(map(select(.text == "wait"))[0].wall_ns)"' "$J")"
+	cpu_r+=("$(awk -v p="$pc" -v b="$bc" 'BEGIN { printf "%.2f", p * 100 / b }')")
+	wall_r+=("$(awk -v p="$pw" -v b="$bw" 'BEGIN { printf "%.2f", p * 100 / b }')")
+	awk -v w="$ww" -v p="$pw" 'BEGIN { exit !(w > p / 2) }' && waits=$((waits + 1))
+	rounds+="$((bc / 1000))/$((pc / 1000)) $((bw / 1000))/$((pw / 1000)); "
+done
+within "background jobs: the script's corrected CPU as % of the bare script's, median of 5" \
+	"$(printf '%s\n' "${cpu_r[@]}" | sort -g | sed -n 3p)" 100 20
+within "background jobs: the script's corrected wall time as % of the bare script's, median of 5" \
+	"$(printf '%s\n' "${wall_r[@]}" | sort -g | sed -n 3p)" 100 30
+equal "background jobs: in every round, most of it is in the wait" "$waits" 5
+echo "#   rounds (us, bare/profiled CPU, wall): $rounds"
