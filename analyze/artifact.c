@@ -985,6 +985,7 @@ static cJSON *comparison_json(const struct session *s)
 	if (c->sentinel.available) {
 		add_num(sn, "base_median_ns", c->sentinel.base_median);
 		add_num(sn, "new_median_ns", c->sentinel.new_median);
+		add_num(sn, "excess_ns", c->sentinel.excess);
 		add_num(sn, "limit_ns", c->sentinel.limit);
 		cJSON_AddBoolToObject(sn, "fired", c->sentinel.fired);
 	} else {

@@ -876,6 +876,9 @@ static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
 	get_str(sn, "reason", c->sentinel.why, sizeof(c->sentinel.why), "");
 	c->sentinel.base_median = get_num(sn, "base_median_ns", NAN);
 	c->sentinel.new_median = get_num(sn, "new_median_ns", NAN);
+	/* Before excess_ns, the sentinel weighed the growth itself. */
+	c->sentinel.excess =
+	    get_num(sn, "excess_ns", c->sentinel.new_median - c->sentinel.base_median);
 	c->sentinel.limit = get_num(sn, "limit_ns", NAN);
 	c->sentinel.fired = cJSON_IsTrue(item(sn, "fired"));
 	cJSON_ArrayForEach(i, item(o, "notes"))

@@ -17,7 +17,8 @@
  * inconclusive verdict warns (fails with --inconclusive fail), except that
  * time metrics only warn when the baseline comes from another machine
  * fingerprint, and wall time only warns when the noise sentinels (runqueue
- * wait + steal) grew by half the threshold's worth of wall time.
+ * wait + steal) grew by half the threshold's worth of wall time more than
+ * the runs' own waits and CPU time explain at the baseline's rates.
  */
 #ifndef TSARUN_GATE_H
 #define TSARUN_GATE_H
@@ -87,7 +88,8 @@ struct gate_side {
 	double *v[METRIC_NR];
 	bool have[METRIC_NR]; /* measured in every run that counts */
 	char why[METRIC_NR][192];
-	double *noise; /* runqueue + steal per run */
+	double *noise;			  /* runqueue + steal per run */
+	struct metric_noise_parts *parts; /* what the sentinel weighs, per run */
 	bool have_noise;
 	const struct host_info *host; /* NULL: unknown */
 };
@@ -118,7 +120,14 @@ struct gate_sentinel {
 	bool available;
 	char why[192];			/* when not available */
 	double base_median, new_median; /* runqueue + steal per run, ns */
-	double limit; /* growth that fires it: half the wall threshold of base wall */
+	/*
+	 * How much more the new runs waited than their own waits explain: the
+	 * median of runqueue + steal less what the baseline's rates give for
+	 * the run (its runqueue wait per wait times the run's waits, its steal
+	 * per on-CPU ns times the run's on-CPU time), new side less baseline.
+	 */
+	double excess;
+	double limit; /* excess that fires it: half the wall threshold of base wall */
 	bool fired;
 };
 

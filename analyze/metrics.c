@@ -150,6 +150,17 @@ int metric_noise(const struct run *r, double *v)
 	return 0;
 }
 
+int metric_noise_parts(const struct run *r, struct metric_noise_parts *p)
+{
+	if (!run_source_active(r, "ebpf"))
+		return -ENODATA;
+	p->runq = (double)r->totals.state_ns[TSA_ST_RUNQ];
+	p->steal = (double)r->totals.steal_ns;
+	p->waits = (double)(r->totals.wakeups + r->totals.involuntary);
+	p->oncpu = (double)r->totals.state_ns[TSA_ST_ONCPU];
+	return 0;
+}
+
 int metrics_summarize(const struct run *runs, size_t n, struct metric_summary out[METRIC_NR])
 {
 	double *v = malloc((n ? n : 1) * sizeof(*v));

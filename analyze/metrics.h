@@ -63,6 +63,15 @@ int metric_value(const struct run *r, enum metric_id m, double *v, char *why, si
  */
 int metric_noise(const struct run *r, double *v);
 
+/* What the noise sentinels weigh in one run (ebpf source), ns and counts. */
+struct metric_noise_parts {
+	double runq;  /* runqueue wait */
+	double steal; /* steal time */
+	double waits; /* how many runqueue waits: wakeups and preemptions */
+	double oncpu; /* on-CPU time, steal included */
+};
+int metric_noise_parts(const struct run *r, struct metric_noise_parts *p);
+
 struct stats_summary;
 
 /* One metric summarised over a series. */

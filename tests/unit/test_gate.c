@@ -256,6 +256,68 @@ static void test_inconclusive_policy_and_few_runs(void **state)
 	free(rn);
 }
 
+/*
+ * Wall gated with the runs' waits for a CPU given: base runs of ~110 ms
+ * wall with 17 ms of runqueue wait over 2000 wakeups, new runs 30% slower
+ * with new_waits wakeups and new_runq_ms of runqueue wait.
+ */
+static void compare_waits(double new_waits, double new_runq_ms, struct comparison *c)
+{
+	struct gate_spec g;
+	struct gate_side b, n;
+	struct run *rb, *rn;
+	double x[10];
+	char err[256];
+
+	for (int i = 0; i < 10; i++)
+		x[i] = base10[i] * 1.3;
+	rb = runs_of(base10, 10, 17, true);
+	rn = runs_of(x, 10, new_runq_ms, true);
+	for (int i = 0; i < 10; i++) {
+		rb[i].totals.wakeups = 2000;
+		rn[i].totals.wakeups = (uint64_t)new_waits;
+	}
+	gate_spec_defaults(&g);
+	assert_int_equal(gate_parse_fail_over(&g, "wall=10%", err, sizeof(err)), 0);
+	gate_spec_finish(&g, false);
+	assert_int_equal(gate_side_init(&b, rb, 10, NULL), 0);
+	assert_int_equal(gate_side_init(&n, rn, 10, NULL), 0);
+	memset(c, 0, sizeof(*c));
+	assert_int_equal(gate_compare(&g, &b, &n, false, c), 0);
+	gate_side_free(&b);
+	gate_side_free(&n);
+	free(rb);
+	free(rn);
+}
+
+static void test_noise_sentinel_weighs_own_waits(void **state)
+{
+	struct comparison c;
+
+	/*
+	 * A program that wakes up 2600 times instead of 2000 waits for a CPU
+	 * 30% more at the same ~8.5 us a wait: 24.9 ms against 17 (7.9 ms
+	 * more, past the 5.5 ms limit), yet only 2.8 ms more than its own
+	 * waits explain. Its wall regression fails.
+	 */
+	compare_waits(2600, 24.9, &c);
+	assert_true(c.sentinel.available);
+	assert_true(fabs(c.sentinel.new_median - c.sentinel.base_median - 7.9 * MS) < 1e3);
+	assert_true(fabs(c.sentinel.excess - 2.8 * MS) < 1e3);
+	assert_false(c.sentinel.fired);
+	assert_int_equal(c.metrics[0].verdict, GATE_REGRESSION);
+	assert_int_equal(c.metrics[0].outcome, GATE_FAIL);
+	comparison__free(&c);
+
+	/* As many waits, each longer: 30 ms more waiting, the machine was busier. */
+	compare_waits(2000, 47, &c);
+	assert_true(fabs(c.sentinel.excess - 30 * MS) < 1e3);
+	assert_true(c.sentinel.fired);
+	assert_int_equal(c.metrics[0].outcome, GATE_WARN);
+	assert_non_null(strstr(c.metrics[0].note, "30.00 ms more than the runs' own waits"));
+	comparison__free(&c);
+}
+
 static void test_fingerprint_downgrades_time(void **state)
 {
 	struct host_info a, b;
@@ -451,6 +513,7 @@ int main(void)
 	    cmocka_unit_test(test_inconclusive_policy_and_few_runs),
 	    cmocka_unit_test(test_fingerprint_downgrades_time),
 	    cmocka_unit_test(test_noise_sentinel_downgrades_wall),
+	    cmocka_unit_test(test_noise_sentinel_weighs_own_waits),
 	    cmocka_unit_test(test_noisy_warning),
 	    cmocka_unit_test(test_availability),
 	    cmocka_unit_test(test_formatting),
