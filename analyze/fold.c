@@ -270,7 +270,10 @@ static void cross_checks(struct run *r)
 		fold_check_thread(
 		    &q->slices, t->slices - (t->unstamped < t->slices ? t->unstamped : t->slices),
 		    t->k_pcount, t->k_pcount ? t->k_pcount : 1, UINT64_MAX, t->tid, &e[2], &k[2]);
-		fold_check_thread(&q->switches, t->voluntary + t->involuntary,
+		/* A thread's nvcsw also has the switch away from it dead (a leader's counted). */
+		fold_check_thread(&q->switches,
+				  t->voluntary + t->involuntary +
+				      ((t->flags & (TSA_F_EXITED | TSA_F_LEADER)) == TSA_F_EXITED),
 				  t->k_nvcsw + t->k_nivcsw,
 				  t->k_nvcsw + t->k_nivcsw ? t->k_nvcsw + t->k_nivcsw : 1,
 				  UINT64_MAX, t->tid, &e[3], &k[3]);

@@ -508,8 +508,10 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 	/* An exec from a non-leader thread gives it the leader's pid: read them now. */
 	t->tid = BPF_CORE_READ(p, pid);
 	t->pid = BPF_CORE_READ(p, tgid);
-	if (t->tid == t->pid)
+	if (t->tid == t->pid) {
 		t->flags |= TSA_F_LEADER;
+		t->voluntary++; /* its final switch: in rusage (see switch_out()) */
+	}
 	t->execs = exec_id(p) - t->exec_id0;
 	if (t->execs)
 		t->flags |= TSA_F_EXECED;
@@ -845,11 +847,12 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 		t->steal_mark = 0;
 	}
 	t->since_ns = now;
-	/* The kernel counts a switch as voluntary when not preempted with a non-running state. */
-	if (!preempt && prev_state != TASK_RUNNING)
-		t->voluntary++;
-	else
-		t->involuntary++;
+	/*
+	 * The switch away from a dead task is counted as rusage counts it
+	 * (send_record()): the kernel adds it to the task's nvcsw after a
+	 * thread's counters went to its process, but wait(2) reads a zombie
+	 * leader's own nvcsw, this switch included.
+	 */
 	if (!preempt && (prev_state & TASK_DEAD)) {
 		t->state = TSA_ST_ONCPU;
 		t->kend_ns = refreshed;
@@ -858,6 +861,11 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 		bpf_task_storage_delete(&tasks, p);
 		return;
 	}
+	/* The kernel counts a switch as voluntary when not preempted with a non-running state. */
+	if (!preempt && prev_state != TASK_RUNNING)
+		t->voluntary++;
+	else
+		t->involuntary++;
 	st = preempt ? TSA_ST_RUNQ : classify(prev_state);
 	t->state = st;
 	t->flags &= ~TSA_F_WOKEN; /* a preemption wait is not wakeup latency */

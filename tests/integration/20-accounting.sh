@@ -126,6 +126,13 @@ closes "vfork on any CPU"
 equal "2000 threads: every thread is seen (2000 + main)" "$(jq '.runs[0].threads | length' "$J")" 2001
 equal "2000 threads: the totals count them" "$(jq '.runs[0].totals.threads' "$J")" 2001
 equal "2000 threads: all in one process" "$(jq '.runs[0].processes | length' "$J")" 1
+# rusage counts the switch away from the exited main thread, not the other
+# threads' (the kernel counts those after handing their counters to the
+# process), and, before tracking, the command's wait at tsarun's start
+# barrier: none or one.
+v=$(jq '.runs[0].rusage.voluntary_switches - .runs[0].totals.voluntary_switches' "$J")
+check "2000 threads: voluntary switches are rusage's, less the wait at the start barrier ($v)" \
+	test "$v" -ge 0 -a "$v" -le 1
 closes "2000 threads"
 
 # A tree of 100 processes: each seen, with its exit status.

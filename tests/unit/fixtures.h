@@ -44,7 +44,8 @@ static inline struct tsa_thread fx_thread(uint32_t tid, uint32_t pid, uint32_t p
 	t.kend[TSA_K_SUM_EXEC] = t.state_ns[TSA_ST_ONCPU];
 	t.kend[TSA_K_RUN_DELAY] = t.state_ns[TSA_ST_RUNQ];
 	t.kend[TSA_K_PCOUNT] = 10;
-	t.kend[TSA_K_NVCSW] = 8;
+	/* An exited thread's nvcsw has its final switch, counted in voluntary for a leader only. */
+	t.kend[TSA_K_NVCSW] = tid == pid ? 8 : 9;
 	t.kend[TSA_K_NIVCSW] = 2;
 	t.hist[TSA_ST_SLEEP - 1][10] = 8;
 	return t;
