@@ -173,6 +173,8 @@ static cJSON *thread_json(const struct thread_acct *t)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddNumberToObject(o, "tid", t->tid);
+	if (t->tid_before_exec)
+		cJSON_AddNumberToObject(o, "tid_before_exec", t->tid_before_exec);
 	cJSON_AddNumberToObject(o, "pid", t->pid);
 	cJSON_AddNumberToObject(o, "ppid", t->ppid);
 	add_str(o, "comm", t->comm);
@@ -230,6 +232,12 @@ static cJSON *thread_json(const struct thread_acct *t)
 		cJSON_AddItemToObject(o, "delays", d);
 	} else {
 		cJSON_AddNullToObject(o, "delays");
+		if (t->tid_before_exec)
+			add_str(
+			    o, "delays_reason",
+			    "an exec from a thread other than the main one gave this thread the "
+			    "main thread's tid and start time: no taskstats exit record can be "
+			    "proven to be its");
 	}
 	if (t->have_below) {
 		cJSON *b = cJSON_CreateObject();

@@ -322,6 +322,10 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 		return bad(d, -EINVAL, "a thread is not an object");
 	ret = get_u64(d, o, "tid", true, &v);
 	t->tid = (uint32_t)v;
+	if (!ret && item(o, "tid_before_exec")) {
+		ret = get_u64(d, o, "tid_before_exec", false, &v);
+		t->tid_before_exec = (uint32_t)v;
+	}
 	if (!ret)
 		ret = get_u64(d, o, "pid", true, &v);
 	t->pid = (uint32_t)v;

@@ -46,6 +46,7 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 
 	memset(t, 0, sizeof(*t));
 	t->tid = s->tid;
+	t->tid_before_exec = s->tid_before_exec;
 	t->pid = s->pid;
 	t->ppid = s->ppid;
 	t->flags = s->flags;

@@ -97,7 +97,8 @@ struct thread_acct {
 	uint32_t tid;
 	uint32_t pid;
 	uint32_t ppid;
-	uint32_t flags; /* TSA_F_* */
+	uint32_t flags;		  /* TSA_F_* */
+	uint32_t tid_before_exec; /* its tid before a non-main thread's exec took the main's (0) */
 	char comm[TSA_COMM_LEN];
 	int64_t start_ns; /* relative to the run's start */
 	int64_t end_ns;

@@ -282,11 +282,33 @@ static void print_delays(FILE *f, const struct run *r)
 		    (unsigned long long)q->unmatched_records);
 }
 
+/* Threads that exec'd from a thread other than the main one took its tid. */
+static void print_renamed(FILE *f, const struct run *r)
+{
+	const struct thread_acct *first = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].tid_before_exec && !n++)
+			first = &r->threads[i];
+	if (!n)
+		return;
+	fprintf(f,
+		"  note: %zu thread%s called exec from a thread other than the main one and "
+		"took the main thread's tid and start time (%u became %u, %s): %s; no "
+		"taskstats record can be proven to be %s\n",
+		n, n == 1 ? "" : "s", first->tid_before_exec, first->tid, first->comm,
+		n == 1 ? "its row, under the new tid, covers its whole life"
+		       : "their rows, under the new tids, cover their whole lives",
+		n == 1 ? "its" : "theirs");
+}
+
 static void print_quality(FILE *f, const struct run *r, const struct table_opts *o)
 {
 	const struct run_quality *q = &r->quality;
 	const char *warn = o->color ? C_YELLOW : "", *reset = o->color ? C_RESET : "";
 
+	print_renamed(f, r);
 	fprintf(f, "  sources:");
 	for (int i = 0; i < q->nsources; i++)
 		if (q->sources[i].active)

@@ -502,11 +502,14 @@ static __always_inline void read_exit(struct tsa_thread *t, struct task_struct *
 
 static __always_inline void send_record(struct tsa_thread *t, struct task_struct *p, __u64 now)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, tid;
 
 	t->end_ns = now;
 	/* An exec from a non-leader thread gives it the leader's pid: read them now. */
-	t->tid = BPF_CORE_READ(p, pid);
+	tid = BPF_CORE_READ(p, pid);
+	if (t->tid && t->tid != tid && !t->tid_before_exec)
+		t->tid_before_exec = t->tid;
+	t->tid = tid;
 	t->pid = BPF_CORE_READ(p, tgid);
 	if (t->tid == t->pid) {
 		t->flags |= TSA_F_LEADER;
@@ -1249,6 +1252,8 @@ int tsa_survivors(struct tsa_iter_task *ctx)
 	s->end_ns = now;
 	s->since_ns = now;
 	s->flags |= TSA_F_SURVIVOR;
+	if (s->tid && s->tid != (__u32)p->pid && !s->tid_before_exec)
+		s->tid_before_exec = s->tid;
 	s->tid = p->pid;
 	s->pid = p->tgid;
 	s->execs = exec_id(p) - s->exec_id0;

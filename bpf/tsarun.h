@@ -224,8 +224,15 @@ struct tsa_thread {
 	/* Cold: identity, the start and the end. */
 	__u32 tid;
 	__u32 pid;
-	__u32 ppid;		/* real parent's tgid when tracking began */
-	__s32 exit_status;	/* wait(2) status, valid with TSA_F_EXITED */
+	__u32 ppid;	   /* real parent's tgid when tracking began */
+	__s32 exit_status; /* wait(2) status, valid with TSA_F_EXITED */
+	/*
+	 * The tid it had before an exec from a thread other than the main one
+	 * gave it the main thread's (0: none). The kernel also gives it the main
+	 * thread's start_time; task_start_ns stays its own.
+	 */
+	__u32 tid_before_exec;
+	__u32 reserved;
 	__u64 start_ns;		/* tracking began (wakeup_new for new tasks) */
 	__u64 end_ns;		/* final switch-out, or the snapshot time */
 	__u64 task_start_ns;	/* task->start_time: identity, with tid */
@@ -263,7 +270,7 @@ struct tsa_thread {
 	struct tsa_stack_id waker_kstack;
 };
 
-#define TSA_THREAD_SIZE 976
+#define TSA_THREAD_SIZE 984
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {

@@ -110,8 +110,13 @@ equal "300 execs: every exec counted (300 + the command's own)" "$(jqv "$J" '.ru
 equal "300 execs: the process keeps its name" "$(jqv "$J" '.runs[0].processes[0].comm')" execchain
 closes "$J" "300 execs"
 # Half of 40 execs made by a second thread: each takes over the leader's pid.
-"$TSARUN" -q --json "$J" -- "$WORKLOADS/execchain" 40 0 1
+"$TSARUN" --color never --json "$J" -- "$WORKLOADS/execchain" 40 0 1 2>"$T_TMP/exec.err"
 equal "execs from a second thread: exit 0" "$?" 0
+equal "execs from a second thread: each exec'ing thread (20) has the main's tid and its own before" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.tid == .pid and .tid_before_exec != null and .tid_before_exec != .pid)] | length')" 20
+equal "execs from a second thread: ... and says why it has no delays" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.tid_before_exec != null and .delays == null and (.delays_reason | test("main thread.s tid")))] | length')" 20
+check "execs from a second thread: the table says so" grep -q '20 threads called exec from a thread other than the main one' "$T_TMP/exec.err"
 equal "execs from a second thread: one process" "$(jqv "$J" '.runs[0].totals.processes')" 1
 equal "execs from a second thread: each replaced leader is a thread (1 + 20)" \
 	"$(jqv "$J" '.runs[0].totals.threads')" 21
