@@ -29,7 +29,7 @@
  * command text, a 32-byte append. Texts are sent once per process and
  * referred to by id afterwards.
  */
-#include <config.h>
+#include <config.h> /* bash's: defines _GNU_SOURCE (fopencookie) */
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -78,6 +78,7 @@ extern volatile int last_command_exit_value;
 extern pid_t pipeline_pgrp, shell_pgrp, terminal_pgrp;
 extern int shell_tty, running_trap;
 extern int run_debug_trap(void);
+extern FILE *xtrace_fp;
 
 /* bash's object caches (ocache.h, not installed): see calibrate(). */
 struct tsa_objcache {
@@ -1494,6 +1495,53 @@ static void source_user_env(void)
 	free(fn);
 }
 
+/*
+ * set -x: bash prints every command it runs to xtrace_fp (stderr, or
+ * BASH_XTRACEFD), and the DEBUG trap's own `__tsa - ...` too, which would
+ * put a line of ours before each of the script's. xtrace_fp is wrapped in
+ * an unbuffered stream that drops what bash prints while it runs the DEBUG
+ * trap (only ours runs then: the script cannot set one without removing
+ * ours) and passes the rest on at once, in order. Re-wrapped when bash
+ * replaces it (an assignment to BASH_XTRACEFD); when bash closes it, the
+ * stream it wraps is closed.
+ */
+static FILE *xt_inner, *xt_wrap;
+
+static ssize_t xt_write(void *cookie, const char *buf, size_t n)
+{
+	FILE *in = xt_inner;
+
+	if (running_trap == TSA_DEBUG_TRAP + 1)
+		return (ssize_t)n;
+	if (!in || fwrite(buf, 1, n, in) != n || fflush(in))
+		return -1;
+	return (ssize_t)n;
+}
+
+static int xt_close(void *cookie)
+{
+	FILE *in = xt_inner;
+
+	xt_inner = xt_wrap = NULL;
+	return in && in != stderr ? fclose(in) : 0;
+}
+
+static void xtrace_wrap(void)
+{
+	cookie_io_functions_t io = {.write = xt_write, .close = xt_close};
+	FILE *cur = xtrace_fp ? xtrace_fp : stderr, *w;
+
+	if (cur == xt_wrap)
+		return;
+	w = fopencookie(NULL, "w", io);
+	if (!w)
+		return;
+	setvbuf(w, NULL, _IONBF, 0);
+	xt_inner = cur;
+	xt_wrap = w;
+	xtrace_fp = w;
+}
+
 static int start(void)
 {
 	const char *path = getenv(TSA_ENV_SOCK);
@@ -1557,6 +1605,7 @@ static int start(void)
 	}
 	tty_seen = tty_calls;
 	reaped_seen = js.c_totreaped;
+	xtrace_wrap();
 	enabled = 1;
 	hello(TSA_HELLO_START, mono_ns(), cpu_ns());
 	return 0;
@@ -1568,8 +1617,11 @@ static int tsa_builtin(WORD_LIST *list)
 	if (!list || !strcmp(list->word->word, "-")) {
 		if (calibrating)
 			calib_events++;
-		if (enabled)
+		if (enabled) {
+			if (xtrace_fp != xt_wrap)
+				xtrace_wrap();
 			on_debug();
+		}
 		return EXECUTION_SUCCESS;
 	}
 	if (!strcmp(list->word->word, "start"))

@@ -200,3 +200,10 @@ within "background jobs: the script's corrected wall time as % of the bare scrip
 	"$(printf '%s\n' "${wall_r[@]}" | sort -g | sed -n 3p)" 100 30
 equal "background jobs: in every round, most of it is in the wait" "$waits" 5
 echo "#   rounds (us, bare/profiled CPU, wall): $rounds"
+
+# set -x traces the script's commands, not the DEBUG trap's own.
+bash "$B/xtrace.sh" >"$T_TMP/x1.out" 2>"$T_TMP/x1.err"
+"$TSARUN" -q --json "$J" --bash "$B/xtrace.sh" >"$T_TMP/x2.out" 2>"$T_TMP/x2.err"
+equal "set -x: the script's trace on stderr is what it is without tsarun ($(wc -l <"$T_TMP/x1.err") lines)" \
+	"$(cat "$T_TMP/x2.err")" "$(cat "$T_TMP/x1.err")"
+equal "set -x: ... and its stdout too" "$(cat "$T_TMP/x2.out")" "$(cat "$T_TMP/x1.out")"
