@@ -36,7 +36,89 @@ struct bash_probe {
 	int argc;
 	struct bashprof *prof;
 	char buf[TSA_WIRE_MAX_CHUNK + 64];
+	char shebang[256]; /* the script's #! line, split in place (its options point here) */
 };
+
+#define SHEBANG_MAX_OPTS 8
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static char *next_word(char **s)
+{
+	char *w = *s + strspn(*s, " \t"), *e;
+
+	if (!*w)
+		return NULL;
+	e = w + strcspn(w, " \t");
+	if (*e)
+		*e++ = '\0';
+	*s = e;
+	return w;
+}
+
+/*
+ * What the script's #! line asks for. `bash SCRIPT` ignores the line, so
+ * bash's options on it (`#!/bin/bash -e`, or `#!/usr/bin/env -S bash -eu`)
+ * would be lost: they are returned in opts, as the kernel or env would pass
+ * them (the kernel: the rest of the line as one word). A script for another
+ * interpreter is refused; one for sh runs under bash, with a note. Returns
+ * the number of options, or -1 with err set.
+ */
+static int read_shebang(struct bash_probe *b, const char *script, const char **opts, bool quiet,
+			char *err, size_t errlen)
+{
+	char *line = b->shebang, *rest, *interp, *name;
+	int fd = open(script, O_RDONLY | O_CLOEXEC), n = 0;
+	ssize_t len;
+
+	if (fd < 0)
+		return 0; /* bash says why */
+	len = read(fd, line, sizeof(b->shebang) - 1);
+	close(fd);
+	if (len < 2 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[len] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	rest = line + 2;
+	interp = next_word(&rest);
+	if (!interp)
+		return 0;
+	rest += strspn(rest, " \t");
+	for (char *e = rest + strlen(rest); e > rest && (e[-1] == ' ' || e[-1] == '\t');)
+		*--e = '\0';
+	name = interp;
+	if (!strcmp(base_name(interp), "env")) {
+		bool split = !strncmp(rest, "-S", 2);
+
+		if (split)
+			rest += 2;
+		name = next_word(&rest);
+		if (!name)
+			return 0;
+		while (split && n < SHEBANG_MAX_OPTS && (opts[n] = next_word(&rest)))
+			n++;
+	} else if (*rest) {
+		opts[n++] = rest;
+	}
+	if (!strcmp(base_name(name), "bash"))
+		return n;
+	if (!strcmp(base_name(name), "sh") || !strcmp(base_name(name), "dash")) {
+		if (!quiet)
+			fprintf(stderr, "tsarun: note: %s asks for %s; --bash runs it with bash\n",
+				script, name);
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "%s is a script for %s (its #! line), not for bash: profile it with "
+		 "`tsarun -- %s`",
+		 script, name, script);
+	return -1;
+}
 
 /* The builtin and the injector: beside the binary (build tree), else installed. */
 static int find_files(struct bash_probe *b)
@@ -127,7 +209,8 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 				   char *err, size_t errlen)
 {
 	struct bash_probe *b = calloc(1, sizeof(*b));
-	int ret, fd;
+	const char *opts[SHEBANG_MAX_OPTS];
+	int ret, fd, nopts = 0;
 
 	if (!b) {
 		snprintf(err, errlen, "out of memory");
@@ -173,7 +256,12 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 		snprintf(err, errlen, "cannot set the environment: %s", strerror(-ret));
 		goto out_dir;
 	}
-	b->argc = o->argc + 1 + (o->bash_command ? 1 : 0);
+	if (!o->bash_command && o->argc) {
+		nopts = read_shebang(b, o->argv[0], opts, o->quiet, err, errlen);
+		if (nopts < 0)
+			goto out_dir;
+	}
+	b->argc = o->argc + 1 + (o->bash_command ? 1 : 0) + nopts;
 	b->argv = calloc((size_t)b->argc + 1, sizeof(*b->argv));
 	b->prof = bashprof__new();
 	if (!b->argv || !b->prof) {
@@ -186,8 +274,10 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 		for (int i = 0; i < o->argc; i++)
 			b->argv[2 + i] = o->argv[i];
 	} else {
+		for (int i = 0; i < nopts; i++)
+			b->argv[1 + i] = (char *)opts[i];
 		for (int i = 0; i < o->argc; i++)
-			b->argv[1 + i] = o->argv[i];
+			b->argv[1 + nopts + i] = o->argv[i];
 	}
 	return b;
 

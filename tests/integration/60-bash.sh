@@ -207,3 +207,18 @@ bash "$B/xtrace.sh" >"$T_TMP/x1.out" 2>"$T_TMP/x1.err"
 equal "set -x: the script's trace on stderr is what it is without tsarun ($(wc -l <"$T_TMP/x1.err") lines)" \
 	"$(cat "$T_TMP/x2.err")" "$(cat "$T_TMP/x1.err")"
 equal "set -x: ... and its stdout too" "$(cat "$T_TMP/x2.out")" "$(cat "$T_TMP/x1.out")"
+
+# The #! line: bash's options on it hold (bash ignores the line when run
+# as `bash SCRIPT`), and a script for another interpreter is refused.
+for s in shebang-e.sh shebang-env.sh; do
+	"$B/$s" >"$T_TMP/s1.out" 2>/dev/null
+	want=$?
+	"$TSARUN" -q --json "$J" --bash "$B/$s" >"$T_TMP/s2.out" 2>/dev/null
+	got=$?
+	equal "#! options ($(sed -n 1p "$B/$s")): the exit status is the script's own ($want)" "$got" "$want"
+	equal "#! options ($(sed -n 1p "$B/$s")): ... and so is its output" "$(cat "$T_TMP/s2.out")" "$(cat "$T_TMP/s1.out")"
+done
+"$TSARUN" -q --json "$J" --bash "$B/not-bash.py" >"$T_TMP/py.out" 2>"$T_TMP/py.err"
+equal "a python script under --bash: refused (exit 125)" "$?" 125
+check "... saying it is not a bash script" grep -q 'is a script for /usr/bin/python3 (its #! line), not for bash' "$T_TMP/py.err"
+equal "... and not run" "$(cat "$T_TMP/py.out")" ""
