@@ -466,6 +466,25 @@ static const char *bash_source0(void)
 	return s ? s : "";
 }
 
+/*
+ * bash runs a trap's string as it runs an eval'd one, one evalnest deeper:
+ * our DEBUG trap sees every eval (and every user trap body) one level
+ * deeper than the fork hook, which runs in the command itself. Frames
+ * hold the level outside our trap, so that a fork inside an eval does not
+ * take the eval for ended. The difference is measured at the first trap
+ * run (start() runs outside any), not assumed.
+ */
+static int ev_start, ev_trap = -1;
+
+static int ev_level(void)
+{
+	if (running_trap != TSA_DEBUG_TRAP + 1)
+		return evalnest;
+	if (ev_trap < 0)
+		ev_trap = evalnest > ev_start ? evalnest - ev_start : 0;
+	return evalnest - ev_trap;
+}
+
 static void push(uint8_t kind, int sig, uint64_t t, uint64_t cpu)
 {
 	struct frame *f;
@@ -479,7 +498,7 @@ static void push(uint8_t kind, int sig, uint64_t t, uint64_t cpu)
 	f->sig = sig;
 	f->fn = funcnest;
 	f->sn = sourcenest;
-	f->ev = evalnest;
+	f->ev = ev_level();
 	switch (kind) {
 	case TSA_FR_FUNC:
 		name = text_id(this_shell_function ? this_shell_function->name : "");
@@ -530,7 +549,7 @@ static int frame_holds(const struct frame *f)
 	case TSA_FR_SOURCE:
 		return sourcenest >= f->sn;
 	case TSA_FR_EVAL:
-		return evalnest >= f->ev;
+		return ev_level() >= f->ev;
 	case TSA_FR_TRAP:
 		/* The same trap may run again one function up: that is another frame. */
 		if (funcnest < f->fn || sourcenest < f->sn)
@@ -538,7 +557,7 @@ static int frame_holds(const struct frame *f)
 		if (is_special_trap(f->sig))
 			return signal_in_progress(f->sig) != 0;
 		/* A signal trap: one still runs, at its depth, and it is this one or below. */
-		return user_sig >= 0 && evalnest >= f->ev &&
+		return user_sig >= 0 && ev_level() >= f->ev &&
 		       (user_sig == f->sig || is_special_trap(user_sig));
 	}
 	return 0;
@@ -559,22 +578,22 @@ static void pop_ended(uint64_t t, uint64_t cpu)
 static int sync_frames(uint64_t t, uint64_t cpu)
 {
 	const struct frame *top;
-	int sig, entered = 0;
+	int sig, entered = 0, ev = ev_level();
 
 	if (!have_base) {
 		have_base = 1;
 		base.fn = funcnest;
 		base.sn = sourcenest;
-		base.ev = evalnest;
+		base.ev = ev;
 	}
 	pop_ended(t, cpu);
 	top = nframes ? &frames[nframes - 1] : &base;
-	if (funcnest < top->fn || sourcenest < top->sn || evalnest < top->ev) {
+	if (funcnest < top->fn || sourcenest < top->sn || ev < top->ev) {
 		/* Counters went below the base (a trap or eval left early): re-base. */
 		if (!nframes) {
 			base.fn = funcnest;
 			base.sn = sourcenest;
-			base.ev = evalnest;
+			base.ev = ev;
 		}
 	}
 	sig = running_user_trap();
@@ -592,7 +611,7 @@ static int sync_frames(uint64_t t, uint64_t cpu)
 		}
 	}
 	top = nframes ? &frames[nframes - 1] : &base;
-	if (evalnest > top->ev) {
+	if (ev > top->ev) {
 		push(TSA_FR_EVAL, -1, t, cpu);
 		top = &frames[nframes - 1];
 	}
@@ -1605,6 +1624,7 @@ static int start(void)
 	}
 	tty_seen = tty_calls;
 	reaped_seen = js.c_totreaped;
+	ev_start = evalnest;
 	xtrace_wrap();
 	enabled = 1;
 	hello(TSA_HELLO_START, mono_ns(), cpu_ns());

@@ -222,3 +222,13 @@ done
 equal "a python script under --bash: refused (exit 125)" "$?" 125
 check "... saying it is not a bash script" grep -q 'is a script for /usr/bin/python3 (its #! line), not for bash' "$T_TMP/py.err"
 equal "... and not run" "$(cat "$T_TMP/py.out")" ""
+
+# eval and signal traps run their strings one evalnest deeper in the DEBUG
+# trap than where bash forks: a fork in them once closed their frame, so a
+# command there lost its time to the eval (and the signal trap counted twice).
+"$TSARUN" -q --json "$J" --bash "$B/eval-trap.sh" >/dev/null 2>&1
+at_least "eval: its sleep 0.1 is timed at its own node (ms)" "$(node 'sleep 0.1' 2 'wall_ns / 1e6')" 100
+equal "eval: ... with its process attached to it" "$(node 'sleep 0.1' 2 'processes | length')" 1
+equal "signal trap: one run, counted once" "$(node SIGUSR1 1 count)" 1
+at_least "signal trap: its sleep 0.12 is timed at its own node (ms)" "$(node 'sleep 0.12' 1 'wall_ns / 1e6')" 120
+equal "signal trap: ... with its process attached to it" "$(node 'sleep 0.12' 1 'processes | length')" 1
