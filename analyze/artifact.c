@@ -711,6 +711,8 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 	add_u64(qj, "placed_streams", q->placed_streams);
 	add_u64(qj, "attached_processes", q->attached_processes);
 	add_u64(qj, "unattached_processes", q->unattached_processes);
+	add_u64(qj, "trap_lost_streams", q->trap_lost_streams);
+	add_u64(qj, "functrace_off_streams", q->functrace_off_streams);
 	cmds = cJSON_AddArrayToObject(o, "commands");
 	for (size_t i = 0; i < bashprof__nodes(bp); i++) {
 		const struct bash_node *n = bashprof__node(bp, i);

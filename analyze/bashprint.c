@@ -308,6 +308,20 @@ void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_p
 			q->stretch_milli / 1e3);
 	else
 		fprintf(f, "times include the trap's own cost (not measured)\n");
+	if (q->trap_lost_streams)
+		fprintf(
+		    f,
+		    "note: %llu bash process%s replaced or removed tsarun's DEBUG trap (trap ... "
+		    "DEBUG): %s commands after that are not in the profile\n",
+		    (unsigned long long)q->trap_lost_streams, q->trap_lost_streams == 1 ? "" : "es",
+		    q->trap_lost_streams == 1 ? "its" : "their");
+	if (q->functrace_off_streams)
+		fprintf(
+		    f,
+		    "note: %llu bash process%s turned functrace off (set +T): functions, command "
+		    "substitutions and subshells run after that are not in the profile\n",
+		    (unsigned long long)q->functrace_off_streams,
+		    q->functrace_off_streams == 1 ? "" : "es");
 	if (q->lost_records || q->bad_records || q->bad_datagrams || q->unterminated)
 		fprintf(f,
 			"records: %llu lost, %llu malformed, %llu bad datagrams, %llu processes "

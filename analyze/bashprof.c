@@ -1079,12 +1079,24 @@ static void stream_close(struct bashprof *bp, struct stream *s, uint64_t t, uint
 	stream_release(s);
 }
 
+/* A bash process that ran commands of its own (not a fork that exec'd a program) lost them. */
+static void count_lost(struct bashprof *bp, const struct stream *s, uint8_t flags)
+{
+	if (!s->crossings && !s->root)
+		return;
+	if (flags & TSA_EF_TRAP_LOST)
+		bp->q.trap_lost_streams++;
+	else if (flags & TSA_EF_NO_FUNCTRACE)
+		bp->q.functrace_off_streams++;
+}
+
 static void do_end(struct bashprof *bp, struct stream *s, const struct tsa_rec *r)
 {
 	const struct tsa_end *e = (const struct tsa_end *)r;
 
 	if (e->child_cpu > s->child_cpu)
 		s->child_cpu = e->child_cpu;
+	count_lost(bp, s, r->flags);
 	/* Children reaped since the last record: their trap CPU goes with their CPU. */
 	if (s->npend)
 		charge_reaped(s, e->t);
@@ -1116,6 +1128,7 @@ static void do_exec(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 	const struct tsa_exec *x = (const struct tsa_exec *)r;
 
 	stream_time(s, x->t, x->cpu);
+	count_lost(bp, s, r->flags);
 	/* An exec that fails returns: records may follow. Close on the next HELLO or at the end. */
 	s->execed = true;
 	/* What it cost as bash is over: the parent waits for the program now. */

@@ -102,6 +102,9 @@ struct bash_quality {
 	uint64_t placed_streams; /* nested bash processes placed through the process tree */
 	uint64_t attached_processes;
 	uint64_t unattached_processes;
+	/* bash processes whose DEBUG trap the script replaced or removed, or that turned functrace off. */
+	uint64_t trap_lost_streams;
+	uint64_t functrace_off_streams;
 	/*
 	 * Trap runs whose main part the builtin timed as it ran (tsa_wire.h,
 	 * TSA_R_SPAN): how many, the time they took, and how many parts held a

@@ -160,6 +160,12 @@ enum tsa_run_flags {
 	TSA_TAIL_MASK = TSA_TAIL_TTY | TSA_TAIL_JOBS,
 };
 
+/* TSA_R_END and TSA_R_EXEC, besides the tail: what the script did to the recording. */
+enum tsa_end_flags {
+	TSA_EF_TRAP_LOST = 1u << 0,    /* the DEBUG trap is not ours any more (set or removed) */
+	TSA_EF_NO_FUNCTRACE = 1u << 1, /* functrace is off (set +T): functions are not traced */
+};
+
 /* arg: line */
 struct tsa_cmd {
 	struct tsa_rec h;

@@ -79,6 +79,7 @@ extern pid_t pipeline_pgrp, shell_pgrp, terminal_pgrp;
 extern int shell_tty, running_trap;
 extern int run_debug_trap(void);
 extern FILE *xtrace_fp;
+extern int function_trace_mode;
 
 /* bash's object caches (ocache.h, not installed): see calibrate(). */
 struct tsa_objcache {
@@ -767,6 +768,24 @@ static void atfork_child(void)
 	text_reset();
 }
 
+/*
+ * What the script did to the recording, said as it exits or execs: a DEBUG
+ * trap of its own (or `trap - DEBUG`) replaces ours, and `set +T` stops
+ * functions and subshells from inheriting it. Either way the commands that
+ * follow go unrecorded, and the report must say so.
+ */
+static uint8_t lost_flags(void)
+{
+	const char *d = trap_list[TSA_DEBUG_TRAP];
+	uint8_t f = 0;
+
+	if (!d || d == (char *)1 || strcmp(d, TRAP_STRING))
+		f |= TSA_EF_TRAP_LOST;
+	if (!function_trace_mode)
+		f |= TSA_EF_NO_FUNCTRACE;
+	return f;
+}
+
 static void at_exit(void)
 {
 	struct tsa_end *e;
@@ -777,7 +796,8 @@ static void at_exit(void)
 	t = mono_ns();
 	ensure_hello();
 	span_last();
-	e = reserve(sizeof(*e), TSA_R_END, trap_tail(), (uint32_t)last_command_exit_value);
+	e = reserve(sizeof(*e), TSA_R_END, trap_tail() | lost_flags(),
+		    (uint32_t)last_command_exit_value);
 	e->t = t;
 	e->cpu = cpu_ns();
 	e->child_cpu = child_cpu_ns();
@@ -817,7 +837,7 @@ static int tsa_execve(const char *path, char *const argv[], char *const envp[])
 		ensure_hello();
 		text = text_id(path);
 		span_last();
-		x = reserve(sizeof(*x), TSA_R_EXEC, trap_tail(), text);
+		x = reserve(sizeof(*x), TSA_R_EXEC, trap_tail() | lost_flags(), text);
 		x->t = t;
 		x->cpu = cpu_ns();
 		flush();

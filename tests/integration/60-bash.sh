@@ -232,3 +232,15 @@ equal "eval: ... with its process attached to it" "$(node 'sleep 0.1' 2 'process
 equal "signal trap: one run, counted once" "$(node SIGUSR1 1 count)" 1
 at_least "signal trap: its sleep 0.12 is timed at its own node (ms)" "$(node 'sleep 0.12' 1 'wall_ns / 1e6')" 120
 equal "signal trap: ... with its process attached to it" "$(node 'sleep 0.12' 1 'processes | length')" 1
+
+# What the script does to the recording is reported, not silently lost.
+"$TSARUN" --color never --json "$J" --bash "$B/own-debug.sh" >/dev/null 2>"$T_TMP/err"
+equal "the script's own DEBUG trap: counted (one bash process)" "$(jqv "$J" .bash.quality.trap_lost_streams)" 1
+check "... and the report says its commands after that are not in the profile" \
+	grep -q "replaced or removed tsarun's DEBUG trap" "$T_TMP/err"
+"$TSARUN" --color never --json "$J" --bash "$B/no-functrace.sh" >/dev/null 2>"$T_TMP/err"
+equal "set +T: counted (one bash process)" "$(jqv "$J" .bash.quality.functrace_off_streams)" 1
+check "... and the report says so" grep -q 'turned functrace off' "$T_TMP/err"
+"$TSARUN" --color never --json "$J" --bash "$B/counts.sh" >/dev/null 2>"$T_TMP/err"
+equal "a script that leaves both alone: nothing counted" \
+	"$(jqv "$J" '.bash.quality.trap_lost_streams + .bash.quality.functrace_off_streams')" 0
