@@ -232,6 +232,11 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+static bool is_async(const struct bash_node *n)
+{
+	return n->kind == BK_BACKGROUND || n->kind == BK_COPROC || n->kind == BK_PROCSUB;
+}
+
 static void print_node(FILE *f, const struct bash_node *n, const char *prefix, bool last,
 		       uint64_t total, const struct bashprof_print_opts *o)
 {
@@ -249,7 +254,12 @@ static void print_node(FILE *f, const struct bash_node *n, const char *prefix, b
 		snprintf(where, sizeof(where), "%u", n->line);
 	else
 		snprintf(where, sizeof(where), "-");
-	if (n->parent)
+	if (n->parent && is_async(n))
+		/* It ran beside its parent, not within it: no share of the parent's time. */
+		fprintf(f, "%6s %5u %11s %6.1f%% %7s %11s %8llu  %s%s%s", where, n->depth, w,
+			pct(n->wall_ns, total), "-", c, (unsigned long long)n->count, prefix,
+			last ? "└─" : "├─", lbl);
+	else if (n->parent)
 		fprintf(f, "%6s %5u %11s %6.1f%% %6.1f%% %11s %8llu  %s%s%s", where, n->depth, w,
 			pct(n->wall_ns, total), pct(n->wall_ns, parent), c,
 			(unsigned long long)n->count, prefix, last ? "└─" : "├─", lbl);

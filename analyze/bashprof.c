@@ -1735,6 +1735,36 @@ static uint64_t stream_end_time(const struct stream *s, const struct run *r, uin
 	return s->last_t;
 }
 
+/*
+ * A stream that exec'd a program in place (`exec cmd`, the last command of
+ * a subshell): the command that exec'd, and the commands and frames open
+ * around it, run on until that process ends, and its CPU time is the
+ * process's on-CPU time then (the eBPF tree). Without it, the exec; and a
+ * fork that exec'd at once (an external command) ran no command of its
+ * own: its command is its parent's, timed there.
+ */
+static void exec_end(const struct stream *s, const struct run *r, uint64_t origin, uint64_t *t,
+		     uint64_t *cpu)
+{
+	*t = s->last_t;
+	*cpu = s->last_cpu;
+	if (!r || (!s->crossings && !s->root))
+		return;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct proc_acct *p = &r->procs[i];
+
+		/* The process that was this bash at its exec (a later one may reuse the pid). */
+		if (p->pid != s->pid || p->end_ns <= 0 ||
+		    origin + (uint64_t)p->end_ns < s->last_t ||
+		    origin + (uint64_t)(p->start_ns > 0 ? p->start_ns : 0) > s->last_t)
+			continue;
+		*t = origin + (uint64_t)p->end_ns;
+		if (p->state_ns[TSA_ST_ONCPU] > *cpu)
+			*cpu = p->state_ns[TSA_ST_ONCPU];
+		return;
+	}
+}
+
 /* A thousand times longer on or waiting for a CPU than on one: beyond that, no figure. */
 #define STRETCH_MAX 1000.0
 
@@ -1791,12 +1821,18 @@ void bashprof__finish(struct bashprof *bp, const struct run *r, uint64_t origin_
 	for (size_t i = bp->nall; i-- > 0;) {
 		struct stream *s = bp->all[i];
 
+		uint64_t t, cpu;
+
 		if (s->ended)
 			continue;
-		if (!s->execed)
+		if (s->execed) {
+			exec_end(s, r, origin_ns, &t, &cpu);
+		} else {
 			bp->q.unterminated++;
-		stream_close(bp, s, s->execed ? s->last_t : stream_end_time(s, r, origin_ns),
-			     s->last_cpu, 0);
+			t = stream_end_time(s, r, origin_ns);
+			cpu = s->last_cpu;
+		}
+		stream_close(bp, s, t, cpu, 0);
 	}
 	place_nested(bp, r, origin_ns);
 	if (bp->limbo)

@@ -244,3 +244,10 @@ check "... and the report says so" grep -q 'turned functrace off' "$T_TMP/err"
 "$TSARUN" --color never --json "$J" --bash "$B/counts.sh" >/dev/null 2>"$T_TMP/err"
 equal "a script that leaves both alone: nothing counted" \
 	"$(jqv "$J" '.bash.quality.trap_lost_streams + .bash.quality.functrace_off_streams')" 0
+
+# A command that replaces its bash process (the last one of a subshell,
+# `exec`) runs until that process ends, not until the exec.
+"$TSARUN" -q --json "$J" --bash "$B/exec.sh" >/dev/null 2>&1
+at_least "a subshell's last command, exec'd in place: timed to its end (ms)" "$(node 'sleep 0.15' 2 'wall_ns / 1e6')" 150
+at_least "exec sleep 0.12: timed to its end (ms)" "$(node 'exec sleep 0.12' 3 'wall_ns / 1e6')" 120
+at_least "... and so is the script's own wall time (ms)" "$(jqv "$J" '.bash.total.self_wall_ns / 1e6')" 270
