@@ -507,10 +507,17 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 	t->end_ns = now;
 	/* An exec from a non-leader thread gives it the leader's pid: read them now. */
 	tid = BPF_CORE_READ(p, pid);
+	t->pid = BPF_CORE_READ(p, tgid);
+	/*
+	 * The old main thread that such an exec replaced is not a leader any
+	 * more, and may leave with the exec'ing thread's tid (de_thread()
+	 * exchanges them once it is a zombie): it had the main thread's.
+	 */
+	if (tid != t->tid && BPF_CORE_READ(p, group_leader) != p)
+		tid = t->pid;
 	if (t->tid && t->tid != tid && !t->tid_before_exec)
 		t->tid_before_exec = t->tid;
 	t->tid = tid;
-	t->pid = BPF_CORE_READ(p, tgid);
 	if (t->tid == t->pid) {
 		t->flags |= TSA_F_LEADER;
 		t->voluntary++; /* its final switch: in rusage (see switch_out()) */
