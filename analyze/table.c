@@ -346,8 +346,19 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 	if (q->runnable.available)
 		fprintf(f, "   kernel cross-check %.3f%% (worst thread %.3f%%)",
 			100 * q->runnable.total, 100 * q->runnable.worst);
-	if (q->tree_cpu.available)
-		fprintf(f, "   vs rusage %.3f%%", 100 * q->tree_cpu.total);
+	/*
+	 * rusage against the kernel's counters of the threads seen: CPU time
+	 * in rusage that no seen thread has is a missed thread; the other way
+	 * is each exiting thread's last microseconds, which rusage never gets.
+	 */
+	if (q->tree_cpu.available) {
+		char d[32];
+
+		fprintf(f, "   vs rusage: %.3f%% unseen", 100 * q->tree_cpu.unseen);
+		if (q->tree_cpu.excess_ns)
+			fprintf(f, ", +%s of thread exits it lacks",
+				fmt_dur(q->tree_cpu.excess_ns, d, sizeof(d)));
+	}
 	if (r->totals.steal_ns) {
 		char d[32];
 
