@@ -1839,6 +1839,22 @@ void bashprof__finish(struct bashprof *bp, const struct run *r, uint64_t origin_
 		renumber(bp);
 	if (r)
 		attach_processes(bp, r, origin_ns);
+	/*
+	 * A pipeline's parts run side by side: the script launches each in
+	 * microseconds, then waits for them all in its last part. A part's
+	 * wall time is at least the life of the processes it ran.
+	 */
+	for (size_t i = 0; i < bp->nnodes; i++) {
+		struct bash_node *n = bp->nodes[i];
+		uint64_t life = 0;
+
+		if (!n->pipe_part)
+			continue;
+		for (uint32_t k = 0; k < n->nprocs; k++)
+			life += n->procs[k].wall_ns;
+		if (life > n->raw_wall_ns)
+			n->raw_wall_ns = life;
+	}
 	st = runnable_stretch(bp, r);
 	bp->q.stretch_milli = (uint32_t)(st * 1000 + 0.5);
 	/*

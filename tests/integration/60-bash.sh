@@ -251,3 +251,9 @@ equal "a script that leaves both alone: nothing counted" \
 at_least "a subshell's last command, exec'd in place: timed to its end (ms)" "$(node 'sleep 0.15' 2 'wall_ns / 1e6')" 150
 at_least "exec sleep 0.12: timed to its end (ms)" "$(node 'exec sleep 0.12' 3 'wall_ns / 1e6')" 120
 at_least "... and so is the script's own wall time (ms)" "$(jqv "$J" '.bash.total.self_wall_ns / 1e6')" 270
+
+# A pipeline's first part is launched in microseconds but runs as long as
+# its process: its wall time is that life, not the launch.
+"$TSARUN" -q --json "$J" --bash "$B/pipe.sh" >/dev/null 2>&1
+at_least "pipeline: sleep 0.15 | true, the first part lasts its process's life (ms)" "$(node 'sleep 0.15' 2 'wall_ns / 1e6')" 150
+equal "pipeline: ... and it is marked as a pipeline part" "$(node 'sleep 0.15' 2 pipeline_part)" true
