@@ -157,16 +157,20 @@ equal "... those no sample saw come from their exit records" \
 equal "... every record attached on identity, none ambiguous" \
 	"$(jqv "$J" '.runs[0].quality.taskstats | "\(.attached) \(.identity_mismatches)"')" "201 0"
 # A sampled thread's exit record carries its counters at its exit: they
-# replace the last sample's, which missed at most the gap after it and a
-# tick of staleness; never less than the samples' (counters only grow).
+# replace the last sample's, never less (counters only grow). Its on-CPU
+# time missed at most the gap after the last sample and a tick of
+# staleness. Its runqueue time can miss more: the kernel adds a wait to
+# run_delay when the wait ends, so a wait in progress at the last sample
+# comes after it whole (seen on a loaded machine: 9.4 ms after a sample
+# of 0, with a 4.7 ms gap); it still fits the thread's life.
 equal "... every sampled thread born in the run has its counters to its exit" \
 	"$(jqv "$J" '[.runs[0].threads[] | select(.accounting_source == "procfs" and .sampled.counters_from == "birth" and .counters_from_exit_record != true)] | length')" 0
 bad=$(jq -r --argjson tick "$tick" '.runs[0].threads[] | select(.counters_from_exit_record) |
 	select(.on_cpu_ns < .sampled.on_cpu_ns or .runqueue_ns < .sampled.runqueue_ns or
 	       .on_cpu_ns - .sampled.on_cpu_ns > .sampled.unobserved_max_ns + $tick or
-	       .runqueue_ns - .sampled.runqueue_ns > .sampled.unobserved_max_ns + $tick) |
+	       .on_cpu_ns + .runqueue_ns > .lifetime_ns + $tick) |
 	"\(.tid): on \(.on_cpu_ns) vs \(.sampled.on_cpu_ns), rq \(.runqueue_ns) vs \(.sampled.runqueue_ns), gap \(.sampled.unobserved_max_ns)"' "$J")
-equal "... and each adds to its samples at most the gap after its last one" "$bad" ""
+equal "... each adds on-CPU time only in the gap after its last one, and all fits its life" "$bad" ""
 # Then the tree's CPU time is nearly all accounted for: rusage also has each
 # thread's last microseconds after its exit record, and the command's own
 # thread's time after its last sample.

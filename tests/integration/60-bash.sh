@@ -183,6 +183,9 @@ at_most "... what start-up still estimates is a small part of a run (% of the ti
 # that their trap runs delayed the wait once, not once each (which once left
 # the wait with no time at all, and the script with six times its CPU).
 # Compared with the script run bare, round by round as above, median of 5.
+# The jobs leave the CPUs idle half of the time: jobs that kept both CPUs
+# busy made the script wait for tsarun's own work, which ASan slows (132%
+# of the bare wall time in the ASan suite, once).
 cpu_r=() wall_r=() waits=0 rounds=
 for r in 1 2 3 4 5; do
 	"$TSARUN" -q --json "$T_TMP/b.json" -- bash "$B/parallel.sh" >/dev/null 2>&1
