@@ -49,9 +49,14 @@ static void host(struct host_info *h, const char *model, int cpus)
 
 static const double base10[] = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8, 100.1, 99.9};
 
-/* Run a comparison of base10 against base10 * factor with the given spec. */
-static void compare(const char *spec, const char *metrics, double factor, double new_runq,
-		    const struct host_info *hb, const struct host_info *hn, struct comparison *c)
+/*
+ * Run a comparison of base10 against base10 * factor with the given spec,
+ * each run with the given runqueue wait (ms) and wakeups.
+ */
+static void compare_full(const char *spec, const char *metrics, double factor, double base_runq,
+			 double new_runq, uint64_t base_waits, uint64_t new_waits,
+			 const struct host_info *hb, const struct host_info *hn,
+			 struct comparison *c)
 {
 	struct gate_spec g;
 	struct gate_side b, n;
@@ -61,8 +66,12 @@ static void compare(const char *spec, const char *metrics, double factor, double
 
 	for (int i = 0; i < 10; i++)
 		x[i] = base10[i] * factor;
-	rb = runs_of(base10, 10, 1, true);
+	rb = runs_of(base10, 10, base_runq, true);
 	rn = runs_of(x, 10, new_runq, true);
+	for (int i = 0; i < 10; i++) {
+		rb[i].totals.wakeups = base_waits;
+		rn[i].totals.wakeups = new_waits;
+	}
 	gate_spec_defaults(&g);
 	if (spec)
 		assert_int_equal(gate_parse_fail_over(&g, spec, err, sizeof(err)), 0);
@@ -79,6 +88,13 @@ static void compare(const char *spec, const char *metrics, double factor, double
 	gate_side_free(&n);
 	free(rb);
 	free(rn);
+}
+
+/* Base runs with 1 ms of runqueue wait per run, new ones with new_runq, no wakeups counted. */
+static void compare(const char *spec, const char *metrics, double factor, double new_runq,
+		    const struct host_info *hb, const struct host_info *hn, struct comparison *c)
+{
+	compare_full(spec, metrics, factor, 1, new_runq, 0, 0, hb, hn, c);
 }
 
 static void test_spec_parsing(void **state)
@@ -261,33 +277,9 @@ static void test_inconclusive_policy_and_few_runs(void **state)
  * wall with 17 ms of runqueue wait over 2000 wakeups, new runs 30% slower
  * with new_waits wakeups and new_runq_ms of runqueue wait.
  */
-static void compare_waits(double new_waits, double new_runq_ms, struct comparison *c)
+static void compare_waits(uint64_t new_waits, double new_runq_ms, struct comparison *c)
 {
-	struct gate_spec g;
-	struct gate_side b, n;
-	struct run *rb, *rn;
-	double x[10];
-	char err[256];
-
-	for (int i = 0; i < 10; i++)
-		x[i] = base10[i] * 1.3;
-	rb = runs_of(base10, 10, 17, true);
-	rn = runs_of(x, 10, new_runq_ms, true);
-	for (int i = 0; i < 10; i++) {
-		rb[i].totals.wakeups = 2000;
-		rn[i].totals.wakeups = (uint64_t)new_waits;
-	}
-	gate_spec_defaults(&g);
-	assert_int_equal(gate_parse_fail_over(&g, "wall=10%", err, sizeof(err)), 0);
-	gate_spec_finish(&g, false);
-	assert_int_equal(gate_side_init(&b, rb, 10, NULL), 0);
-	assert_int_equal(gate_side_init(&n, rn, 10, NULL), 0);
-	memset(c, 0, sizeof(*c));
-	assert_int_equal(gate_compare(&g, &b, &n, false, c), 0);
-	gate_side_free(&b);
-	gate_side_free(&n);
-	free(rb);
-	free(rn);
+	compare_full("wall=10%", NULL, 1.3, 17, new_runq_ms, 2000, new_waits, NULL, NULL, c);
 }
 
 static void test_noise_sentinel_weighs_own_waits(void **state)
