@@ -73,11 +73,17 @@ static int read_shebang(struct bash_probe *b, const char *script, const char **o
 			char *err, size_t errlen)
 {
 	char *line = b->shebang, *rest, *interp, *name;
-	int fd = open(script, O_RDONLY | O_CLOEXEC), n = 0;
+	int fd = open(script, O_RDONLY | O_CLOEXEC | O_NONBLOCK), n = 0;
+	struct stat st;
 	ssize_t len;
 
 	if (fd < 0)
 		return 0; /* bash says why */
+	/* Only a file: reading a pipe (--bash /dev/stdin) would take the script's first bytes. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	len = read(fd, line, sizeof(b->shebang) - 1);
 	close(fd);
 	if (len < 2 || line[0] != '#' || line[1] != '!')

@@ -221,6 +221,9 @@ for s in shebang-e.sh shebang-env.sh; do
 	equal "#! options ($(sed -n 1p "$B/$s")): the exit status is the script's own ($want)" "$got" "$want"
 	equal "#! options ($(sed -n 1p "$B/$s")): ... and so is its output" "$(cat "$T_TMP/s2.out")" "$(cat "$T_TMP/s1.out")"
 done
+# A script read from a pipe is bash's alone: looking for its #! line must not take its first bytes.
+equal "a script on a pipe (--bash /dev/stdin) runs whole" \
+	"$(printf '#!/bin/bash\necho one\necho two\n' | "$TSARUN" -q --json "$J" --bash /dev/stdin 2>/dev/null | tr '\n' ' ')" "one two "
 "$TSARUN" -q --json "$J" --bash "$B/not-bash.py" >"$T_TMP/py.out" 2>"$T_TMP/py.err"
 equal "a python script under --bash: refused (exit 125)" "$?" 125
 check "... saying it is not a bash script" grep -q 'is a script for /usr/bin/python3 (its #! line), not for bash' "$T_TMP/py.err"
