@@ -1020,6 +1020,19 @@ static void do_fork(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 		return;
 	}
 	stream_time(s, f->t, f->cpu);
+	if (r->flags & TSA_FF_CHILD_CPU) {
+		uint64_t cc;
+
+		if (r->len < sizeof(struct tsa_fork_cc)) {
+			bp->q.bad_records++;
+			return;
+		}
+		cc = ((const struct tsa_fork_cc *)r)->child_cpu;
+		if (cc > s->child_cpu)
+			s->child_cpu = cc;
+		if (s->npend)
+			charge_reaped(s, f->t);
+	}
 	if (r->flags & TSA_FF_ORPHAN) {
 		const char *text = id_text(s, f->text);
 

@@ -206,6 +206,8 @@ struct tsa_pop {
 
 enum tsa_fork_flags {
 	TSA_FF_ORPHAN = 1u << 0, /* no DEBUG trap announced this fork's command: text says it */
+	TSA_FF_CHILD_CPU =
+	    1u << 1, /* child_cpu follows (struct tsa_fork_cc): children reaped since */
 };
 
 /* arg: line */
@@ -217,6 +219,16 @@ struct tsa_fork {
 	uint32_t pipe;	/* processes already in the pipeline being built */
 	uint32_t text;	/* text id of the forked construct (ORPHAN), else 0 */
 	uint32_t pad;
+};
+
+/*
+ * A fork after children were reaped since the last record: what they cost
+ * goes with the command that reaped them, not the construct that forks
+ * now (a subshell after a `wait` has no DEBUG trap of its own).
+ */
+struct tsa_fork_cc {
+	struct tsa_fork f;
+	uint64_t child_cpu;
 };
 
 /* arg: text id of the program. flags: enum tsa_run_flags (tail) */
@@ -256,6 +268,7 @@ _Static_assert(sizeof(struct tsa_cmd_cc) == 40, "tsa_cmd_cc");
 _Static_assert(sizeof(struct tsa_push) == 32, "tsa_push");
 _Static_assert(sizeof(struct tsa_pop) == 24, "tsa_pop");
 _Static_assert(sizeof(struct tsa_fork) == 40, "tsa_fork");
+_Static_assert(sizeof(struct tsa_fork_cc) == 48, "tsa_fork_cc");
 _Static_assert(sizeof(struct tsa_exec) == 24, "tsa_exec");
 _Static_assert(sizeof(struct tsa_end) == 32, "tsa_end");
 

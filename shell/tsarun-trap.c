@@ -730,7 +730,18 @@ static void atfork_prepare(void)
 	orphan = the_printed_command && strcmp(the_printed_command, TRAP_PRINTED) != 0;
 	if (orphan)
 		text = text_id(the_printed_command);
-	f = reserve(sizeof(*f), TSA_R_FORK, orphan ? TSA_FF_ORPHAN : 0, (uint32_t)line_number);
+	if (js.c_totreaped != reaped_seen) {
+		struct tsa_fork_cc *fc =
+		    reserve(sizeof(*fc), TSA_R_FORK,
+			    TSA_FF_CHILD_CPU | (orphan ? TSA_FF_ORPHAN : 0), (uint32_t)line_number);
+
+		reaped_seen = js.c_totreaped;
+		fc->child_cpu = child_cpu_ns();
+		f = &fc->f;
+	} else {
+		f = reserve(sizeof(*f), TSA_R_FORK, orphan ? TSA_FF_ORPHAN : 0,
+			    (uint32_t)line_number);
+	}
 	f->t = t;
 	f->cpu = cpu_ns();
 	f->index = fork_count;

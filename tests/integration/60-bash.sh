@@ -263,3 +263,14 @@ at_least "... and so is the script's own wall time (ms)" "$(jqv "$J" '.bash.tota
 "$TSARUN" -q --json "$J" --bash "$B/pipe.sh" >/dev/null 2>&1
 at_least "pipeline: sleep 0.15 | true, the first part lasts its process's life (ms)" "$(node 'sleep 0.15' 2 'wall_ns / 1e6')" 150
 equal "pipeline: ... and it is marked as a pipeline part" "$(node 'sleep 0.15' 2 pipeline_part)" true
+
+# Children a `wait` reaped are the wait's, though a subshell (which has no
+# DEBUG trap in the script) forks before the script's next record: they
+# once went to the subshell, which then showed twice its own CPU time.
+"$TSARUN" -q --json "$J" --bash "$B/reap-subshell.sh" >/dev/null 2>&1
+read -r sub_cpu fn_cpu wait_cpu bg_cpu <<<"$(jq -r '.bash.commands as $c |
+	"\($c | map(select(.text == "( busy )"))[0].cpu_ns) \($c | map(select(.kind == "function" and .line == 5))[0].cpu_ns) \($c | map(select(.text == "wait"))[0].cpu_ns) \($c | map(select(.kind == "background")) | max_by(.cpu_ns) | .cpu_ns)"' "$J")"
+at_most "reaped before a subshell: the subshell's CPU over its own function's (%)" \
+	"$(awk -v a="$sub_cpu" -v b="$fn_cpu" 'BEGIN { printf "%.1f", a * 100 / b }')" 130
+at_least "... and the wait's CPU over the background job's (%)" \
+	"$(awk -v a="$wait_cpu" -v b="$bg_cpu" 'BEGIN { printf "%.1f", a * 100 / b }')" 70
