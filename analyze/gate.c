@@ -210,9 +210,8 @@ int gate_side_init(struct gate_side *s, const struct run *runs, size_t n,
 			goto out_nomem;
 		s->have[m] = true;
 	}
-	s->noise = calloc(n ? n : 1, sizeof(double));
-	s->parts = calloc(n ? n : 1, sizeof(*s->parts));
-	if (!s->noise || !s->parts)
+	s->noise = calloc(n ? n : 1, sizeof(*s->noise));
+	if (!s->noise)
 		goto out_nomem;
 	s->have_noise = true;
 	for (size_t i = 0; i < n; i++) {
@@ -230,10 +229,8 @@ int gate_side_init(struct gate_side *s, const struct run *runs, size_t n,
 				s->have[m] = false;
 			}
 		}
-		if (metric_noise(r, &s->noise[k]) || metric_noise_parts(r, &s->parts[k])) {
-			s->noise[k] = NAN;
+		if (metric_noise(r, &s->noise[k]))
 			s->have_noise = false;
-		}
 		k++;
 	}
 	s->n = k;
@@ -258,8 +255,6 @@ void gate_side_free(struct gate_side *s)
 	}
 	free(s->noise);
 	s->noise = NULL;
-	free(s->parts);
-	s->parts = NULL;
 	s->n = 0;
 }
 
@@ -445,36 +440,45 @@ static double *copy_values(const double *x, size_t n)
 }
 
 /*
+ * The median over a side's runs of runqueue wait + steal, less what the
+ * given rates give for each run: per_wait for each of its waits (wakeups
+ * and preemptions), per_cpu for each ns on a CPU. NAN without runs.
+ */
+static double noise_median(const struct gate_side *s, double per_wait, double per_cpu)
+{
+	double *x = calloc(s->n ? s->n : 1, sizeof(double)), m;
+
+	if (!x)
+		return NAN;
+	for (size_t i = 0; i < s->n; i++)
+		x[i] = s->noise[i].runq + s->noise[i].steal - per_wait * s->noise[i].waits -
+		       per_cpu * s->noise[i].oncpu;
+	m = median_of(x, s->n);
+	free(x);
+	return m;
+}
+
+/*
  * A program that wakes up more often waits for a CPU more often, as long
  * each time (on an idle virtual CPU, ~10 us here), and one that runs longer
  * loses more to steal: that is its own doing, not a busier machine. So each
  * run's runqueue wait and steal are weighed against what the baseline's
  * rates give for that run's waits and CPU time; the sentinel is the growth
- * of the median of what is left. NAN when a side has no runs.
+ * of the median of what is left.
  */
 static double excess_noise(const struct gate_side *b, const struct gate_side *n)
 {
-	double rq = 0, waits = 0, steal = 0, oncpu = 0, per_wait, per_cpu, eb, en;
-	double *x = calloc(b->n > n->n ? b->n : n->n, sizeof(double));
+	double rq = 0, waits = 0, steal = 0, oncpu = 0, per_wait, per_cpu;
 
-	if (!x)
-		return NAN;
 	for (size_t i = 0; i < b->n; i++) {
-		rq += b->parts[i].runq;
-		waits += b->parts[i].waits;
-		steal += b->parts[i].steal;
-		oncpu += b->parts[i].oncpu;
+		rq += b->noise[i].runq;
+		waits += b->noise[i].waits;
+		steal += b->noise[i].steal;
+		oncpu += b->noise[i].oncpu;
 	}
 	per_wait = waits > 0 ? rq / waits : 0;
 	per_cpu = oncpu > 0 ? steal / oncpu : 0;
-	for (size_t i = 0; i < b->n; i++)
-		x[i] = b->noise[i] - per_wait * b->parts[i].waits - per_cpu * b->parts[i].oncpu;
-	eb = median_of(x, b->n);
-	for (size_t i = 0; i < n->n; i++)
-		x[i] = n->noise[i] - per_wait * n->parts[i].waits - per_cpu * n->parts[i].oncpu;
-	en = median_of(x, n->n);
-	free(x);
-	return en - eb;
+	return noise_median(n, per_wait, per_cpu) - noise_median(b, per_wait, per_cpu);
 }
 
 static void sentinel(const struct gate_spec *g, const struct gate_side *b,
@@ -490,8 +494,8 @@ static void sentinel(const struct gate_spec *g, const struct gate_side *b,
 		return;
 	}
 	s->available = true;
-	s->base_median = median_of(b->noise, b->n);
-	s->new_median = median_of(n->noise, n->n);
+	s->base_median = noise_median(b, 0, 0);
+	s->new_median = noise_median(n, 0, 0);
 	s->limit = 0.5 * g->threshold[METRIC_WALL] * median_of(b->v[METRIC_WALL], b->n);
 	s->excess = excess_noise(b, n);
 	s->fired = s->excess > s->limit;

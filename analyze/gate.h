@@ -88,8 +88,7 @@ struct gate_side {
 	double *v[METRIC_NR];
 	bool have[METRIC_NR]; /* measured in every run that counts */
 	char why[METRIC_NR][192];
-	double *noise;			  /* runqueue + steal per run */
-	struct metric_noise_parts *parts; /* what the sentinel weighs, per run */
+	struct metric_noise *noise; /* what the noise sentinel weighs, per run */
 	bool have_noise;
 	const struct host_info *host; /* NULL: unknown */
 };

@@ -142,15 +142,7 @@ int metric_value(const struct run *r, enum metric_id m, double *v, char *why, si
 	return 0;
 }
 
-int metric_noise(const struct run *r, double *v)
-{
-	if (!run_source_active(r, "ebpf"))
-		return -ENODATA;
-	*v = (double)(r->totals.state_ns[TSA_ST_RUNQ] + r->totals.steal_ns);
-	return 0;
-}
-
-int metric_noise_parts(const struct run *r, struct metric_noise_parts *p)
+int metric_noise(const struct run *r, struct metric_noise *p)
 {
 	if (!run_source_active(r, "ebpf"))
 		return -ENODATA;

@@ -58,19 +58,17 @@ const char *metric_unit_name(enum metric_unit u);
 int metric_value(const struct run *r, enum metric_id m, double *v, char *why, size_t whylen);
 
 /*
- * The noise sentinel of a run: time its threads waited for a CPU plus time
- * the hypervisor stole from them (eBPF). -ENODATA when not measured.
+ * What the noise sentinel weighs in one run: the time its threads waited
+ * for a CPU, the time the hypervisor stole from them, how many waits and
+ * how much on-CPU time (eBPF). -ENODATA when not measured.
  */
-int metric_noise(const struct run *r, double *v);
-
-/* What the noise sentinels weigh in one run (ebpf source), ns and counts. */
-struct metric_noise_parts {
-	double runq;  /* runqueue wait */
-	double steal; /* steal time */
-	double waits; /* how many runqueue waits: wakeups and preemptions */
-	double oncpu; /* on-CPU time, steal included */
+struct metric_noise {
+	double runq;  /* runqueue wait, ns */
+	double steal; /* steal time, ns */
+	double waits; /* runqueue waits: wakeups and preemptions */
+	double oncpu; /* on-CPU time, steal included, ns */
 };
-int metric_noise_parts(const struct run *r, struct metric_noise_parts *p);
+int metric_noise(const struct run *r, struct metric_noise *p);
 
 struct stats_summary;
 
