@@ -41,12 +41,15 @@ static void label(char *out, size_t outlen, const struct bash_node *n, bool fold
 		flat(t, sizeof(t), n->file, folded);
 		snprintf(out, outlen, "TRAP (%s): %s", n->text, t);
 		break;
+	case BK_PIPELINE:
+		snprintf(out, outlen, "%s", t);
+		break;
 	case BK_SUBSHELL:
 	case BK_BACKGROUND:
 	case BK_COMSUB:
 	case BK_PROCSUB:
 	case BK_COPROC:
-	case BK_PIPELINE:
+	case BK_PIPE_PART:
 	case BK_FORK:
 	case BK_BASH:
 		if (t[0])
@@ -62,37 +65,40 @@ static void label(char *out, size_t outlen, const struct bash_node *n, bool fold
 	}
 }
 
+static void frame_name(const struct bash_node *n, char *out, size_t len);
+
 static void folded_path(const struct bash_node *n, char *buf, size_t len)
 {
-	char l[BASHPROF_LABEL_MAX + 32];
+	char l[BASHPROF_LABEL_MAX + 40];
+	size_t used;
 
 	if (!n->parent) {
 		snprintf(buf, len, "bash");
 		return;
 	}
 	folded_path(n->parent, buf, len);
-	label(l, sizeof(l) - 24, n, true);
-	if (n->kind == BK_COMMAND || n->kind == BK_FUNCTION || n->kind == BK_SOURCE ||
-	    n->kind == BK_EVAL || (n->orphan && n->line)) {
-		size_t used = strlen(buf);
-
-		snprintf(buf + used, len - used, ";%u: %s", n->line, l);
-	} else {
-		size_t used = strlen(buf);
-
-		snprintf(buf + used, len - used, ";%s", l);
-	}
+	frame_name(n, l, sizeof(l));
+	used = strlen(buf);
+	snprintf(buf + used, len - used, ";%s", l);
 }
 
-/* A node's time less its children's; background children run beside it, not in it. */
+/*
+ * A node's time less its children's. Background children run beside it,
+ * not in it; a pipeline's parts run beside one another within it, so its
+ * wall time less the longest part's is its own.
+ */
 static uint64_t self_time(const struct bash_node *n, bool cpu)
 {
 	uint64_t kids = 0, v = cpu ? n->cpu_ns : n->wall_ns;
 
-	for (const struct bash_node *c = n->child; c; c = c->next)
-		if (cpu ||
-		    (c->kind != BK_BACKGROUND && c->kind != BK_COPROC && c->kind != BK_PROCSUB))
-			kids += cpu ? c->cpu_ns : c->wall_ns;
+	for (const struct bash_node *c = n->child; c; c = c->next) {
+		if (cpu)
+			kids += c->cpu_ns;
+		else if (n->kind == BK_PIPELINE)
+			kids = c->wall_ns > kids ? c->wall_ns : kids;
+		else if (c->kind != BK_BACKGROUND && c->kind != BK_COPROC && c->kind != BK_PROCSUB)
+			kids += c->wall_ns;
+	}
 	return v > kids ? v - kids : 0;
 }
 
@@ -128,7 +134,7 @@ static int flame_cat(const struct bash_node *n)
 		return FL_BASH;
 	case BK_SUBSHELL:
 	case BK_BACKGROUND:
-	case BK_PIPELINE:
+	case BK_PIPE_PART:
 	case BK_COMSUB:
 	case BK_PROCSUB:
 	case BK_COPROC:
@@ -150,7 +156,7 @@ static void frame_name(const struct bash_node *n, char *out, size_t len)
 	}
 	label(l, sizeof(l) - 24, n, true);
 	if (n->kind == BK_COMMAND || n->kind == BK_FUNCTION || n->kind == BK_SOURCE ||
-	    n->kind == BK_EVAL || (n->orphan && n->line))
+	    n->kind == BK_EVAL || n->kind == BK_PIPELINE || (n->orphan && n->line))
 		snprintf(out, len, "%u: %s", n->line, l);
 	else
 		snprintf(out, len, "%s", l);

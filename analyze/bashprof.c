@@ -36,12 +36,13 @@ static const char *const kind_names[BK_NR] = {
     [BK_TRAP] = "trap",
     [BK_SUBSHELL] = "subshell",
     [BK_BACKGROUND] = "background",
-    [BK_PIPELINE] = "pipeline",
+    [BK_PIPE_PART] = "pipeline_part",
     [BK_COMSUB] = "command_substitution",
     [BK_PROCSUB] = "process_substitution",
     [BK_COPROC] = "coproc",
     [BK_FORK] = "fork",
     [BK_BASH] = "bash",
+    [BK_PIPELINE] = "pipeline",
 };
 
 const char *bash_kind_name(enum bash_kind k)
@@ -138,8 +139,7 @@ struct open_cmd {
 struct level {
 	struct bash_node *ctx; /* where commands of this level go */
 	struct open_cmd cmd;
-	struct bash_node *prev; /* the last closed command (a pipeline's first part) */
-	bool timed;		/* the frame is a node of its own (traps) */
+	bool timed; /* the frame is a node of its own (traps) */
 	uint64_t t0, c0, cc0;
 	struct cost o0;
 };
@@ -149,6 +149,7 @@ struct fork_point {
 	struct bash_node *node;
 	uint64_t cmd_t0; /* start of the command that forked */
 	uint32_t index;
+	uint32_t pipe; /* processes of its pipeline forked before it */
 	bool orphan;
 	bool has_stream; /* a child stream said HELLO for it */
 };
@@ -665,7 +666,6 @@ static void close_cmd(struct stream *s, struct level *l, uint64_t t, uint64_t cp
 	/* The command's span holds the trap runs charged since it opened. */
 	add_span(c->node, sub0(t, c->t0), sub0(cpu, c->c0), sub0(s->child_cpu, c->cc0), c->o0,
 		 s->ovh);
-	l->prev = c->node;
 	c->node = NULL;
 }
 
@@ -712,12 +712,22 @@ static enum bash_kind kind_from_env(uint32_t env, const char *text)
 	if (env & 0x04)
 		return BK_COMSUB;
 	if (env & 0x10)
-		return BK_PIPELINE;
+		return BK_PIPE_PART;
 	if (env & 0x01)
 		return BK_BACKGROUND;
 	if (env & 0x02)
 		return BK_SUBSHELL;
 	return BK_FORK;
+}
+
+/*
+ * What a fork made of a child, from its subshell_environment: the bits it
+ * inherited stay, but a pipeline part's forks are not parts of that
+ * pipeline (bash keeps SUBSHELL_PIPE in its subshells).
+ */
+static uint32_t own_env(uint32_t env, const struct stream *parent)
+{
+	return env & ~(parent->subshell_env & 0x10);
 }
 
 /* Where a stream's top-level commands go; made when the first one comes. */
@@ -729,8 +739,9 @@ static struct bash_node *stream_base(struct bashprof *bp, struct stream *s)
 		/* ( list ), { list; } &, coproc: the forked construct is the node. */
 		s->base = s->anchor;
 	} else if (s->anchor) {
-		enum bash_kind k =
-		    s->parent && !s->nested ? kind_from_env(s->subshell_env, NULL) : BK_BASH;
+		enum bash_kind k = s->parent && !s->nested
+				       ? kind_from_env(own_env(s->subshell_env, s->parent), NULL)
+				       : BK_BASH;
 
 		s->base = child_of(bp, s->anchor, (uint8_t)k, s->anchor->line,
 				   strtab_intern(&bp->strs, "", 0), "");
@@ -825,14 +836,14 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 			if (f) {
 				f->has_stream = true;
 				s->anchor = f->node;
+				uint32_t env = own_env(h->subshell_env, parent);
+
 				if (f->node && f->orphan && f->node->kind == BK_SUBSHELL)
-					f->node->kind =
-					    (uint8_t)kind_from_env(h->subshell_env, f->node->text);
-				else if (f->node && f->node->kind == BK_COMMAND &&
-					 (h->subshell_env & 0x01) && !(h->subshell_env & 0x24))
+					f->node->kind = (uint8_t)kind_from_env(env, f->node->text);
+				else if (f->node && f->node->kind == BK_COMMAND && (env & 0x01) &&
+					 !(env & 0x24))
 					f->node->kind = BK_BACKGROUND;
-				else if (f->node && (h->subshell_env & 0x10) &&
-					 !(h->subshell_env & 0x24))
+				else if (f->node && (env & 0x10) && !(env & 0x24))
 					f->node->pipe_part = true;
 			}
 		}
@@ -1048,12 +1059,24 @@ static void do_fork(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 		open_cmd(s, l, n, f->t, f->cpu);
 	}
 	n = l->cmd.node;
-	if (f->pipe >= 1 && n && !(r->flags & TSA_FF_ORPHAN)) {
-		n->pipe_part = true;
-		if (f->pipe == 1 && l->prev && l->prev->line == n->line)
-			l->prev->pipe_part = true;
-	} else if (f->pipe >= 1 && n && f->pipe == 1 && l->prev && l->prev->line == n->line) {
-		l->prev->pipe_part = true;
+	/*
+	 * The k-th part of a pipeline (k >= 1) follows the part before it in
+	 * this stream's forks: the parts are launched one after another, and
+	 * the first one (k = 0) heads the pipeline. A node keeps the first
+	 * pipeline it was seen in (a loop's iterations give the same nodes).
+	 */
+	if (f->pipe >= 1 && n && s->nforks && s->forks[s->nforks - 1].pipe == f->pipe - 1) {
+		struct bash_node *prev = s->forks[s->nforks - 1].node;
+		struct bash_node *head = prev && f->pipe > 1 ? prev->pipe_head : prev;
+
+		if (head && head != n && head->parent == n->parent) {
+			if (!head->pipe_head)
+				head->pipe_head = head;
+			if (!n->pipe_head)
+				n->pipe_head = head;
+			head->pipe_part = true;
+			n->pipe_part = true;
+		}
 	}
 	if (s->nforks == s->capforks) {
 		uint32_t cap = s->capforks ? s->capforks * 2 : 16;
@@ -1070,6 +1093,7 @@ static void do_fork(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 	fp->node = n;
 	fp->cmd_t0 = l->cmd.t0;
 	fp->index = f->index;
+	fp->pipe = f->pipe;
 	fp->orphan = (r->flags & TSA_FF_ORPHAN) != 0;
 }
 
@@ -1404,10 +1428,47 @@ static struct stream *stream_at(struct bashprof *bp, uint32_t pid, uint64_t t)
 	return best;
 }
 
+static int cmp_proc_pid(const void *a, const void *b);
+static const struct proc_acct *proc_at(const struct proc_acct **v, size_t n, uint32_t pid,
+				       int64_t at);
+
+/*
+ * The on-CPU time of each process (by index in r->procs) and of all its
+ * descendants, from the parent each had when it was forked. NULL when
+ * out of memory.
+ */
+static uint64_t *tree_cpu(const struct run *r, const struct proc_acct **by_start)
+{
+	size_t n = r->nprocs;
+	uint64_t *t = calloc(n, sizeof(*t));
+	const struct proc_acct **by_pid = malloc(n * sizeof(*by_pid));
+
+	if (!t || !by_pid) {
+		free(t);
+		free(by_pid);
+		return NULL;
+	}
+	memcpy(by_pid, by_start, n * sizeof(*by_pid));
+	qsort(by_pid, n, sizeof(*by_pid), cmp_proc_pid);
+	/* Children start after their parents: the latest first hands its sum up. */
+	for (size_t i = n; i-- > 0;) {
+		const struct proc_acct *p = by_start[i], *up;
+		size_t k = (size_t)(p - r->procs);
+
+		t[k] += p->state_ns[TSA_ST_ONCPU];
+		up = p->ppid ? proc_at(by_pid, n, p->ppid, p->start_ns) : NULL;
+		if (up && up != p && up->start_ns <= p->start_ns)
+			t[up - r->procs] += t[k];
+	}
+	free(by_pid);
+	return t;
+}
+
 static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t origin)
 {
 	const struct proc_acct **v;
 	size_t n = r->nprocs;
+	uint64_t *tree;
 
 	if (!n)
 		return;
@@ -1417,6 +1478,7 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 	for (size_t i = 0; i < n; i++)
 		v[i] = &r->procs[i];
 	qsort(v, n, sizeof(*v), cmp_proc_start);
+	tree = tree_cpu(r, v);
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_acct *p = v[i];
 		uint64_t start = origin + (uint64_t)(p->start_ns > 0 ? p->start_ns : 0);
@@ -1459,8 +1521,10 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 		slot->wall_ns += p->end_ns > p->start_ns ? (uint64_t)(p->end_ns - p->start_ns) : 0;
 		for (int st = 0; st < 5 && st < TSA_ST_NR; st++)
 			slot->state_ns[st] += p->state_ns[st];
+		node->tree_cpu_ns += tree ? tree[p - r->procs] : p->state_ns[TSA_ST_ONCPU];
 		bp->q.attached_processes++;
 	}
+	free(tree);
 	free(v);
 }
 
@@ -1527,6 +1591,8 @@ static void merge_node(struct bash_node *dst, struct bash_node *src)
 	dst->cor_wall_ns += src->cor_wall_ns;
 	dst->cor_cpu_ns += src->cor_cpu_ns;
 	dst->pipe_part |= src->pipe_part;
+	if (!dst->pipe_head)
+		dst->pipe_head = src->pipe_head;
 	for (; c; c = next) {
 		struct bash_node *same = find_child(dst, c->key_kind, c->line, c->text);
 
@@ -1736,6 +1802,95 @@ static void renumber(struct bashprof *bp)
 	bp->limbo = NULL;
 }
 
+/*
+ * A pipeline's parts run side by side in processes of their own while the
+ * script waits for them all; its records show the parts one after another,
+ * the launch of each, then the wait in the last. Each pipeline becomes a
+ * node of its own, at the place of its first part, holding what the script
+ * spent on it (the parts' spans); the parts go below it with what their
+ * processes did: their lives, and the CPU time of each and of everything
+ * it started, less the trap runs in it (what the nodes below the part were
+ * charged). A part that ran in the script's own process (lastpipe) keeps
+ * its span. Loops give the same nodes, so a pipeline in a loop is one node
+ * with its count.
+ */
+static void group_pipelines(struct bashprof *bp)
+{
+	size_t nn = bp->nnodes;
+	bool made = false;
+
+	for (size_t i = 0; i < nn; i++) {
+		struct bash_node *h = bp->nodes[i], *c = h->parent, *pl, *x, *next, *prev = NULL;
+		char text[BASHPROF_LABEL_MAX];
+		size_t used = 0, parts = 0;
+
+		if (h->dead || !c || live(h->pipe_head) != h)
+			continue;
+		for (x = c->child; x; x = x->next)
+			if (!x->dead && live(x->pipe_head) == h)
+				parts++;
+		if (parts < 2)
+			continue;
+		pl = node_new(bp, NULL, BK_PIPELINE, h->line, "", "");
+		if (!pl)
+			return;
+		made = true;
+		/* In the parent's list, where its first part was. */
+		for (x = c->child; x && x != h; x = x->next)
+			prev = x;
+		pl->parent = c;
+		pl->next = h;
+		if (prev)
+			prev->next = pl;
+		else
+			c->child = pl;
+		pl->count = h->count;
+		for (x = pl->next; x; x = next) {
+			struct bash_node *k;
+			uint64_t life = 0, cw = 0, cc = 0;
+
+			next = x->next;
+			if (x->dead || live(x->pipe_head) != h)
+				continue;
+			unlink_child(x);
+			link_child(pl, x);
+			pl->raw_wall_ns += x->raw_wall_ns;
+			pl->raw_cpu_ns += x->raw_cpu_ns;
+			pl->raw_own_cpu_ns += x->raw_own_cpu_ns;
+			pl->cor_wall_ns += x->cor_wall_ns;
+			pl->cor_cpu_ns += x->cor_cpu_ns;
+			used += (size_t)snprintf(text + used,
+						 used < sizeof(text) ? sizeof(text) - used : 0,
+						 "%s%s", used ? " | " : "", x->text);
+			if (!x->nprocs)
+				continue;
+			for (uint32_t q = 0; q < x->nprocs; q++)
+				life += x->procs[q].wall_ns;
+			for (k = x->child; k; k = k->next) {
+				if (k->dead)
+					continue;
+				cw += k->cor_wall_ns;
+				cc += k->cor_cpu_ns;
+				if (!k->text[0] && k->kind == BK_FORK)
+					k->kind = BK_PIPE_PART;
+			}
+			x->raw_wall_ns = life;
+			x->raw_cpu_ns = x->tree_cpu_ns;
+			x->raw_own_cpu_ns = 0;
+			x->cor_wall_ns = cw;
+			x->cor_cpu_ns = cc;
+		}
+		if (used >= sizeof(text))
+			used = sizeof(text) - 1;
+		pl->text = strtab_intern(&bp->strs, text, used);
+		if (!pl->text)
+			pl->text = "";
+	}
+	/* Pipelines were made after their parts: number the nodes again. */
+	if (made)
+		renumber(bp);
+}
+
 /* The end of a stream that neither exited nor exec'd in the records. */
 static uint64_t stream_end_time(const struct stream *s, const struct run *r, uint64_t origin)
 {
@@ -1852,16 +2007,16 @@ void bashprof__finish(struct bashprof *bp, const struct run *r, uint64_t origin_
 		renumber(bp);
 	if (r)
 		attach_processes(bp, r, origin_ns);
+	group_pipelines(bp);
 	/*
-	 * A pipeline's parts run side by side: the script launches each in
-	 * microseconds, then waits for them all in its last part. A part's
-	 * wall time is at least the life of the processes it ran.
+	 * A part no pipeline node took (the first part of a lastpipe pipeline,
+	 * whose last part ran in the script) lasts at least its processes' life.
 	 */
 	for (size_t i = 0; i < bp->nnodes; i++) {
 		struct bash_node *n = bp->nodes[i];
 		uint64_t life = 0;
 
-		if (!n->pipe_part)
+		if (!n->pipe_part || (n->parent && n->parent->kind == BK_PIPELINE))
 			continue;
 		for (uint32_t k = 0; k < n->nprocs; k++)
 			life += n->procs[k].wall_ns;

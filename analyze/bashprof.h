@@ -36,12 +36,13 @@ enum bash_kind {
 	BK_TRAP,       /* a trap body (RETURN, EXIT, ERR, signals) */
 	BK_SUBSHELL,   /* ( list ) */
 	BK_BACKGROUND, /* cmd &, { list; } & */
-	BK_PIPELINE,   /* one part of a pipeline */
+	BK_PIPE_PART,  /* a pipeline part's own bash process (a subshell) */
 	BK_COMSUB,     /* $(...) */
 	BK_PROCSUB,    /* <(...) >(...) */
 	BK_COPROC,
-	BK_FORK, /* a forked copy of the shell running one command */
-	BK_BASH, /* a nested bash process */
+	BK_FORK,     /* a forked copy of the shell running one command */
+	BK_BASH,     /* a nested bash process */
+	BK_PIPELINE, /* a whole pipeline: its parts are its children */
 	BK_NR,
 };
 
@@ -61,6 +62,10 @@ struct bash_node {
 	uint8_t kind;
 	uint8_t key_kind; /* the kind it was made with (kind is refined later) */
 	bool pipe_part;
+	/* internal: the first part of the pipeline this node is a part of */
+	struct bash_node *pipe_head;
+	/* internal: on-CPU time of its processes and all their descendants (eBPF) */
+	uint64_t tree_cpu_ns;
 	bool orphan; /* a forked construct that no DEBUG trap announced */
 	bool dead;   /* merged into another node: not in the tree any more */
 	uint32_t line;

@@ -1,2 +1,3 @@
 # A pipeline's parts run side by side: each lasts as long as its process.
 sleep 0.15 | true
+seq 3 | ( sleep 0.1; cat >/dev/null ) | wc -l >/dev/null

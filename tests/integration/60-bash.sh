@@ -264,11 +264,26 @@ at_least "a subshell's last command, exec'd in place: timed to its end (ms)" "$(
 at_least "exec sleep 0.12: timed to its end (ms)" "$(node 'exec sleep 0.12' 3 'wall_ns / 1e6')" 120
 at_least "... and so is the script's own wall time (ms)" "$(jqv "$J" '.bash.total.self_wall_ns / 1e6')" 270
 
-# A pipeline's first part is launched in microseconds but runs as long as
-# its process: its wall time is that life, not the launch.
+# A pipeline is a node of its own, holding the script's wait for it; its
+# parts, below it, run side by side, each as long as its processes and
+# with their CPU time: the first part is launched in microseconds, and the
+# last no longer holds the wait for the others.
 "$TSARUN" -q --json "$J" --bash "$B/pipe.sh" >/dev/null 2>&1
-at_least "pipeline: sleep 0.15 | true, the first part lasts its process's life (ms)" "$(node 'sleep 0.15' 2 'wall_ns / 1e6')" 150
-equal "pipeline: ... and it is marked as a pipeline part" "$(node 'sleep 0.15' 2 pipeline_part)" true
+equal "pipeline: sleep 0.15 | true is a node of its own" "$(node 'sleep 0.15 | true' 2 kind)" pipeline
+at_least "... which holds the script's wait for it (ms)" "$(node 'sleep 0.15 | true' 2 'wall_ns / 1e6')" 150
+equal "... its first part is below it" "$(node 'sleep 0.15' 2 parent)" "$(node 'sleep 0.15 | true' 2 id)"
+at_least "... and lasts its process's life (ms)" "$(node 'sleep 0.15' 2 'wall_ns / 1e6')" 150
+equal "... and it is marked as a pipeline part" "$(node 'sleep 0.15' 2 pipeline_part)" true
+at_most "... its last part, true, lasts its own process's life, not the wait (ms)" \
+	"$(node true 2 'wall_ns / 1e6')" "$(node true 2 'processes[0].wall_ns / 1e6 + 0.001')"
+equal "a compound middle part is a part of its pipeline" \
+	"$(node '( sleep 0.1; cat > /dev/null )' 3 parent)" "$(node 'seq 3 | ( sleep 0.1; cat > /dev/null ) | wc -l > /dev/null' 3 id)"
+at_least "... and lasts its subshell's life, not its launch (ms)" "$(node '( sleep 0.1; cat > /dev/null )' 3 'wall_ns / 1e6')" 100
+at_least "... its CPU time holds what its subshell ran (ms)" \
+	"$(node '( sleep 0.1; cat > /dev/null )' 3 'cpu_ns / 1e6')" \
+	"$(jq -r '[.bash.commands[] | select(.line == 3 and (.text == "sleep 0.1" or .text == "cat > /dev/null")) | .processes[].on_cpu_ns] | add / 1e6' "$J")"
+equal "the last part's CPU time is its process's, exactly (ns)" \
+	"$(node 'wc -l > /dev/null' 3 cpu_ns)" "$(node 'wc -l > /dev/null' 3 'processes[0].on_cpu_ns')"
 
 # Children a `wait` reaped are the wait's, though a subshell (which has no
 # DEBUG trap in the script) forks before the script's next record: they

@@ -786,6 +786,93 @@ static void test_nested_through_programs(void **state)
 	bashprof__free(bp);
 }
 
+/*
+ * A pipeline, run twice in a loop: the script launches `seq 3`, then
+ * `grep x`, and waits for both in the second. The pipeline is one node
+ * (count 2) holding the script's spans; below it each part holds its
+ * processes' lives and the CPU time of each and of what it started.
+ */
+static void test_pipeline_node(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w p;
+	struct tsa_fork *f;
+	struct proc_acct procs[6] = {
+	    {.pid = 101, .ppid = 100, .comm = "seq", .start_ns = 1100, .end_ns = 6000},
+	    {.pid = 102, .ppid = 100, .comm = "grep", .start_ns = 1400, .end_ns = 8500},
+	    {.pid = 103, .ppid = 102, .comm = "helper", .start_ns = 2000, .end_ns = 3000},
+	    {.pid = 104, .ppid = 100, .comm = "seq", .start_ns = 11100, .end_ns = 16000},
+	    {.pid = 105, .ppid = 100, .comm = "grep", .start_ns = 11400, .end_ns = 18500},
+	    {.pid = 106, .ppid = 105, .comm = "helper", .start_ns = 12000, .end_ns = 13000},
+	};
+	struct run r = {.procs = procs, .nprocs = 6};
+	const struct bash_node *pl, *seq, *grep, *next;
+
+	for (int i = 0; i < 6; i++)
+		procs[i].state_ns[TSA_ST_ONCPU] = i % 3 == 0 ? 2000 : i % 3 == 1 ? 1500 : 700;
+	w_begin(&p, 100, 1);
+	w_hello(&p, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 0);
+	w_text(&p, bp, 1, "seq 3");
+	w_text(&p, bp, 2, "grep x");
+	w_text(&p, bp, 3, "next");
+	for (int i = 0; i < 2; i++) {
+		uint64_t o = (uint64_t)i * 10000;
+
+		w_cmd(&p, bp, o + 1000, 4, 1);
+		f = w_rec(&p, bp, sizeof(*f), TSA_R_FORK, 0, 4);
+		f->t = o + 1100;
+		f->index = (uint32_t)i * 2;
+		f->pipe = 0;
+		w_cmd(&p, bp, o + 1300, 4, 2);
+		f = w_rec(&p, bp, sizeof(*f), TSA_R_FORK, 0, 4);
+		f->t = o + 1400;
+		f->index = (uint32_t)i * 2 + 1;
+		f->pipe = 1;
+		w_cmd_cc(&p, bp, o + 9000, 5, 3, (uint64_t)(i + 1) * 5000);
+	}
+	w_end(&p, bp, 20000);
+	w_flush(&p, bp);
+	bashprof__finish(bp, &r, 0);
+
+	seq = find(bp, "seq 3", 4);
+	grep = find(bp, "grep x", 4);
+	pl = find(bp, "seq 3 | grep x", 4);
+	next = find(bp, "next", 5);
+	assert_non_null(seq);
+	assert_non_null(grep);
+	assert_non_null(pl);
+	assert_non_null(next);
+	assert_int_equal(pl->kind, BK_PIPELINE);
+	assert_ptr_equal(pl->parent, bashprof__root(bp));
+	assert_ptr_equal(seq->parent, pl);
+	assert_ptr_equal(grep->parent, pl);
+	assert_true(seq->pipe_part && grep->pipe_part && !pl->pipe_part);
+	assert_int_equal(pl->count, 2);
+	assert_int_equal(seq->count, 2);
+	/* The script's time: from the launch of seq to the next command, twice. */
+	assert_int_equal(pl->wall_ns, 2 * 8000);
+	assert_int_equal(pl->cpu_ns, 2 * 4000 + 2 * 5000);
+	/* The parts': their processes' lives, and their CPU with what they started. */
+	assert_int_equal(seq->wall_ns, 2 * 4900);
+	assert_int_equal(seq->cpu_ns, 2 * 2000);
+	assert_int_equal(grep->wall_ns, 2 * 7100);
+	assert_int_equal(grep->cpu_ns, 2 * (1500 + 700));
+	assert_int_equal(grep->nprocs, 1);
+	assert_int_equal(grep->procs[0].count, 2);
+	/* The next command holds its own spans only (up to the loop's next turn, and the end). */
+	assert_int_equal(next->wall_ns, (11000 - 9000) + (20000 - 19000));
+	for (size_t i = 0; i < bashprof__nodes(bp); i++) {
+		const struct bash_node *nd = bashprof__node(bp, i);
+
+		assert_int_equal(nd->id, i);
+		if (nd->parent) {
+			assert_true(nd->parent->id < nd->id);
+			assert_int_equal(nd->depth, nd->parent->depth + 1);
+		}
+	}
+	bashprof__free(bp);
+}
+
 /* A run gives its bash profile up with its detail (series.c: only the last run keeps it). */
 static void test_run_detail_frees_profile(void **state)
 {
@@ -814,6 +901,7 @@ int main(void)
 	    cmocka_unit_test(test_function_body_corrected),
 	    cmocka_unit_test(test_flame),
 	    cmocka_unit_test(test_nested_through_programs),
+	    cmocka_unit_test(test_pipeline_node),
 	    cmocka_unit_test(test_run_detail_frees_profile),
 	};
 
