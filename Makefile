@@ -88,7 +88,8 @@ LIBLAUNCHER := $(OUTPUT)/liblauncher.a
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(WORKLOAD_SRCS))
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(WORKLOAD_SRCS)) \
+		 $(OUTPUT)/tests/workloads/two_paths_nofp
 
 TSARUN := $(OUTPUT)/tsarun
 
@@ -173,6 +174,12 @@ $(OUTPUT)/tests/workloads/%: tests/workloads/%.c tests/workloads/common.h | $(OU
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -D_GNU_SOURCE \
 		$< -o $@ -lpthread -lm
+
+# The same blocking points in code built the way most software ships: no
+# frame pointers, so that the callers come from the stack's top and CFI.
+$(OUTPUT)/tests/workloads/two_paths_nofp: tests/workloads/two_paths.c tests/workloads/common.h | $(OUTPUT)/tests/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -D_GNU_SOURCE $< -o $@ -lpthread -lm
 
 # Replays: the fuzz target and a main() that feeds it files.
 $(OUTPUT)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h \

@@ -552,6 +552,7 @@ static cJSON *stacks_json(const struct run *r)
 	add_u64(d, "oncpu_full", s->drops.oncpu_full);
 	add_u64(d, "mapping_records_lost", s->drops.perf_lost);
 	add_u64(d, "unresolved_user_frames", s->drops.unresolved);
+	add_u64(d, "unwind_incomplete", s->drops.cut);
 	off = cJSON_AddArrayToObject(o, "offcpu_stacks");
 	on = cJSON_AddArrayToObject(o, "oncpu_stacks");
 	for (size_t i = 0; i < s->naggs; i++) {

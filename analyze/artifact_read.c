@@ -616,6 +616,7 @@ static int read_stacks(struct rd *d, const cJSON *o, struct run *r)
 	get_u64(d, e, "pending_lost", false, &s->drops.pending_lost);
 	get_u64(d, e, "waker_missed", false, &s->drops.waker_missed);
 	get_u64(d, e, "oncpu_full", false, &s->drops.oncpu_full);
+	get_u64(d, e, "unwind_incomplete", false, &s->drops.cut);
 	for (int kind = 0; kind < 2; kind++) {
 		cJSON_ArrayForEach(e, item(so, kind ? "oncpu_stacks" : "offcpu_stacks"))
 		{

@@ -33,6 +33,7 @@ struct stack_trace {
 	uint8_t status; /* enum tsa_stack_status */
 	bool kernel;
 	bool truncated;	   /* deeper than the kernel kept: the outermost frames are missing */
+	bool cut;	   /* of those, the unwinding from the stack's top ended early */
 	uint32_t repaired; /* user frames the frame-pointer walk skipped, recovered from CFI */
 };
 
@@ -73,6 +74,12 @@ struct stack_drops {
 	uint64_t
 	    perf_lost; /* mapping records the kernel could not deliver (symbols may be missing) */
 	uint64_t unresolved; /* user frames with no module known */
+	/*
+	 * Sleeps and samples whose user stack was taken, but whose unwinding
+	 * from the copied top of the stack ended before its outermost frames
+	 * (marked truncated). Not a drop: the frames it has are right.
+	 */
+	uint64_t cut;
 };
 
 struct run_stacks {

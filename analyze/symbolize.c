@@ -305,16 +305,18 @@ const char *symbolizer__kernel_reason(const struct symbolizer *s)
 	return s->kreason;
 }
 
-void symbolizer__kernel_frame(struct symbolizer *s, uint64_t ip, char *buf, size_t len)
+void symbolizer__kernel_frame(struct symbolizer *s, uint64_t ip, bool is_return, char *buf,
+			      size_t len)
 {
 	size_t lo = 0, hi = s->nksyms;
+	uint64_t look = is_return && ip ? ip - 1 : ip;
 
 	if (!s->kloaded)
 		symbolizer__load_kernel(s);
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (s->ksyms[mid].addr <= ip)
+		if (s->ksyms[mid].addr <= look)
 			lo = mid + 1;
 		else
 			hi = mid;

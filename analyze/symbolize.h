@@ -55,8 +55,14 @@ int symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time_ns, uint6
 		     uint64_t len, uint64_t pgoff, const char *path, const uint8_t *build_id,
 		     size_t build_id_len);
 
-/* "name_[k]", or "[kernel]+0xaddress" when not known. */
-void symbolizer__kernel_frame(struct symbolizer *s, uint64_t ip, char *buf, size_t len);
+/*
+ * "name_[k]", or "[kernel]+0xaddress" when not known. A return address
+ * (is_return: any frame but a sampled one's innermost) is looked up one
+ * byte before, in the function that made the call: after a call that
+ * does not return, it is the next function's first byte.
+ */
+void symbolizer__kernel_frame(struct symbolizer *s, uint64_t ip, bool is_return, char *buf,
+			      size_t len);
 
 /*
  * A user frame of process pid at time_ns. is_return: ip is a return

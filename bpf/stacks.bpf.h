@@ -198,11 +198,90 @@ struct tsa_x86_regs {
 #endif
 
 /*
+ * Whether the 8 bytes c (little-endian) that end just before address ra
+ * end with a call instruction, as they do when ra is a return address:
+ * call rel32, or call through a register or memory (FF /2) in each of its
+ * x86-64 encodings.
+ */
+static __always_inline bool ends_in_call(__u64 c)
+{
+	__u8 b1 = c >> 56, b2 = c >> 48, b3 = c >> 40, b4 = c >> 32, b5 = c >> 24, b6 = c >> 16,
+	     b7 = c >> 8;
+
+	if (b5 == 0xE8)
+		return true; /* call rel32 */
+	if (b2 == 0xFF &&
+	    ((b1 & 0xF8) == 0xD0 || ((b1 & 0xF8) == 0x10 && b1 != 0x14 && b1 != 0x15)))
+		return true; /* call *%reg, call *(%reg) */
+	if (b3 == 0xFF && (((b2 & 0xF8) == 0x50 && b2 != 0x54) || b2 == 0x14))
+		return true; /* call *d8(%reg), call *(%reg,%reg,s) */
+	if (b4 == 0xFF && b3 == 0x54)
+		return true; /* call *d8(%reg,%reg,s) */
+	if (b6 == 0xFF && (((b5 & 0xF8) == 0x90 && b5 != 0x94) || b5 == 0x15))
+		return true;		 /* call *d32(%reg), call *d32(%rip) */
+	return b7 == 0xFF && b6 == 0x94; /* call *d32(%reg,%reg,s) */
+}
+
+/* At most this many words of a region are checked for a call before them. */
+#define TSA_RA_PROBES 24
+
+struct region_walk {
+	__u64 sp;
+	__u64 h1, h2;
+	__u32 len;
+	__u32 probes;
+};
+
+/* One word of the region in the scratch's user stack (bpf_loop: verified once). */
+static long region_word(__u32 i, struct region_walk *r)
+{
+	struct stack_scratch *s = scratch_get();
+	__u64 w, c;
+
+	if (!s || i >= TSA_REGION_BYTES / 8 || (i + 1) * 8 > r->len)
+		return 1;
+	__builtin_memcpy(&w, &s->u.region[i * 8], 8);
+	if (w < 0x10000 || w >= (1ull << 47) || (w >= r->sp - 0x10000 && w < r->sp + (64ull << 20)))
+		return 0;
+	if (r->probes < TSA_RA_PROBES) {
+		r->probes++;
+		if (bpf_probe_read_user(&c, sizeof(c), (void *)(w - 8)) || !ends_in_call(c))
+			return 0;
+	}
+	r->h1 = (r->h1 ^ (w + i)) * 0x100000001B3ull;
+	r->h1 ^= r->h1 >> 31;
+	r->h2 = (r->h2 + w + i) * 0xC2B2AE3D27D4EB4Full;
+	r->h2 ^= r->h2 >> 29;
+	return 0;
+}
+
+/*
+ * Mix into k the words of the scratch's region (read at sp, len bytes)
+ * that can be return addresses: those user space's unwinding may take for
+ * the callers the frame-pointer walk skipped. A word that points at code
+ * just after a call is one; so is, past TSA_RA_PROBES checks, any word
+ * that is not plainly data (a small number, or an address in the stack),
+ * so that two captures with different callers never share an id. Locals
+ * and saved registers, which change from one capture of a path to the
+ * next, stay out of it.
+ */
+static __always_inline void hash_region(__u32 len, __u64 sp, struct tsa_stack_key *k)
+{
+	struct region_walk r = {.sp = sp, .h1 = k->h1, .h2 = k->h2, .len = len};
+
+	bpf_loop(TSA_REGION_BYTES / 8, region_word, &r, 0);
+	k->h1 = r.h1;
+	k->h2 = (__u32)(r.h2 ^ (r.h2 >> 32));
+}
+
+/*
  * The user stack of the current task, whose user registers are regs: the
  * kernel's frame-pointer walk, and the top of the stack from sp to just
  * past the first frame pointer, for user space to recover the frames that
- * walk skips. The id covers the walk, the registers' offsets and the
- * process; the region of the first capture is the one kept.
+ * walk skips. The id covers the walk, the registers' offsets, the process
+ * and the return addresses in the region (hash_region()): captures that
+ * share an id recover the same frames from the region that is kept, the
+ * first one's.
  */
 static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs, __u32 pid,
 						__u32 execid, __u64 now, struct tsa_stack_id *id)
@@ -232,8 +311,16 @@ static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs,
 	ip = regs_ip(regs);
 	sp = regs_sp(regs);
 	bp = regs_fp(regs);
-	/* The walk's frames, where the frame pointer sits above sp, and the process. */
+	len = TSA_REGION_BYTES;
+	if (bp > sp && bp - sp + 16 < TSA_REGION_BYTES)
+		len = (__u32)(bp - sp + 16);
+	if (len > TSA_REGION_BYTES)
+		len = TSA_REGION_BYTES;
+	if (len && bpf_probe_read_user(s->u.region, len, (void *)sp))
+		len = 0;
+	/* The walk's frames, where the frame pointer sits above sp, the process, the callers. */
 	hash_frames(s->uip, nr, ((__u64)pid << 32 | execid) ^ ((bp - sp) << 17), &k);
+	hash_region(len, sp, &k);
 	if (bpf_map_lookup_elem(&ustacks, &k)) {
 		id_from_key(id, &k, TSA_SS_OK, (__u8)flags);
 		return;
@@ -246,13 +333,6 @@ static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs,
 	s->u.bp = bp;
 	s->u.flags = flags;
 	__builtin_memcpy(s->u.frames, s->uip, sizeof(s->u.frames));
-	len = TSA_REGION_BYTES;
-	if (bp > sp && bp - sp + 16 < TSA_REGION_BYTES)
-		len = (__u32)(bp - sp + 16);
-	if (len > TSA_REGION_BYTES)
-		len = TSA_REGION_BYTES;
-	if (len && bpf_probe_read_user(s->u.region, len, (void *)sp))
-		len = 0;
 	s->u.region_len = len;
 	err = bpf_map_update_elem(&ustacks, &k, &s->u, BPF_NOEXIST);
 	if (err && err != -EEXIST) {

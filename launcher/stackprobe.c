@@ -486,6 +486,7 @@ struct symctx {
 	struct symbolizer *sym;
 	struct run_stacks *rs;
 	struct idmap map;
+	uint64_t cut; /* sleeps and samples whose user stack's unwinding ended early */
 };
 
 static bool tracer_frame(const char *name)
@@ -510,7 +511,8 @@ static int64_t kernel_trace(struct symctx *c, const struct tsa_stack_id *id)
 	for (uint32_t i = ks.nr; i-- > 0;) {
 		char buf[320];
 
-		symbolizer__kernel_frame(c->sym, ks.ip[i], buf, sizeof(buf));
+		/* Every frame but the innermost is a return address (a sleeper's all are). */
+		symbolizer__kernel_frame(c->sym, ks.ip[i], i > 0, buf, sizeof(buf));
 		if (tracer_frame(buf))
 			continue;
 		names[n] = strdup(buf);
@@ -566,6 +568,9 @@ static int64_t user_trace(struct symctx *c, const struct tsa_stack_id *id)
 	}
 	ret = run_stacks__add_trace(c->rs, frames, nf, TSA_SS_OK, false,
 				    partial || (us->flags & TSA_SF_TRUNCATED), added);
+	/* Cut short by the unwinding, not by the kernel's depth (which BPF counts). */
+	if (ret >= 0)
+		c->rs->traces[ret].cut = partial && !(us->flags & TSA_SF_TRUNCATED);
 	for (size_t i = 0; i < nf; i++)
 		free(names[i]);
 	free(us);
@@ -688,6 +693,8 @@ static int add_offcpu(struct symctx *c, const struct tsa_offcpu_key *k, const st
 	}
 	ag.count = a->count;
 	ag.total_ns = a->total_ns;
+	c->cut += (c->rs->traces[u].cut ? a->count : 0) +
+		  (c->p->waker && c->rs->traces[wu].cut ? a->count : 0);
 	return run_stacks__add_agg(c->rs, &ag);
 }
 
@@ -767,6 +774,7 @@ static int read_oncpu(struct symctx *c)
 		ag.kstack = (uint32_t)k;
 		ag.count = cnt;
 		c->rs->oncpu_samples += cnt;
+		c->cut += c->rs->traces[u].cut ? cnt : 0;
 		err = run_stacks__add_agg(c->rs, &ag);
 	}
 	free(keys);
@@ -871,6 +879,7 @@ static int st_collect(struct probe *pr, struct run *r)
 	rs->drops.ustack_fail = delta(p, TSA_C_USTACK_FAIL);
 	rs->drops.map_full = delta(p, TSA_C_STACK_FULL);
 	rs->drops.truncated = delta(p, TSA_C_TRUNCATED);
+	rs->drops.cut = c.cut;
 	rs->drops.agg_full = delta(p, TSA_C_AGG_FULL);
 	rs->drops.agg_full_ns = delta(p, TSA_C_AGG_FULL_NS);
 	rs->drops.pending_lost = delta(p, TSA_C_PENDING_FULL) + delta(p, TSA_C_PENDING_OVER);

@@ -122,6 +122,40 @@ equal "wall.folded: each thread's widths add up to its lifetime (0.1%)" "$bad" 0
 check "wall.folded has on-CPU stacks, the runqueue and blocked stacks" \
 	sh -c "grep -q 'spin_cpu_ms' '$T_TMP/fl/wall.folded' && grep -q '\[runqueue\]' '$T_TMP/fl/wall.folded' && grep -q '\[S\];' '$T_TMP/fl/wall.folded'"
 
+# Blocking points that differ only in the caller the frame-pointer walk
+# skips (nanosleep is the C library's, which has no frame pointer): two
+# functions behind one call site, and a function of its own per thread.
+# Each must be a stack of its own with its own time, not the first one
+# seen: the stack's id covers the return addresses it is rebuilt from.
+# Once built with frame pointers, once without (CFI alone).
+for w in two_paths two_paths_nofp; do
+	"$TSARUN" -q --stacks --offcpu-min 0 --json "$J" -- "$WORKLOADS/$w" 10 5 15
+	# path FUNC OTHER FIELD: the stacks of the main thread with FUNC and not OTHER
+	path() {
+		jq --arg f "$1" --arg o "$2" --arg w "$w" "[.runs[0].stacks.offcpu_stacks[] |
+			select(.comm == \$w and (.user | index(\$f)) and ((.user | index(\$o)) | not))] | $3" "$J"
+	}
+	equal "$w: the 10 sleeps in fast_path are one stack" "$(path fast_path slow_path 'map(.count) | add')" 10
+	within "$w: ... with their 50 ms (ms)" "$(path fast_path slow_path 'map(.total_ns) | add / 1e6')" 50 10
+	equal "$w: the 10 sleeps in slow_path are another" "$(path slow_path fast_path 'map(.count) | add')" 10
+	within "$w: ... with their 150 ms (ms)" "$(path slow_path fast_path 'map(.total_ns) | add / 1e6')" 150 10
+	equal "$w: each thread's sleeps name its own function, and no other's" \
+		"$(jq '[.runs[0].stacks.offcpu_stacks[] | select(.comm | test("^own[0-2]$")) | . as $s
+			| select([$s.user[] | select(test("^own[0-2]$"))] != [$s.comm])] | length' "$J")" 0
+	equal "$w: ... 10 sleeps each" \
+		"$(jq -c '[.runs[0].stacks.offcpu_stacks[] | select(.comm | test("^own[0-2]$"))] | group_by(.comm) | map(map(.count) | add)' "$J")" "[10,10,10]"
+	# A sleep at the bottom of 30 recursive calls with 64-byte frames.
+	"$TSARUN" -q --stacks --offcpu-min 0 --json "$J" -- "$WORKLOADS/$w" 1 1 1 30
+	deep=$(jq -c '[.runs[0].stacks.offcpu_stacks[] | select(any(.user[]; test("^recurse")))][0] | [.truncated, ([.user[] | select(test("^recurse"))] | length)]' "$J")
+	if [ "$w" = two_paths ]; then
+		equal "$w: 30 recursive calls, walked by frame pointers: all 31 frames, whole" "$deep" "[false,31]"
+	else
+		equal "$w: 30 recursive calls, unwound from 512 bytes of stack: marked truncated" "${deep%%,*}" "[true"
+		at_least "$w: ... and counted apart" "$(jq '.runs[0].stacks.drops.unwind_incomplete' "$J")" 1
+	fi
+	equal "$w: ... which is no drop" "$(jq '.runs[0].quality.stack_drops' "$J")" 0
+done
+
 # Without --stacks there are no stacks and nothing is counted below a threshold.
 "$TSARUN" -q --json "$T_TMP/n.json" -- "$WORKLOADS/mutex_wait" 20 10
 equal "without --stacks: stacks is null" "$(jq -r '.runs[0].stacks' "$T_TMP/n.json")" null

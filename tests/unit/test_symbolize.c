@@ -12,7 +12,7 @@ static void expect_kframe(struct symbolizer *s, uint64_t ip, const char *want)
 {
 	char buf[128];
 
-	symbolizer__kernel_frame(s, ip, buf, sizeof(buf));
+	symbolizer__kernel_frame(s, ip, false, buf, sizeof(buf));
 	assert_string_equal(buf, want);
 }
 
@@ -32,6 +32,29 @@ static void test_kallsyms(void **state)
 	expect_kframe(s, 0xffffffff81001900ull, "foo_[k]");
 	expect_kframe(s, 0xffffffff81002004ull, "bar [ext4]_[k]");
 	expect_kframe(s, 0xffffffff80000000ull, "[kernel]+0xffffffff80000000_[k]");
+	symbolizer__free(s);
+}
+
+/*
+ * A return address is looked up one byte before: after a call that never
+ * returns, at the end of foo, it is bar's first byte, and the caller is foo.
+ */
+static void test_kernel_return_address(void **state)
+{
+	static const char text[] = "ffffffff81001000 t foo\n"
+				   "ffffffff81002000 T bar\n";
+	struct symbolizer *s = symbolizer__new();
+	char buf[128];
+
+	assert_int_equal(symbolizer__load_kallsyms(s, text, strlen(text)), 0);
+	symbolizer__kernel_frame(s, 0xffffffff81002000ull, true, buf, sizeof(buf));
+	assert_string_equal(buf, "foo_[k]");
+	/* A sampled instruction pointer is where it is. */
+	symbolizer__kernel_frame(s, 0xffffffff81002000ull, false, buf, sizeof(buf));
+	assert_string_equal(buf, "bar_[k]");
+	/* Unknown: the address as it was taken. */
+	symbolizer__kernel_frame(s, 0xffffffff81000800ull, true, buf, sizeof(buf));
+	assert_string_equal(buf, "[kernel]+0xffffffff81000800_[k]");
 	symbolizer__free(s);
 }
 
@@ -201,6 +224,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kallsyms),
+	    cmocka_unit_test(test_kernel_return_address),
 	    cmocka_unit_test(test_kallsyms_unsorted_tail),
 	    cmocka_unit_test(test_kallsyms_malformed),
 	    cmocka_unit_test(test_kallsyms_hidden),
