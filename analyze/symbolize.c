@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -884,17 +885,57 @@ static Elf *open_elf(const char *path, int *fd)
 	return e;
 }
 
+/*
+ * The vDSO, from tsarun's own: the kernel maps the same image into every
+ * 64-bit process. It is a whole shared object (section headers last), so
+ * its symbols and CFI are read as a file's: a copy, which *copy owns.
+ */
+static Elf *open_vdso(void **copy)
+{
+	const unsigned char *img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	Elf64_Ehdr eh;
+	size_t size;
+	Elf *e;
+
+	*copy = NULL;
+	if (!img)
+		return NULL;
+	memcpy(&eh, img, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	size = (size_t)eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	if (size < sizeof(eh) || size > (1u << 20))
+		return NULL;
+	*copy = malloc(size);
+	if (!*copy)
+		return NULL;
+	memcpy(*copy, img, size);
+	e = elf_memory(*copy, size);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		free(*copy);
+		*copy = NULL;
+		return NULL;
+	}
+	return e;
+}
+
 static void load_module(struct module *m)
 {
 	uint8_t bid[20];
 	size_t n, bid_len, phnum;
+	void *vdso = NULL;
 	Elf *e;
-	int fd;
+	int fd = -1;
 
 	m->loaded = true;
-	if (m->path[0] != '/')
-		return; /* [vdso], [uprobes]: named, not read */
-	e = open_elf(m->path, &fd);
+	if (!strcmp(m->path, "[vdso]"))
+		e = open_vdso(&vdso);
+	else if (m->path[0] == '/')
+		e = open_elf(m->path, &fd);
+	else
+		return; /* [uprobes], anonymous code: named, not read */
 	if (!e)
 		return;
 	bid_len = elf_build_id(e, bid, sizeof(bid));
@@ -941,7 +982,9 @@ static void load_module(struct module *m)
 		qsort(m->syms, m->nsyms, sizeof(*m->syms), cmp_esym);
 out:
 	elf_end(e);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	free(vdso);
 }
 
 static struct module *module_get(struct symbolizer *s, uint32_t idx)
@@ -1281,84 +1324,88 @@ size_t symbolizer__repair(struct symbolizer *s, uint32_t pid, uint64_t time_ns, 
 			  size_t region_len, uint64_t *out, size_t max, uint32_t *added,
 			  bool *partial)
 {
-	uint64_t pc = ip, cur_sp = sp, cur_bp = bp, found[32];
-	size_t nfound = 0, n = 0;
-	bool use_cfi = false;
+	uint64_t pc = ip, cur_sp = sp, cur_bp = bp;
+	/* out[0..synced) ends with fp[j], the walk's last frame the unwinding met. */
+	size_t n = 0, j = 0, synced = 0;
+	bool outermost = false, ran_out = false;
 
 	*added = 0;
 	*partial = false;
-	if (DW_REG_RA < 0 || !nfp || !region_len || fp[0] != ip)
+	if (DW_REG_RA < 0 || !nfp || !region_len || fp[0] != ip || max < 2)
 		goto unchanged;
-	for (int step = 0; step < 32; step++) {
+	out[n++] = ip;
+	synced = 1;
+	while (n < max) {
 		struct cfa_state st;
 		struct module *m;
 		uint64_t off, va, cfa, ra, nbp = cur_bp;
 		enum cfi_result cr;
 		bool have_va;
 
-		if (!locate(s, pid, time_ns, step ? pc - 1 : pc, &m, &off, &va, &have_va) ||
+		if (!locate(s, pid, time_ns, n > 1 ? pc - 1 : pc, &m, &off, &va, &have_va) ||
 		    !have_va)
-			goto no_cfi;
+			break;
 		cr = cfi_at(m, va, &st);
 		if (cr == CFI_OUTERMOST) {
-			/* The first frame of the thread: the CFI walk is complete. */
-			use_cfi = true;
-			goto cfi_only;
+			/* The first frame of the thread: the unwinding is complete. */
+			outermost = true;
+			break;
 		}
 		if (cr == CFI_NONE)
-			goto no_cfi;
+			break;
 		if (st.cfa_reg == DW_REG_SP)
 			cfa = cur_sp + (uint64_t)st.cfa_off;
 		else if (st.cfa_reg == DW_REG_BP)
 			cfa = cur_bp + (uint64_t)st.cfa_off;
 		else
-			goto no_cfi;
+			break;
 		if (!region_read(sp, region, region_len, cfa + (uint64_t)st.ra_off, &ra) ||
 		    (st.bp_rule == RULE_OFFSET &&
 		     !region_read(sp, region, region_len, cfa + (uint64_t)st.bp_off, &nbp))) {
-			/* Past the copied stack without meeting the walk: it went astray. */
-			use_cfi = nfound > 0;
-			*partial = true;
-			goto cfi_only;
-		}
-		if (nfp >= 2 && ra == fp[1]) {
-			/* Met the frame-pointer walk: splice. */
-			if (!nfound)
-				goto unchanged;
-			out[n++] = fp[0];
-			for (size_t i = 0; i < nfound && n < max; i++)
-				out[n++] = found[i];
-			for (size_t i = 1; i < nfp && n < max; i++)
-				out[n++] = fp[i];
-			*added = (uint32_t)nfound;
-			return n;
+			ran_out = true;
+			break;
 		}
 		if (!ra) {
-			use_cfi = true;
-			goto cfi_only;
+			outermost = true;
+			break;
 		}
-		if (nfound == sizeof(found) / sizeof(found[0]))
-			goto no_cfi;
-		found[nfound++] = ra;
+		out[n++] = ra;
+		if (j + 1 < nfp && ra == fp[j + 1]) {
+			/* Met the walk's next frame: what was found since the last one is its caller chain. */
+			j++;
+			synced = n;
+		}
 		pc = ra;
 		cur_sp = cfa;
 		cur_bp = nbp;
 	}
-no_cfi:
-	/* No CFI for a frame: keep the walk, unless it had nothing beyond the first frame. */
-	if (nfp >= 2 || !nfound)
-		goto unchanged;
-	*partial = true;
-	use_cfi = true;
-cfi_only:
-	if (!use_cfi || !nfound) {
-		*partial = false;
-		goto unchanged;
+	if (j > 0) {
+		/*
+		 * The unwinding met the walk: the frames it found between two of
+		 * the walk's go in; past the last one it met, the walk goes on,
+		 * unless the unwinding went on to the thread's first frame.
+		 */
+		if (!outermost) {
+			n = synced;
+			for (size_t i = j + 1; i < nfp && n < max; i++)
+				out[n++] = fp[i];
+			*added = (uint32_t)(synced - (j + 1));
+		} else {
+			*added = (uint32_t)(n > nfp ? n - nfp : 0);
+		}
+		return n;
 	}
-	out[n++] = ip;
-	for (size_t i = 0; i < nfound && n < max; i++)
-		out[n++] = found[i];
-	*added = (uint32_t)(nfound > nfp - 1 ? nfound - (nfp - 1) : 0);
+	/*
+	 * It never met the walk. When it reached the thread's first frame, or
+	 * went further than a walk that went astray (code that uses the frame
+	 * pointer register for data) until the copied stack ended, its frames
+	 * are the stack (in the second case without the outermost); when a
+	 * frame had no CFI, the walk stays, unless it had nothing but the first.
+	 */
+	if (n < 2 || (!outermost && !ran_out && nfp >= 2))
+		goto unchanged;
+	*partial = !outermost;
+	*added = (uint32_t)(n - 1 > nfp - 1 ? n - nfp : 0);
 	return n;
 unchanged:
 	for (n = 0; n < nfp && n < max; n++)

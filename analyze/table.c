@@ -512,11 +512,12 @@ static void print_stacks(FILE *f, const struct run *r, const struct table_opts *
 		    (unsigned long long)s->drops.truncated, (unsigned long long)s->drops.agg_full,
 		    reset);
 	if (s->drops.cut)
-		fprintf(f,
-			"  note: %llu sleeps or samples have a user stack that ends before its "
-			"outermost frames (unwound from the %u bytes of stack top kept, which ran "
-			"out): those stacks are marked [truncated]\n",
-			(unsigned long long)s->drops.cut, TSA_REGION_BYTES);
+		fprintf(
+		    f,
+		    "  note: %llu sleeps or samples have a user stack that ends before its "
+		    "outermost frames (the top of the stack kept to unwind it, at most %u bytes, "
+		    "ran out): those stacks are marked [truncated]\n",
+		    (unsigned long long)s->drops.cut, TSA_REGION_BYTES);
 	if (s->kernel_symbols[0])
 		fprintf(f, "  note: kernel frames are addresses: %s\n", s->kernel_symbols);
 	if (s->user_symbols[0])

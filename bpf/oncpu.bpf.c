@@ -77,7 +77,7 @@ int tsa_oncpu(struct bpf_perf_event_data *ctx)
 		id_status(&k.kstack, TSA_SS_NONE);
 	if (has_user_space(cur))
 		take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(cur), k.pid,
-				    exec_id(cur), bpf_ktime_get_ns(), &k.ustack);
+				    exec_id(cur), bpf_ktime_get_ns(), true, &k.ustack);
 	else
 		id_status(&k.ustack, TSA_SS_NONE);
 	count(TSA_C_ONCPU_SAMPLES);

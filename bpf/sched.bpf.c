@@ -602,7 +602,7 @@ static __always_inline void sleep_begins(void *ctx, struct tsa_thread *t, struct
 	}
 	t->stk_mode = TSA_STK_NOW;
 	take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(p), BPF_CORE_READ(p, tgid),
-			    exec_id(p), now, &t->ustack);
+			    exec_id(p), now, false, &t->ustack);
 }
 
 static __always_inline bool same_key(const struct tsa_offcpu_key *a, const struct tsa_offcpu_key *b)
@@ -1136,7 +1136,7 @@ int BPF_PROG(tsa_waking, struct task_struct *p)
 	/* User frames only of wakers in the tree: only their mappings are known. */
 	if (has_user_space(cur) && bpf_task_storage_get(&tasks, cur, NULL, 0))
 		take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(cur), t->waker_pid,
-				    exec_id(cur), bpf_ktime_get_ns(), &t->waker_ustack);
+				    exec_id(cur), bpf_ktime_get_ns(), false, &t->waker_ustack);
 	else
 		id_status(&t->waker_ustack, TSA_SS_NONE);
 	t->waker_ok = 1;
@@ -1170,7 +1170,7 @@ int BPF_PROG(tsa_sys_exit, struct pt_regs *regs, long ret)
 		id_status(&uid, TSA_SS_EXECED);
 	else
 		take_current_ustack(ctx, regs, BPF_CORE_READ(cur, tgid), pe->exec_id,
-				    bpf_ktime_get_ns(), &uid);
+				    bpf_ktime_get_ns(), false, &uid);
 	n = pe->n;
 	for (__u32 i = 0; i < TSA_PENDING_MAX; i++) {
 		if (i >= n)

@@ -281,10 +281,12 @@ static __always_inline void hash_region(__u32 len, __u64 sp, struct tsa_stack_ke
  * walk skips. The id covers the walk, the registers' offsets, the process
  * and the return addresses in the region (hash_region()): captures that
  * share an id recover the same frames from the region that is kept, the
- * first one's.
+ * first one's. whole: copy the whole region, not only up to the first
+ * frame pointer (for the on-CPU sampler).
  */
 static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs, __u32 pid,
-						__u32 execid, __u64 now, struct tsa_stack_id *id)
+						__u32 execid, __u64 now, bool whole,
+						struct tsa_stack_id *id)
 {
 	struct stack_scratch *s = scratch_get();
 	struct tsa_stack_key k;
@@ -311,13 +313,27 @@ static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs,
 	ip = regs_ip(regs);
 	sp = regs_sp(regs);
 	bp = regs_fp(regs);
-	len = TSA_REGION_BYTES;
-	if (bp > sp && bp - sp + 16 < TSA_REGION_BYTES)
-		len = (__u32)(bp - sp + 16);
-	if (len > TSA_REGION_BYTES)
+	/*
+	 * Up to just past the first frame pointer: there are the callers the
+	 * walk skips under the innermost function built without frame
+	 * pointers (a C library wrapper). With whole, all the region: the
+	 * walk skips the caller of every such function, and on-CPU samples
+	 * are rare enough to pay for them (a vDSO call under a wrapper, a
+	 * callback under qsort()). Near the top of a stack, a read of the
+	 * whole region fails: then the first part.
+	 */
+	len = 0;
+	if (whole && !bpf_probe_read_user(s->u.region, TSA_REGION_BYTES, (void *)sp))
 		len = TSA_REGION_BYTES;
-	if (len && bpf_probe_read_user(s->u.region, len, (void *)sp))
-		len = 0;
+	if (!len) {
+		len = TSA_REGION_BYTES;
+		if (bp > sp && bp - sp + 16 < TSA_REGION_BYTES)
+			len = (__u32)(bp - sp + 16);
+		if (len > TSA_REGION_BYTES)
+			len = TSA_REGION_BYTES;
+		if (len && bpf_probe_read_user(s->u.region, len, (void *)sp))
+			len = 0;
+	}
 	/* The walk's frames, where the frame pointer sits above sp, the process, the callers. */
 	hash_frames(s->uip, nr, ((__u64)pid << 32 | execid) ^ ((bp - sp) << 17), &k);
 	hash_region(len, sp, &k);

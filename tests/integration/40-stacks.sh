@@ -111,6 +111,15 @@ samples=$(jq '[.runs[0].stacks.oncpu_stacks[] | select(.comm == "spinsleep") | .
 within "on-CPU: samples of the spinning thread (99 Hz x 300 ms)" "$samples" 30 10
 check "on-CPU: the spinning function is on the top stack" grep -q 'spin_cpu_ms' \
 	<<<"$(jq -r '[.runs[0].stacks.oncpu_stacks[] | select(.comm == "spinsleep")] | max_by(.count) | .user | join(";")' "$J")"
+# spin_cpu_ms reads its thread's CPU clock through clock_ns(), the C
+# library's clock_gettime() (no frame pointer) and the vDSO's (which falls
+# back to the system call): the walk skips clock_ns, which is recovered
+# from the vDSO's CFI (read from tsarun's own vDSO), and the vDSO has names.
+in_cg='[.runs[0].stacks.oncpu_stacks[] | select(.comm == "spinsleep" and (.user | index("clock_gettime")))]'
+at_least "on-CPU: samples inside clock_gettime (of about 30)" "$(jq "$in_cg | map(.count) | add // 0" "$J")" 1
+equal "on-CPU: ... each with its caller clock_ns, and no vDSO frame without a name" \
+	"$(jq -c "$in_cg | [map(select(.user | index(\"clock_ns\") | not)) | length, ([.[].user[] | select(startswith(\"[vdso]\"))] | length)]" "$J")" "[0,0]"
+
 # The wall view: each thread's lines add up to its lifetime (by construction: every state is there).
 bad=$(awk '{ v = $NF; sub(/ [0-9]+$/, ""); split($0, f, ";"); sum[f[2]] += v } END { for (t in sum) print t, sum[t] }' "$T_TMP/fl/wall.folded" |
 	while read -r t v; do
