@@ -17,6 +17,7 @@
 #include "evloop.h"
 #include "options.h"
 #include "probe.h"
+#include "procfs.h"
 #include "run.h"
 #include "sandbox.h"
 #include "spawn.h"
@@ -37,7 +38,7 @@ struct watch {
 	struct evloop *loop;
 	bool main_exited;
 	bool tree_empty;
-	bool stop_waiting;     /* interrupted after the command exited: do not wait for the rest */
+	bool stop_waiting;     /* a second signal: do not wait for the rest */
 	bool exit_counted;     /* descendants counted when the command exited */
 	bool interrupt_tty;    /* the interrupting signal came from the terminal */
 	bool interrupt_passed; /* ... and was passed on to what the command left running */
@@ -145,7 +146,19 @@ static int on_pidfd(void *ctx, uint32_t events)
 	return 0;
 }
 
-/* Send sig to every live process of the tree. Returns how many it reached. */
+/* Stopped by a signal (T), where a signal other than SIGKILL stays pending. */
+static bool stopped(pid_t pid)
+{
+	struct procfs_stat st;
+
+	return !tree_read_stat(pid, &st) && st.state == 'T';
+}
+
+/*
+ * Send sig to every live process of the tree, and SIGCONT to those stopped
+ * (as a shell does to a stopped job), so that it is acted on. Returns how
+ * many it reached.
+ */
 static uint32_t signal_descendants(int sig, pid_t spawner_pid)
 {
 	uint32_t sent = 0;
@@ -154,20 +167,32 @@ static uint32_t signal_descendants(int sig, pid_t spawner_pid)
 
 	if (tree_descendants(getpid(), &pids, &n))
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (pids[i] != spawner_pid && !kill(pids[i], sig))
-			sent++;
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i] == spawner_pid || kill(pids[i], sig))
+			continue;
+		sent++;
+		if (sig != SIGKILL && stopped(pids[i]))
+			kill(pids[i], SIGCONT);
+	}
 	free(pids);
 	return sent;
 }
 
+/*
+ * SIGINT, SIGTERM, SIGHUP, SIGQUIT. The first goes to the command (and on
+ * to a stopped command with SIGCONT); once it has exited, the watch loop
+ * passes it on to what the command left running and gives that
+ * --kill-grace. A second one kills a command still running, and stops the
+ * wait for the rest at once.
+ */
 static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
 	/* A signal from the terminal already reached a command in our process group. */
 	bool from_tty = si->ssi_code == SI_KERNEL;
+	bool first = !w->r->interrupt_signal;
 
-	if (!w->r->interrupt_signal) {
+	if (first) {
 		w->r->interrupt_signal = sig;
 		w->interrupt_tty = from_tty;
 	}
@@ -175,11 +200,20 @@ static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
 		w->sv->interrupted = sig;
 	w->r->status = RUN_INTERRUPTED;
 	if (!w->main_exited) {
+		if (!first) {
+			syscall(SYS_pidfd_send_signal, w->child->pidfd, SIGKILL, NULL, 0);
+			w->stop_waiting = true;
+			return;
+		}
 		if (!from_tty || getpgid(w->child->pid) != getpgrp())
 			syscall(SYS_pidfd_send_signal, w->child->pidfd, sig, NULL, 0);
+		if (stopped(w->child->pid))
+			syscall(SYS_pidfd_send_signal, w->child->pidfd, SIGCONT, NULL, 0);
 		return;
 	}
-	/* The command has exited; we were waiting for its descendants. Stop waiting. */
+	if (first && w->sv->o->descendants == DESC_WAIT)
+		return;
+	/* A second signal, or --descendants kill under way: stop waiting. */
 	if (!from_tty)
 		signal_descendants(sig, spawner__pid(w->sv->spawner));
 	w->stop_waiting = true;

@@ -53,6 +53,56 @@ equal "the artifact is written, marked interrupted" "$(jqv "$J" '.runs[0].status
 equal "the artifact names the interrupting signal" "$(jqv "$J" '.runs[0].interrupted_by')" SIGTERM
 validate "$J"
 
+# gone PID SECONDS: wait until the background job PID is gone, at most
+# SECONDS; $status is its status, or "running" (it is then killed).
+gone() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1"
+			status=$?
+			return
+		fi
+		sleep 0.05
+	done
+	status=running
+	kill -KILL "$1" 2>/dev/null
+	wait "$1"
+}
+
+# A stopped command keeps a SIGTERM pending: it gets SIGCONT with it, as a
+# shell's kill gives a stopped job (tsarun once waited for good).
+"$TSARUN" -q --json "$J" -- sh -c 'kill -STOP $$; exit 0' &
+pid=$!
+sleep 0.5
+kill -TERM $pid
+gone $pid 5
+equal "a stopped command: SIGTERM to tsarun ends it (status within 5 s)" "$status" 143
+equal "... the run is marked interrupted" "$(jqv "$J" '.runs[0].status')" interrupted
+
+# A command that ignores the first signal is killed by the second.
+"$TSARUN" -q --json "$J" -- sh -c "trap '' TERM; while :; do sleep 0.05; done" &
+pid=$!
+sleep 0.5
+kill -TERM $pid
+sleep 0.5
+check "a command that ignores SIGTERM still runs after one" kill -0 $pid
+kill -TERM $pid
+gone $pid 5
+equal "... a second SIGTERM kills it (SIGKILL: status 137 within 5 s)" "$status" 137
+
+# Interrupted after the command exited: what it left running gets the
+# signal and --kill-grace to end, and is waited for (tsarun once returned at once).
+rm -f "$T_TMP/left-done"
+"$TSARUN" -q --kill-grace 3s --json "$J" -- \
+	sh -c "(trap 'sleep 0.3; touch $T_TMP/left-done; exit 0' TERM; while :; do sleep 0.05; done) & exit 0" &
+pid=$!
+sleep 0.5
+kill -TERM $pid
+gone $pid 10
+check "interrupted after the command's exit: what it left ran its handler to the end" test -e "$T_TMP/left-done"
+equal "... and nothing is reported as left running" "$(jqv "$J" '.runs[0].descendants.left_running')" 0
+
 # Ctrl-C in a terminal: the command gets one SIGINT, not two. The command
 # waits with builtins only: with a foreground child (sleep), what bash does
 # with a SIGINT that lands as the child ends depends on how the child ended,
