@@ -442,6 +442,10 @@ static void read_check(const cJSON *o, struct cross_check *c)
 	c->total = get_num(o, "total_fraction", 0);
 	c->worst = get_num(o, "worst_fraction", 0);
 	c->compared = (uint32_t)get_num_in(o, "compared", 0, 0, UINT32_MAX);
+	/* The tree's CPU against rusage says which way it differs (run.h). */
+	c->directional = cJSON_IsNumber(item(o, "unseen_fraction"));
+	c->unseen = get_num(o, "unseen_fraction", 0);
+	c->excess_ns = (uint64_t)get_num_in(o, "excess_ns", 0, 0, 9e18);
 }
 
 /* What the table prints besides the rows: quality figures, descendants, notes. */

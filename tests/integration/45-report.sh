@@ -24,6 +24,15 @@ check "markdown: the gate" grep -q '^### tsarun regression gate: ' again.md
 "$TSARUN" --color never --sort cpu --top 3 --json one.json -- "$WORKLOADS/threads" 50 4 10 2>live.txt
 "$TSARUN" report --color never --sort cpu --top 3 one.json >again.txt
 check "report of one run, --sort cpu --top 3: the same table" cmp -s live.txt again.txt
+# The tree's CPU against rusage (60 ms of it: compared) says which way it
+# differs: both ways come back, as the run printed them and as stored.
+"$TSARUN" --color never --json spin.json -- "$WORKLOADS/spin_sleep" 60 10 2>live.txt
+"$TSARUN" report --color never spin.json >again.txt
+check "report: the quality line's comparison with rusage, line for line" \
+	sh -c "grep -q 'vs rusage: ' live.txt && cmp -s live.txt again.txt"
+jq '.runs[0].quality.cross_check.tree_cpu_vs_rusage |= (.unseen_fraction = 0.05 | .excess_ns = 56800000)' spin.json >unseen.json
+check "report: the quality line's unseen share and thread-exit excess, as stored" \
+	grep -q 'vs rusage: 5.000% unseen, +56.8 ms of thread exits it lacks' <<<"$("$TSARUN" report --color never unseen.json)"
 
 "$TSARUN" report nope.json 2>err.txt
 equal "report of a missing file: 125" "$?" 125
