@@ -1133,12 +1133,18 @@ int BPF_PROG(tsa_waking, struct task_struct *p)
 	t->waker_tid = BPF_CORE_READ(cur, pid);
 	bpf_probe_read_kernel_str(t->waker_comm, sizeof(t->waker_comm), &cur->comm);
 	take_current_kstack(ctx, &t->waker_kstack);
-	/* User frames only of wakers in the tree: only their mappings are known. */
-	if (has_user_space(cur) && bpf_task_storage_get(&tasks, cur, NULL, 0))
+	/*
+	 * User frames only of wakers in the tree: only their mappings are
+	 * known. A process on its way out that has let its memory go (its exit
+	 * wakes its parent) has no user stack left to take: no failure.
+	 */
+	if (!has_user_space(cur) || !bpf_task_storage_get(&tasks, cur, NULL, 0))
+		id_status(&t->waker_ustack, TSA_SS_NONE);
+	else if ((BPF_CORE_READ(cur, flags) & PF_EXITING) && !BPF_CORE_READ(cur, mm))
+		id_status(&t->waker_ustack, TSA_SS_EXITED);
+	else
 		take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(cur), t->waker_pid,
 				    exec_id(cur), bpf_ktime_get_ns(), false, &t->waker_ustack);
-	else
-		id_status(&t->waker_ustack, TSA_SS_NONE);
 	t->waker_ok = 1;
 	return 0;
 }

@@ -53,6 +53,7 @@ struct {
 	__type(value, struct stack_scratch);
 } stack_scratch SEC(".maps");
 
+#define PF_EXITING     0x00000004
 #define PF_KTHREAD     0x00200000
 #define PF_IO_WORKER   0x00000010
 #define PF_USER_WORKER 0x00004000

@@ -92,6 +92,13 @@ check "waker: ... unlocking the mutex (its user stack)" grep -qE 'pthread_mutex_
 check "waker: ... through futex_wake (its kernel stack)" grep -q 'futex_wake' <<<"$(jq -r '.kernel | join(";")' <<<"$w")"
 equal "waker: the nap is woken by an interrupt (the timer)" \
 	"$(jq -r '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "napper")] | max_by(.total_ns) | .waker.comm' "$J")" "[interrupt]"
+# A child's exit wakes its parent after its memory is gone: no user stack to
+# take, which is said, and is no failure (each once counted as one).
+"$TSARUN" -q --waker --offcpu-min 0 --json "$J" -- sh -c 'for i in 1 2 3 4 5; do /bin/true; done'
+equal "waker: a child's exit: its user stack is gone, and that is said" \
+	"$(jq -r '[.runs[0].stacks.offcpu_stacks[] | select(.waker.comm == "true") | .waker.user[0]] | unique | join(",")' "$J")" \
+	"[user stack not captured: exited]"
+equal "waker: ... and no failure is counted" "$(jq '.runs[0].stacks.drops.user_stack_failed' "$J")" 0
 
 # --flame: on-CPU samples, folded files, SVG flame graphs.
 mkdir -p "$T_TMP/fl"
