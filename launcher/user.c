@@ -51,6 +51,7 @@ int target_user__resolve(struct target_user *u, const char *user_opt, char *err,
 	const char *sudo_uid = getenv("SUDO_UID");
 	const char *sudo_gid = getenv("SUDO_GID");
 	struct passwd *pw;
+	bool numeric;
 	uint64_t id;
 	int ret;
 
@@ -61,17 +62,26 @@ int target_user__resolve(struct target_user *u, const char *user_opt, char *err,
 		u->source = "--user";
 		errno = 0;
 		pw = getpwnam(user_opt);
-		if (!pw && !parse_uint(user_opt, 0, 0xfffffffe, &id))
+		numeric = !parse_uint(user_opt, 0, 0xfffffffe, &id);
+		if (!pw && numeric)
 			pw = getpwuid((uid_t)id);
-		if (!pw) {
+		if (!pw && !numeric) {
 			snprintf(err, errlen, "--user: no such user '%s'", user_opt);
 			return -ENOENT;
 		}
-		if (geteuid() != 0 && pw->pw_uid != geteuid()) {
+		if (geteuid() != 0 && (pw ? pw->pw_uid : (uid_t)id) != geteuid()) {
 			snprintf(err, errlen, "--user '%s': switching users needs root", user_opt);
 			return -EPERM;
 		}
-		ret = fill_from_passwd(u, pw);
+		if (pw) {
+			ret = fill_from_passwd(u, pw);
+		} else {
+			/* A uid without a passwd entry (containers): the group of that number, no other. */
+			u->uid = (uid_t)id;
+			u->gid = (gid_t)id;
+			snprintf(u->name, sizeof(u->name), "%lu", (unsigned long)id);
+			ret = load_groups(u, NULL);
+		}
 		if (ret) {
 			snprintf(err, errlen, "--user '%s': cannot read its groups", user_opt);
 			return ret;

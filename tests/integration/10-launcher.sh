@@ -172,6 +172,12 @@ equal "--descendants kill: nothing left running" "$(pgrep -fc "^sleep 30.$$\$")"
 
 # Users: under sudo the command runs as the invoking user, with that user's groups.
 equal "--user nobody runs the command as nobody" "$("$TSARUN" -q --json "$J" --user nobody -- id -u)" "$(id -u nobody)"
+if getent passwd 54321 >/dev/null; then
+	skip "--user with a uid that has no passwd entry" "uid 54321 has one here"
+else
+	equal "--user with a uid that has no passwd entry: that uid, the group of that number, no other" \
+		"$("$TSARUN" -q --json "$J" --user 54321 -- id)" "uid=54321 gid=54321 groups=54321"
+fi
 equal "under sudo the command runs as SUDO_UID" \
 	"$(SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) "$TSARUN" -q --json "$J" -- id -u)" "$(id -u nobody)"
 equal "under sudo the command gets the user's groups, not root's" \
