@@ -834,10 +834,10 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 			s->async =
 			    (h->subshell_env & ~parent->subshell_env & (0x01 | 0x20 | 0x40)) != 0;
 			if (f) {
-				f->has_stream = true;
-				s->anchor = f->node;
 				uint32_t env = own_env(h->subshell_env, parent);
 
+				f->has_stream = true;
+				s->anchor = f->node;
 				if (f->node && f->orphan && f->node->kind == BK_SUBSHELL)
 					f->node->kind = (uint8_t)kind_from_env(env, f->node->text);
 				else if (f->node && f->node->kind == BK_COMMAND && (env & 0x01) &&

@@ -551,6 +551,18 @@ static int64_t user_trace(struct symctx *c, const struct tsa_stack_id *id)
 	    us->nr > TSA_STACK_DEPTH ? TSA_STACK_DEPTH : us->nr, us->ip, us->sp, us->bp, us->region,
 	    us->region_len > TSA_REGION_BYTES ? TSA_REGION_BYTES : us->region_len, out,
 	    sizeof(out) / sizeof(out[0]), &added, &partial);
+	/*
+	 * A walk that went astray through data (code without frame pointers
+	 * below the thread's first frame) can read any number: past a
+	 * return address no user space can have, the rest is not the stack.
+	 */
+	for (size_t i = 1; i < n; i++) {
+		if (out[i] >= (1ull << 56)) {
+			n = i;
+			partial = true;
+			break;
+		}
+	}
 	for (size_t i = n; i-- > 0;) {
 		char buf[320];
 
