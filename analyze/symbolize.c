@@ -867,6 +867,16 @@ static void read_eh_frame(struct module *m, Elf *e)
 	}
 }
 
+/* e when it is an ELF object; else NULL, e ended. */
+static Elf *elf_only(Elf *e)
+{
+	if (e && elf_kind(e) == ELF_K_ELF)
+		return e;
+	if (e)
+		elf_end(e);
+	return NULL;
+}
+
 static Elf *open_elf(const char *path, int *fd)
 {
 	Elf *e;
@@ -874,13 +884,10 @@ static Elf *open_elf(const char *path, int *fd)
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
 		return NULL;
-	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
+	e = elf_only(elf_begin(*fd, ELF_C_READ_MMAP, NULL));
+	if (!e) {
 		close(*fd);
 		*fd = -1;
-		return NULL;
 	}
 	return e;
 }
@@ -910,13 +917,10 @@ static Elf *open_vdso(void **copy)
 	if (!*copy)
 		return NULL;
 	memcpy(*copy, img, size);
-	e = elf_memory(*copy, size);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
+	e = elf_only(elf_memory(*copy, size));
+	if (!e) {
 		free(*copy);
 		*copy = NULL;
-		return NULL;
 	}
 	return e;
 }

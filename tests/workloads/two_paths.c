@@ -21,45 +21,21 @@ static int n;
 static double fast, slow;
 static volatile int calls;
 
-static __attribute__((noinline)) void fast_path(double ms)
-{
-	struct timespec ts = {0, (long)(ms * 1e6)};
+/* A function of its own that sleeps ms, then counts the call (no tail call). */
+#define SLEEPER(name)                                         \
+	static __attribute__((noinline)) void name(double ms) \
+	{                                                     \
+		struct timespec ts = {0, (long)(ms * 1e6)};   \
+                                                              \
+		nanosleep(&ts, NULL);                         \
+		calls++;                                      \
+	}
 
-	nanosleep(&ts, NULL);
-	calls++;
-}
-
-static __attribute__((noinline)) void slow_path(double ms)
-{
-	struct timespec ts = {0, (long)(ms * 1e6)};
-
-	nanosleep(&ts, NULL);
-	calls++;
-}
-
-static __attribute__((noinline)) void own0(double ms)
-{
-	struct timespec ts = {0, (long)(ms * 1e6)};
-
-	nanosleep(&ts, NULL);
-	calls++;
-}
-
-static __attribute__((noinline)) void own1(double ms)
-{
-	struct timespec ts = {0, (long)(ms * 1e6)};
-
-	nanosleep(&ts, NULL);
-	calls++;
-}
-
-static __attribute__((noinline)) void own2(double ms)
-{
-	struct timespec ts = {0, (long)(ms * 1e6)};
-
-	nanosleep(&ts, NULL);
-	calls++;
-}
+SLEEPER(fast_path)
+SLEEPER(slow_path)
+SLEEPER(own0)
+SLEEPER(own1)
+SLEEPER(own2)
 
 static __attribute__((noinline)) int recurse(int depth, double ms)
 {
