@@ -160,7 +160,7 @@ static int check_counter(struct delay_counter *c, uint64_t life, uint64_t bound)
 static void complete_from_exit(struct thread_acct *t, const struct ts_record *rec)
 {
 	const struct delay_counter *c = &rec->delays[DELAY_CPU];
-	uint64_t on = rec->run_ns, rq, pc, add;
+	uint64_t on = rec->run_ns, rq, pc, life, rest, blocked;
 
 	if (!c->available)
 		return;
@@ -176,18 +176,32 @@ static void complete_from_exit(struct thread_acct *t, const struct ts_record *re
 	 */
 	if (on < t->state_ns[TSA_ST_ONCPU])
 		on = t->state_ns[TSA_ST_ONCPU];
-	add = (on - t->state_ns[TSA_ST_ONCPU]) + (rq - t->state_ns[TSA_ST_RUNQ]);
 	t->state_ns[TSA_ST_ONCPU] = on;
 	t->state_ns[TSA_ST_RUNQ] = rq;
 	t->slices = pc;
-	if (add <= t->residual_ns) {
-		t->residual_ns -= add;
-	} else {
-		/* Its end was estimated in the gap after its last sample: later, then. */
-		t->lifetime_ns += add - t->residual_ns;
-		t->end_ns += (int64_t)(add - t->residual_ns);
-		t->residual_ns = 0;
+	/*
+	 * Its life is the record's elapsed time (to the microsecond), not the
+	 * span between the middles of the gaps around its samples, which for
+	 * a thread one sample saw is the sampling interval whatever it lived.
+	 * What was sampled blocked shrinks to the rest, if it must; the end
+	 * stays where it was estimated.
+	 */
+	life = rec->etime_ns + 500;
+	if (life < on + rq)
+		life = on + rq;
+	rest = life - on - rq;
+	blocked =
+	    t->state_ns[TSA_ST_SLEEP] + t->state_ns[TSA_ST_DISK] + t->state_ns[TSA_ST_STOPPED];
+	if (blocked > rest) {
+		for (int st = TSA_ST_SLEEP; st <= TSA_ST_STOPPED; st++)
+			t->state_ns[st] =
+			    (uint64_t)((unsigned __int128)t->state_ns[st] * rest / blocked);
+		blocked = t->state_ns[TSA_ST_SLEEP] + t->state_ns[TSA_ST_DISK] +
+			  t->state_ns[TSA_ST_STOPPED];
 	}
+	t->residual_ns = rest - blocked;
+	t->start_ns = t->end_ns - (int64_t)life;
+	t->lifetime_ns = life;
 	t->counters_from_exit = true;
 }
 

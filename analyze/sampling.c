@@ -95,6 +95,9 @@ int smp_thread_sample(struct smp_thread *t, const struct procfs_stat *st,
 		t->max_gap_ns = gap;
 	t->cur = *ss;
 	t->samples++;
+	/* The name it has now (a zombie has the one it died with: the program it exec'd). */
+	memcpy(t->comm, st->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
 	if (dead(st->state)) {
 		/* It exited in the gap: the counters just read are its final ones. */
 		t->ended = t->final = true;
@@ -113,8 +116,6 @@ int smp_thread_sample(struct smp_thread *t, const struct procfs_stat *st,
 		t->uncertainty_ns += gap;
 	}
 	t->state = st->state;
-	memcpy(t->comm, st->comm, sizeof(t->comm));
-	t->comm[sizeof(t->comm) - 1] = '\0';
 	t->ppid = (uint32_t)st->ppid;
 	t->last_ns = now;
 	return 0;

@@ -8,6 +8,8 @@
  *               run, with the reason recorded; the run goes on.
  *   on_ready()  whenever fd() is readable during the run.
  *   on_tick()   every tick_ns, when set (sampling sources).
+ *   on_exit()   once, when the command has exited and is not yet reaped:
+ *               its threads' last figures are still there to read.
  *   collect()   after the tree has ended (or been left running), in order:
  *               each adds what it measured to the run. The eBPF probe folds
  *               the threads; later probes attach to them by identity.
@@ -38,6 +40,7 @@ struct probe {
 	int (*on_ready)(struct probe *p);
 	uint64_t tick_ns;
 	int (*on_tick)(struct probe *p, uint64_t now_ns);
+	int (*on_exit)(struct probe *p);
 	int (*collect)(struct probe *p, struct run *r);
 	int (*seal)(struct probe *p);
 };

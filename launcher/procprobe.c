@@ -423,6 +423,26 @@ static int pp_tick(struct probe *pr, uint64_t now)
 	return 0;
 }
 
+/*
+ * The command is a zombie: its leader's counters are final and still
+ * readable, and it ended as tsarun was told (its pidfd), microseconds ago,
+ * not anywhere since its last sample.
+ */
+static int pp_exit(struct probe *pr)
+{
+	struct proc_probe *p = pr->ctx;
+	uint32_t root = p->nprocs ? p->procs[0].pid : 0;
+
+	pp_tick(pr, 0);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct smp_thread *t = &p->threads[i];
+
+		if (t->tid == root && t->pid == root && t->ended && t->final)
+			t->end_lo_ns = t->end_hi_ns;
+	}
+	return 0;
+}
+
 /* eBPF made the threads: the samples are their cross-check, matched by tid and start. */
 static void cross_check(struct proc_probe *p, struct run *r)
 {
@@ -517,5 +537,6 @@ void proc_probe__as_probe(struct proc_probe *p, struct probe *out)
 	out->arm = pp_arm;
 	out->tick_ns = p->sample_ns;
 	out->on_tick = pp_tick;
+	out->on_exit = pp_exit;
 	out->collect = pp_collect;
 }

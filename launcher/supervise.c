@@ -113,6 +113,15 @@ static void reap(struct watch *w)
 	if (!w->main_exited) {
 		int ret;
 
+		/* Exited: a last look for the sources before it is reaped (a zombie keeps its counters). */
+		do
+			ret = waitid_rusage(P_PIDFD, w->child->pidfd, &si,
+					    WEXITED | WNOHANG | WNOWAIT | __WALL, NULL);
+		while (ret < 0 && errno == EINTR);
+		if (!ret && si.si_pid)
+			for (int i = 0; i < w->sv->nprobes; i++)
+				if (w->sv->probes[i].armed && w->sv->probes[i].on_exit)
+					w->sv->probes[i].on_exit(&w->sv->probes[i]);
 		do
 			ret = waitid_rusage(P_PIDFD, w->child->pidfd, &si,
 					    WEXITED | WNOHANG | __WALL, &ru);

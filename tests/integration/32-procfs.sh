@@ -176,6 +176,22 @@ equal "... each adds on-CPU time only in the gap after its last one, and all fit
 # thread's time after its last sample.
 at_most "... rusage CPU time no thread accounts for, % (was the short threads')" \
 	"$(jqv "$J" '.runs[0].quality.cross_check.tree_cpu_vs_rusage.unseen_fraction * 100')" 2
+# A thread one sample saw lives as long as its exit record says, not the
+# span between the middles of the gaps around that sample (once ~8 ms for
+# threads of ~1.3 ms, most of it residual).
+at_most "... each thread completed from its record: residual, % of its life (worst)" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.counters_from_exit_record == true) | .residual_ns * 100 / .lifetime_ns] | max')" 5
+
+# --- a command shorter than one sample -------------------------------------------------
+# Its leader is read once more when it has exited, before it is reaped (a
+# zombie keeps its counters and the name it died with): it was once shown
+# as tsarun-spawner with no CPU time, the barrier's sample.
+"$TSARUN" -q -b proc --sample 200ms --json "$J" -- "$WORKLOADS/burn" 60
+validate "$J"
+equal "a command shorter than one sample: its leader has its name" "$(jqv "$J" '[.runs[0].threads[].comm] | join(",")')" burn
+within "... and all its CPU time, against rusage's (ms)" "$(jqv "$J" '.runs[0].threads[0].on_cpu_ns / 1e6')" \
+	"$(jqv "$J" '(.runs[0].user_ns + .runs[0].sys_ns) / 1e6')" 5
+at_least "... and its life, which ended as tsarun saw it exit (ms)" "$(jqv "$J" '.runs[0].threads[0].lifetime_ns / 1e6')" 58
 
 # --- auto, as root: eBPF works, so procfs is not sampled, and says why -----------------
 "$TSARUN" -q --json "$J" -- true

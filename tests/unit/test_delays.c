@@ -301,8 +301,8 @@ static void test_create_missing(void **state)
 
 /*
  * A thread the procfs source sampled from its birth: its exit record's
- * counters (at its exit) replace its last sample's, and the time they add
- * leaves the residual. A record whose runqueue wait or slices are below the
+ * counters (at its exit) replace its last sample's, and its elapsed time
+ * is the thread's life. A record whose runqueue wait or slices are below the
  * samples' is not its end: nothing is replaced. Its on-CPU time alone may
  * be below a sample taken in the rest of the exit: the sample's stays.
  */
@@ -347,9 +347,16 @@ static void test_procfs_counters_to_exit(void **state)
 			assert_int_equal(r.threads[0].state_ns[TSA_ST_ONCPU], 14 * MS);
 			assert_int_equal(r.threads[0].state_ns[TSA_ST_RUNQ], 2 * MS);
 			assert_int_equal(r.threads[0].slices, 6);
-			/* Life 3 .. 20 ms (17 ms): 16 ms runnable, 1 ms residual left. */
-			assert_int_equal(r.threads[0].lifetime_ns, 17 * MS);
-			assert_int_equal(r.threads[0].residual_ns, 1 * MS);
+			/*
+			 * Life: the record's 18 ms to the microsecond (its middle),
+			 * not the 17 ms between the middles of the gaps around the
+			 * samples (3 .. 20 ms); it ends where that estimate put it.
+			 * 16 ms runnable, the rest residual.
+			 */
+			assert_int_equal(r.threads[0].lifetime_ns, 18 * MS + 500);
+			assert_int_equal(r.threads[0].residual_ns, 2 * MS + 500);
+			assert_int_equal(r.threads[0].end_ns, 20 * MS);
+			assert_int_equal(r.threads[0].start_ns, 2 * MS - 500);
 			assert_int_equal(r.threads[0].sampled.on_cpu_ns,
 					 10 * MS); /* the samples' own */
 		} else if (pass == 1) {
