@@ -1338,11 +1338,11 @@ static void cache_destroy(struct tsa_objcache *c)
 	c->cs = 0;
 }
 
-/* The base: a loop without and with the trap. */
+/* The base: a loop without and with the trap (which must run under the script's set -u too). */
 static void cal_base(void)
 {
 	static const char loop[] = "for ((__tsa_i = 0; __tsa_i < 200; __tsa_i++)); do "
-				   "__tsa_v=$((__tsa_v + __tsa_i)); done";
+				   "__tsa_v=$((${__tsa_v:-0} + __tsa_i)); done";
 	struct cal_round bare[CAL_ROUNDS], trap[CAL_ROUNDS];
 	uint64_t events = 0;
 

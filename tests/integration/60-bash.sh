@@ -219,14 +219,18 @@ equal "set -x: ... and its stdout too" "$(cat "$T_TMP/x2.out")" "$(cat "$T_TMP/x
 
 # The #! line: bash's options on it hold (bash ignores the line when run
 # as `bash SCRIPT`), and a script for another interpreter is refused.
-for s in shebang-e.sh shebang-env.sh; do
-	"$B/$s" >"$T_TMP/s1.out" 2>/dev/null
+for s in shebang-e.sh shebang-env.sh shebang-u.sh shebang-x.sh; do
+	"$B/$s" >"$T_TMP/s1.out" 2>"$T_TMP/s1.err"
 	want=$?
-	"$TSARUN" -q --json "$J" --bash "$B/$s" >"$T_TMP/s2.out" 2>/dev/null
+	"$TSARUN" -q --json "$J" --bash "$B/$s" >"$T_TMP/s2.out" 2>"$T_TMP/s2.err"
 	got=$?
 	equal "#! options ($(sed -n 1p "$B/$s")): the exit status is the script's own ($want)" "$got" "$want"
 	equal "#! options ($(sed -n 1p "$B/$s")): ... and so is its output" "$(cat "$T_TMP/s2.out")" "$(cat "$T_TMP/s1.out")"
+	equal "#! options ($(sed -n 1p "$B/$s")): ... and its stderr" "$(cat "$T_TMP/s2.err")" "$(cat "$T_TMP/s1.err")"
 done
+# Under -u the start-up measurement once stopped the injector: no record at all.
+"$TSARUN" -q --json "$J" --bash "$B/shebang-u.sh" >/dev/null 2>&1
+at_least "#! -u: the profile is recorded (sleep 0.1, ms)" "$(node 'sleep 0.1' 4 'wall_ns / 1e6')" 100
 # A script read from a pipe is bash's alone: looking for its #! line must not take its first bytes.
 equal "a script on a pipe (--bash /dev/stdin) runs whole" \
 	"$(printf '#!/bin/bash\necho one\necho two\n' | "$TSARUN" -q --json "$J" --bash /dev/stdin 2>/dev/null | tr '\n' ' ')" "one two "
