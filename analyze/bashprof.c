@@ -1069,11 +1069,32 @@ static void do_fork(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 		struct bash_node *prev = s->forks[s->nforks - 1].node;
 		struct bash_node *head = prev && f->pipe > 1 ? prev->pipe_head : prev;
 
+		/*
+		 * A part with the text of an earlier part (sleep 1 | sleep 1)
+		 * found that part's node: it has a node of its own, keyed by its
+		 * place in the pipeline.
+		 */
+		if (head && l->cmd.node == n && !(r->flags & TSA_FF_ORPHAN) &&
+		    (n == head || n->pipe_head == head) && n->pipe_pos != f->pipe && n->parent) {
+			struct bash_node *own = child_of(
+			    bp, n->parent, (uint8_t)(BK_NR + (f->pipe < 100 ? f->pipe : 100)),
+			    n->line, n->text, n->file);
+
+			if (own && own != n) {
+				own->kind = n->kind;
+				n->count--;
+				own->count++;
+				l->cmd.node = own;
+				n = own;
+			}
+		}
 		if (head && head != n && head->parent == n->parent) {
 			if (!head->pipe_head)
 				head->pipe_head = head;
-			if (!n->pipe_head)
+			if (!n->pipe_head) {
 				n->pipe_head = head;
+				n->pipe_pos = f->pipe;
+			}
 			head->pipe_part = true;
 			n->pipe_part = true;
 		}

@@ -62,8 +62,9 @@ struct bash_node {
 	uint8_t kind;
 	uint8_t key_kind; /* the kind it was made with (kind is refined later) */
 	bool pipe_part;
-	/* internal: the first part of the pipeline this node is a part of */
+	/* internal: the first part of the pipeline this node is a part of, and its place in it */
 	struct bash_node *pipe_head;
+	uint32_t pipe_pos;
 	/* internal: on-CPU time of its processes and all their descendants (eBPF) */
 	uint64_t tree_cpu_ns;
 	bool orphan; /* a forked construct that no DEBUG trap announced */

@@ -288,6 +288,13 @@ at_least "... its CPU time holds what its subshell ran (ms)" \
 	"$(jq -r '[.bash.commands[] | select(.line == 3 and (.text == "sleep 0.1" or .text == "cat > /dev/null")) | .processes[].on_cpu_ns] | add / 1e6' "$J")"
 equal "the last part's CPU time is its process's, exactly (ns)" \
 	"$(node 'wc -l > /dev/null' 3 cpu_ns)" "$(node 'wc -l > /dev/null' 3 'processes[0].on_cpu_ns')"
+# Parts with the same text are parts of their own, in a loop too.
+equal "sleep 0.1 | sleep 0.1: two parts below the pipeline, each once, each its 100 ms" \
+	"$(jq -c --argjson p "$(node 'sleep 0.1 | sleep 0.1' 4 id)" '[.bash.commands[] | select(.parent == $p) | [.count, (.wall_ns >= 1e8)]]' "$J")" \
+	'[[1,true],[1,true]]'
+equal "echo a | echo a | cat, twice: three parts, each twice" \
+	"$(jq -c --argjson p "$(node 'echo a | echo a | cat > /dev/null' 5 id)" '[.bash.commands[] | select(.parent == $p) | "\(.text):\(.count)"]' "$J")" \
+	'["echo a:2","echo a:2","cat > /dev/null:2"]'
 
 # Children a `wait` reaped are the wait's, though a subshell (which has no
 # DEBUG trap in the script) forks before the script's next record: they
