@@ -260,8 +260,12 @@ static void print_node(FILE *f, const struct bash_node *n, const char *prefix, b
 		snprintf(where, sizeof(where), "%u", n->line);
 	else
 		snprintf(where, sizeof(where), "-");
-	if (n->parent && is_async(n))
-		/* It ran beside its parent, not within it: no share of the parent's time. */
+	if (n->parent && (is_async(n) || (is_async(n->parent) && n->parent->text[0])))
+		/*
+		 * It ran beside its parent, not within it: no share of the parent's
+		 * time; nor has what a background job ran below the node of its
+		 * launch (a node of the job's own process has no text: its life).
+		 */
 		fprintf(f, "%6s %5u %11s %6.1f%% %7s %11s %8llu  %s%s%s", where, n->depth, w,
 			pct(n->wall_ns, total), "-", c, (unsigned long long)n->count, prefix,
 			last ? "└─" : "├─", lbl);

@@ -723,11 +723,12 @@ static enum bash_kind kind_from_env(uint32_t env, const char *text)
 /*
  * What a fork made of a child, from its subshell_environment: the bits it
  * inherited stay, but a pipeline part's forks are not parts of that
- * pipeline (bash keeps SUBSHELL_PIPE in its subshells).
+ * pipeline, nor a background job's forks background jobs (bash keeps
+ * SUBSHELL_PIPE and SUBSHELL_ASYNC in its subshells).
  */
 static uint32_t own_env(uint32_t env, const struct stream *parent)
 {
-	return env & ~(parent->subshell_env & 0x10);
+	return env & ~(parent->subshell_env & (0x10 | 0x01));
 }
 
 /* Where a stream's top-level commands go; made when the first one comes. */

@@ -296,6 +296,13 @@ equal "echo a | echo a | cat, twice: three parts, each twice" \
 	"$(jq -c --argjson p "$(node 'echo a | echo a | cat > /dev/null' 5 id)" '[.bash.commands[] | select(.parent == $p) | "\(.text):\(.count)"]' "$J")" \
 	'["echo a:2","echo a:2","cat > /dev/null:2"]'
 
+# The commands a background job runs are not background jobs themselves;
+# their share of the job's node, which holds its launch, is not a figure.
+"$TSARUN" --color never --json "$J" --bash "$B/bg-inner.sh" >/dev/null 2>"$T_TMP/bg.txt"
+equal "a background job's own commands are commands, not background jobs" "$(node 'sleep 0.1' 2 kind)" command
+equal "... and show no %PARENT of the job's launch" \
+	"$(awk '/sleep 0.1$/ { print $6 }' "$T_TMP/bg.txt")" "-"
+
 # Children a `wait` reaped are the wait's, though a subshell (which has no
 # DEBUG trap in the script) forks before the script's next record: they
 # once went to the subshell, which then showed twice its own CPU time.
