@@ -185,7 +185,6 @@ struct stream {
 	uint64_t crossings;		  /* this stream's trap runs */
 	struct cost ovh;		  /* trap cost charged: its own and its waited children's */
 	struct cost own;		  /* its own trap runs' cost */
-	uint64_t cal_spent_cpu;		  /* CPU the start-up measurement took */
 	uint32_t cal_pre;		  /* permille of a trap run before its clock read */
 	uint32_t span_med; /* a trap run's timed parts at start-up (ns; 0: untimed) */
 	uint32_t span_tty; /* what the terminal's part adds to them */
@@ -804,8 +803,6 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 			bp->q.cal_pre_permille = h->cal_pre_permille;
 		}
 	}
-	if (h->h.arg == TSA_HELLO_START)
-		s->cal_spent_cpu = h->cal_spent_cpu_ns;
 	/* Unknown (not measured, or out of range): half before the clock read. */
 	s->cal_pre = h->cal_pre_permille && h->cal_pre_permille < 1000 ? h->cal_pre_permille : 500;
 	s->span_med = h->span_med_ns;
@@ -1073,9 +1070,11 @@ static void do_fork(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 		/*
 		 * A part with the text of an earlier part (sleep 1 | sleep 1)
 		 * found that part's node: it has a node of its own, keyed by its
-		 * place in the pipeline.
+		 * place in the pipeline. (A command of its own: a record opened
+		 * it since the fork before.)
 		 */
 		if (head && l->cmd.node == n && !(r->flags & TSA_FF_ORPHAN) &&
+		    s->forks[s->nforks - 1].cmd_t0 != l->cmd.t0 &&
 		    (n == head || n->pipe_head == head) && n->pipe_pos != f->pipe && n->parent) {
 			struct bash_node *own = child_of(
 			    bp, n->parent, (uint8_t)(BK_NR + (f->pipe < 100 ? f->pipe : 100)),
@@ -2075,8 +2074,14 @@ void bashprof__finish(struct bashprof *bp, const struct run *r, uint64_t origin_
 		if (s->root && !s->parent) {
 			bp->tot.raw_self_wall_ns = wall;
 			bp->tot.self_wall_ns = sub0(wall, (uint64_t)((double)s->ovh.w * st));
-			/* Since exec, with its reaped children, but not the start-up measurement. */
-			bp->tot.raw_cpu_ns = sub0(s->last_cpu + s->child_cpu, s->cal_spent_cpu);
+			/*
+			 * Over the same span as its wall time, from its HELLO (after
+			 * the start-up measurement) on, with its reaped children: bash's
+			 * own start-up before it once made a tiny script's CPU time 20
+			 * times its wall time.
+			 */
+			bp->tot.raw_cpu_ns =
+			    sub0(s->last_cpu, s->cpu_start) + sub0(s->child_cpu, s->child_cpu0);
 			bp->tot.cpu_ns = sub0(bp->tot.raw_cpu_ns, s->ovh.c);
 		}
 	}
