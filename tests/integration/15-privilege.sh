@@ -75,9 +75,14 @@ equal "sudo, uid without a passwd entry: no capability" \
 SUDO_UID=$nouid "$TSARUN" -q --json "$J" -- true 2>"$T_TMP/err"
 equal "sudo, uid without a passwd entry and no SUDO_GID: refused (125)" "$?" 125
 check "... saying why" grep -q "SUDO_UID=$nouid has no passwd entry and SUDO_GID is unset" "$T_TMP/err"
-"$TSARUN" -q --json "$J" --user $nouid -- true 2>"$T_TMP/err"
-equal "--user with a uid that has no passwd entry: refused (125), not run as root" "$?" 125
-check "... naming it" grep -q -- "--user: no such user '$nouid'" "$T_TMP/err"
+# --user with such a uid: that uid and the group of the same number (not
+# root's), and no capability.
+equal "--user with a uid that has no passwd entry: runs as it, in the group of its number, not root's" \
+	"$("$TSARUN" -q --json "$J" --user $nouid -- sh -c 'id -u; id -g; id -G')" "$nouid
+$nouid
+$nouid"
+equal "--user with a uid that has no passwd entry: no capability" \
+	"$("$TSARUN" -q --json "$J" --user $nouid -- sh -c "$caps")" "$nocaps"
 
 # Not root: switching users is refused.
 setpriv --reuid "$uid" --regid "$gid" --clear-groups "$TSARUN" -q --json /dev/null --user root -- id -u \
