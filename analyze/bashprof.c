@@ -947,6 +947,31 @@ static void do_cmd(struct bashprof *bp, struct stream *s, const struct tsa_rec *
 		prune_children(s, c->t);
 }
 
+/*
+ * A PUSH or POP that says children were reaped since the last record: their
+ * CPU is the command's that ends now (it goes in before the frame change
+ * closes it). The child_cpu is the record's last field; cc_len its size.
+ * Returns -1 for a malformed record.
+ */
+static int frame_child_cpu(struct bashprof *bp, struct stream *s, const struct tsa_rec *r,
+			   size_t cc_len, uint64_t t)
+{
+	uint64_t cc;
+
+	if (!(r->flags & TSA_FR_CHILD_CPU))
+		return 0;
+	if (r->len < cc_len) {
+		bp->q.bad_records++;
+		return -1;
+	}
+	memcpy(&cc, (const char *)r + cc_len - sizeof(cc), sizeof(cc));
+	if (cc > s->child_cpu)
+		s->child_cpu = cc;
+	if (s->npend)
+		charge_reaped(s, t);
+	return 0;
+}
+
 static void do_push(struct bashprof *bp, struct stream *s, const struct tsa_rec *r)
 {
 	const struct tsa_push *p = (const struct tsa_push *)r;
@@ -960,6 +985,8 @@ static void do_push(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 		name = strtab_intern(&bp->strs, "", 0);
 	if (!file)
 		file = strtab_intern(&bp->strs, "", 0);
+	if (frame_child_cpu(bp, s, r, sizeof(struct tsa_push_cc), p->t))
+		return;
 	stream_time(s, p->t, p->cpu);
 	switch (r->flags & TSA_FR_KIND_MASK) {
 	case TSA_FR_FUNC:
@@ -1006,6 +1033,8 @@ static void do_pop(struct bashprof *bp, struct stream *s, const struct tsa_rec *
 	const struct tsa_pop *p = (const struct tsa_pop *)r;
 	uint32_t left = r->arg + 1; /* levels: the top level is not a frame */
 
+	if (frame_child_cpu(bp, s, r, sizeof(struct tsa_pop_cc), p->t))
+		return;
 	stream_time(s, p->t, p->cpu);
 	if (left >= (uint32_t)s->nlv) {
 		bp->q.bad_records++;

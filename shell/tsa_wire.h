@@ -186,9 +186,16 @@ enum tsa_frame_kind {
 	TSA_FR_EVAL = 3,
 	TSA_FR_TRAP = 4,
 	TSA_FR_KIND_MASK = 0x0f,
+	/*
+	 * PUSH and POP: child_cpu follows (struct tsa_push_cc, tsa_pop_cc).
+	 * Children reaped since the last record are the command's that just
+	 * ended, not the trap or the caller's command that a frame change
+	 * starts (an awk that failed, and the ERR trap that runs next).
+	 */
+	TSA_FR_CHILD_CPU = 1u << 4,
 };
 
-/* arg: line. flags: enum tsa_frame_kind (TSA_FR_KIND_MASK) */
+/* arg: line. flags: enum tsa_frame_kind (TSA_FR_KIND_MASK), TSA_FR_CHILD_CPU */
 struct tsa_push {
 	struct tsa_rec h;
 	uint64_t t;
@@ -197,11 +204,21 @@ struct tsa_push {
 	uint32_t file; /* text id: source file (functions), trap string (traps) */
 };
 
-/* arg: frames left after the pop */
+struct tsa_push_cc {
+	struct tsa_push p;
+	uint64_t child_cpu;
+};
+
+/* arg: frames left after the pop. flags: TSA_FR_CHILD_CPU */
 struct tsa_pop {
 	struct tsa_rec h;
 	uint64_t t;
 	uint64_t cpu;
+};
+
+struct tsa_pop_cc {
+	struct tsa_pop p;
+	uint64_t child_cpu;
 };
 
 enum tsa_fork_flags {
@@ -267,6 +284,8 @@ _Static_assert(sizeof(struct tsa_cmd) == 32, "tsa_cmd");
 _Static_assert(sizeof(struct tsa_cmd_cc) == 40, "tsa_cmd_cc");
 _Static_assert(sizeof(struct tsa_push) == 32, "tsa_push");
 _Static_assert(sizeof(struct tsa_pop) == 24, "tsa_pop");
+_Static_assert(sizeof(struct tsa_push_cc) == 40, "tsa_push_cc");
+_Static_assert(sizeof(struct tsa_pop_cc) == 32, "tsa_pop_cc");
 _Static_assert(sizeof(struct tsa_fork) == 40, "tsa_fork");
 _Static_assert(sizeof(struct tsa_fork_cc) == 48, "tsa_fork_cc");
 _Static_assert(sizeof(struct tsa_exec) == 24, "tsa_exec");

@@ -520,7 +520,16 @@ static void push(uint8_t kind, int sig, uint64_t t, uint64_t cpu)
 		name = file = 0;
 		break;
 	}
-	p = reserve(sizeof(*p), TSA_R_PUSH, kind, (uint32_t)line_number);
+	if (js.c_totreaped != reaped_seen) {
+		struct tsa_push_cc *pc = reserve(sizeof(*pc), TSA_R_PUSH, kind | TSA_FR_CHILD_CPU,
+						 (uint32_t)line_number);
+
+		reaped_seen = js.c_totreaped;
+		pc->child_cpu = child_cpu_ns();
+		p = &pc->p;
+	} else {
+		p = reserve(sizeof(*p), TSA_R_PUSH, kind, (uint32_t)line_number);
+	}
 	p->t = t;
 	p->cpu = cpu;
 	p->name = name;
@@ -537,7 +546,16 @@ static void pop(uint64_t t, uint64_t cpu)
 		base_frames = nframes;
 		return;
 	}
-	p = reserve(sizeof(*p), TSA_R_POP, 0, (uint32_t)(nframes - base_frames));
+	if (js.c_totreaped != reaped_seen) {
+		struct tsa_pop_cc *pc = reserve(sizeof(*pc), TSA_R_POP, TSA_FR_CHILD_CPU,
+						(uint32_t)(nframes - base_frames));
+
+		reaped_seen = js.c_totreaped;
+		pc->child_cpu = child_cpu_ns();
+		p = &pc->p;
+	} else {
+		p = reserve(sizeof(*p), TSA_R_POP, 0, (uint32_t)(nframes - base_frames));
+	}
 	p->t = t;
 	p->cpu = cpu;
 }

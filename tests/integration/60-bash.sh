@@ -296,6 +296,20 @@ equal "echo a | echo a | cat, twice: three parts, each twice" \
 	"$(jq -c --argjson p "$(node 'echo a | echo a | cat > /dev/null' 5 id)" '[.bash.commands[] | select(.parent == $p) | "\(.text):\(.count)"]' "$J")" \
 	'["echo a:2","echo a:2","cat > /dev/null:2"]'
 
+# The CPU of a child reaped just before a trap runs (ERR, RETURN, EXIT) is
+# the command's that ran it: it once went to the trap.
+"$TSARUN" -q --json "$J" --bash "$B/trap-cpu.sh" >/dev/null 2>&1
+for c in "3 awk 'BEGIN { for (i = 0; i < 1000000; i++) s += i; exit 1 }' ERR" \
+	"4 awk 'BEGIN { for (i = 0; i < 1000000; i++) s += i }' RETURN" \
+	"7 awk 'BEGIN { for (i = 0; i < 1000000; i++) s += i }' EXIT"; do
+	read -r line rest <<<"$c"
+	text=${rest% *} trap=${rest##* }
+	at_least "$trap trap after a child: the command has the child's CPU (% of its process's)" \
+		"$(jq -r --arg t "$text" --argjson l "$line" '[.bash.commands[] | select(.text == $t and .line == $l)][0] | .cpu_ns * 100 / .processes[0].on_cpu_ns' "$J")" 90
+	at_most "... and the $trap trap, only its own (ms)" \
+		"$(jq -r --arg t "$trap" '[.bash.commands[] | select(.kind == "trap" and .text == $t)][0].cpu_ns / 1e6' "$J")" 5
+done
+
 # The commands a background job runs are not background jobs themselves;
 # their share of the job's node, which holds its launch, is not a figure.
 "$TSARUN" --color never --json "$J" --bash "$B/bg-inner.sh" >/dev/null 2>"$T_TMP/bg.txt"
