@@ -749,6 +749,7 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 			add_u64(pj, "sleeping_ns", p->state_ns[TSA_ST_SLEEP]);
 			add_u64(pj, "uninterruptible_ns", p->state_ns[TSA_ST_DISK]);
 			add_u64(pj, "stopped_ns", p->state_ns[TSA_ST_STOPPED]);
+			add_u64(pj, "with_bash_before_exec", p->with_bash);
 			cJSON_AddItemToArray(procs, pj);
 		}
 		cJSON_AddItemToArray(cmds, c);

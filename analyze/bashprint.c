@@ -289,11 +289,14 @@ static void print_node(FILE *f, const struct bash_node *n, const char *prefix, b
 		fmt_dur(pr, sizeof(pr), p->state_ns[TSA_ST_RUNQ]);
 		fmt_dur(ps, sizeof(ps), p->state_ns[TSA_ST_SLEEP]);
 		fmt_dur(pd, sizeof(pd), p->state_ns[TSA_ST_DISK]);
-		fprintf(f,
-			"%6s %5s %11s %7s %7s %11s %8u  %s  ↳ %s (pid %u%s): %s = %s CPU + %s runq "
-			"+ %s S + %s D\n",
-			"", "", "", "", "", "", p->count, pre, p->comm, p->first_pid,
-			p->count > 1 ? ", ..." : "", pw, pc, pr, ps, pd);
+		fprintf(
+		    f,
+		    "%6s %5s %11s %7s %7s %11s %8u  %s  ↳ %s (pid %u%s%s): %s = %s CPU + %s runq "
+		    "+ %s S + %s D\n",
+		    "", "", "", "", "", "", p->count, pre, p->comm, p->first_pid,
+		    p->count > 1 ? ", ..." : "",
+		    p->with_bash ? ", with the script's commands before its exec" : "", pw, pc, pr,
+		    ps, pd);
 	}
 	for (const struct bash_node *ch = n->child; ch; ch = ch->next)
 		print_node(f, ch, pre, ch->next == NULL, total, o);

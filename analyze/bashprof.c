@@ -1536,12 +1536,15 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 		struct fork_point *f = NULL;
 		struct bash_node *node;
 		struct bash_procs *slot;
+		bool with_bash;
 
 		node = NULL;
+		with_bash = false;
 		/* A bash process that exec'd a program in place: that command's process. */
 		for (size_t k = bp->nall; k-- > 0;)
 			if (bp->all[k]->pid == p->pid && bp->all[k]->exec_node) {
 				node = live(bp->all[k]->exec_node);
+				with_bash = bp->all[k]->crossings > 1 || bp->all[k]->root;
 				break;
 			}
 		if (node)
@@ -1568,6 +1571,7 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 		if (!slot->count)
 			slot->first_pid = p->pid;
 		slot->count++;
+		slot->with_bash += with_bash;
 		slot->wall_ns += p->end_ns > p->start_ns ? (uint64_t)(p->end_ns - p->start_ns) : 0;
 		for (int st = 0; st < 5 && st < TSA_ST_NR; st++)
 			slot->state_ns[st] += p->state_ns[st];

@@ -55,6 +55,12 @@ struct bash_procs {
 	uint32_t first_pid;
 	uint64_t wall_ns;     /* sum of lifetimes */
 	uint64_t state_ns[5]; /* on-CPU, runqueue, S, D, stopped (TSA_ST_*) */
+	/*
+	 * Of count, processes that ran commands of the script before exec made
+	 * them this program (`exec cmd`, a subshell's last command): their
+	 * figures, which are the process's, hold those commands too.
+	 */
+	uint32_t with_bash;
 };
 
 struct bash_node {

@@ -267,6 +267,8 @@ equal "a script that leaves both alone: nothing counted" \
 at_least "a subshell's last command, exec'd in place: timed to its end (ms)" "$(node 'sleep 0.15' 2 'wall_ns / 1e6')" 150
 at_least "exec sleep 0.12: timed to its end (ms)" "$(node 'exec sleep 0.12' 3 'wall_ns / 1e6')" 120
 at_least "... and so is the script's own wall time (ms)" "$(jqv "$J" '.bash.total.self_wall_ns / 1e6')" 270
+equal "... its process's figures hold the script's commands before the exec, and say so" \
+	"$(node 'exec sleep 0.12' 3 'processes[0].with_bash_before_exec')" 1
 
 # A pipeline is a node of its own, holding the script's wait for it; its
 # parts, below it, run side by side, each as long as its processes and
