@@ -321,7 +321,16 @@ void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_p
 	fprintf(f, "SELF RUN TIME:  %s   (the script's own wall time)\n", sw);
 	fprintf(f, "TOTAL RUN TIME: %s   (every bash process of the tree, summed)\n", tw);
 	fprintf(f, "TOTAL CPU TIME: %s\n", cpu);
-	if (q->calibrated)
+	if (q->calibrated && q->timed_runs)
+		fprintf(f,
+			"times exclude the trap's own cost: %.2f us a command on average, timed as "
+			"each ran, plus %.2f us CPU measured at start-up (+%.2f us once a process "
+			"has had children), x%.2f in wall time (waits for a CPU)\n",
+			(double)q->timed_ns / (double)q->timed_runs / 1e3,
+			q->cal[BASH_COST_BASE].cpu_ns / 1e3,
+			(q->cal[BASH_COST_TTY].cpu_ns + q->cal[BASH_COST_JOBS].cpu_ns) / 1e3,
+			q->stretch_milli / 1e3);
+	else if (q->calibrated)
 		fprintf(f,
 			"times exclude the trap's own cost, measured at start-up: %.2f us CPU per "
 			"command (+%.2f us once a process has had children), x%.2f in wall time "
