@@ -408,7 +408,7 @@ static cJSON *procfs_json(const struct procfs_quality *p)
 	return o;
 }
 
-static cJSON *quality_json(const struct run_quality *q)
+static cJSON *quality_json(const struct run_quality *q, bool ebpf)
 {
 	cJSON *o = cJSON_CreateObject(), *act = cJSON_CreateArray(), *un = cJSON_CreateArray();
 	cJSON *cc, *lost, *notes;
@@ -455,8 +455,14 @@ static cJSON *quality_json(const struct run_quality *q)
 			add_u64(ts, "after_record_ns", q->ts_cpu_after_ns);
 		cJSON_AddItemToObject(cc, "taskstats_cpu_vs_runqueue", ts);
 	}
-	add_i64(cc, "kernel_shift_ns", q->kernel_shift_ns);
-	add_u64(cc, "unstamped_wait_ns", q->unstamped_wait_ns);
+	/* Measured from scheduler events: nothing to say without eBPF (procfs, taskstats). */
+	if (ebpf) {
+		add_i64(cc, "kernel_shift_ns", q->kernel_shift_ns);
+		add_u64(cc, "unstamped_wait_ns", q->unstamped_wait_ns);
+	} else {
+		cJSON_AddNullToObject(cc, "kernel_shift_ns");
+		cJSON_AddNullToObject(cc, "unstamped_wait_ns");
+	}
 	cJSON_AddItemToObject(o, "cross_check", cc);
 	cJSON_AddItemToObject(cc, "procfs_on_cpu_vs_ebpf",
 			      check_json(&q->procfs_on_cpu, "worst_ns"));
@@ -637,7 +643,8 @@ static cJSON *run_json(const struct run *r)
 	cJSON_AddArrayToObject(o, "processes");
 	cJSON_AddArrayToObject(o, "threads");
 	cJSON_AddItemToObject(o, "totals", totals_json(&r->totals));
-	cJSON_AddItemToObject(o, "quality", quality_json(&r->quality));
+	cJSON_AddItemToObject(o, "quality",
+			      quality_json(&r->quality, run_source_active(r, "ebpf")));
 	cJSON_AddItemToObject(o, "stacks", stacks_json(r));
 	return o;
 }

@@ -147,6 +147,8 @@ at_most "short threads, procfs alone: not all 201 are seen between samples" "$se
 equal "short threads, procfs alone: the rows are the threads seen" "$(jqv "$J" '.runs[0].threads | length')" "$seen"
 check "short threads, procfs alone: the CPU time no sample saw is reported" \
 	jq -e '.runs[0].quality.procfs.unseen_cpu_ns > 0 and .runs[0].quality.cross_check.tree_cpu_vs_rusage.unseen_fraction > 0' "$J"
+equal "procfs alone: what only scheduler events measure is null, not 0" \
+	"$(jqv "$J" '.runs[0].quality.cross_check | [.kernel_shift_ns, .unstamped_wait_ns]' | tr -d ' \n')" "[null,null]"
 # With taskstats, their exit records fill the gaps: every thread is there.
 "$TSARUN" -q -b taskstats,proc --json "$J" -- "$WORKLOADS/threads" 200 4 2000
 validate "$J"
