@@ -64,8 +64,14 @@ check "the table lists the top blocking stacks" grep -q 'top blocking stacks' "$
 check "... with the waiter's function" grep -q 'waiter_blocks_on_mutex' "$T_TMP/table"
 check "the table warns when sleeps below the threshold are a large share" grep -q 'shorter than --offcpu-min' "$T_TMP/table"
 "$TSARUN" report --color never "$J" >"$T_TMP/report" 2>&1
-check "tsarun report prints the same table, stacks included" \
-	diff <(grep -v '^  artifact:' "$T_TMP/table") <(grep -v '^  artifact:' "$T_TMP/report")
+if diff <(grep -v '^  artifact:' "$T_TMP/table") <(grep -v '^  artifact:' "$T_TMP/report") >"$T_TMP/report.diff"; then
+	ok "tsarun report prints the same table, stacks included"
+else
+	# Once in CI, not reproduced in 18 runs here: say what differed.
+	mapfile -t d <"$T_TMP/report.diff"
+	not_ok "tsarun report prints the same table, stacks included" "${d[@]}"
+	cp "$J" /tmp/tsarun-40-stacks-report.json 2>/dev/null
+fi
 
 # The default threshold (10 us) on the same workload: closes too.
 "$TSARUN" -q --stacks --json "$J" -- "$WORKLOADS/mutex_wait" 50 30
