@@ -34,6 +34,46 @@ int spawn_exec_exit_code(int err)
 	return err == ENOENT ? 127 : 126;
 }
 
+/*
+ * As a shell does, the environment's _ is the path of the program it runs
+ * (bash starts its $_ with it), not tsarun's, which the shell that ran
+ * tsarun put there. The search is execvp()'s: the first executable file in
+ * PATH; when none is found, exec fails and _ does not matter.
+ */
+static void set_program_path(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char buf[4096];
+
+	if (strchr(name, '/')) {
+		setenv("_", name, 1);
+		return;
+	}
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		size_t len;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (len + strlen(name) + 2 > sizeof(buf))
+			continue;
+		if (len) {
+			memcpy(buf, p, len);
+			buf[len] = '/';
+			strcpy(buf + len + 1, name);
+		} else {
+			strcpy(buf, name); /* an empty entry is the current directory */
+		}
+		if (!access(buf, X_OK)) {
+			setenv("_", buf, 1);
+			return;
+		}
+	}
+}
+
 static void child_report(int fd, enum spawn_stage stage, int err)
 {
 	struct spawn_result r = {.stage = stage, .err = err};
@@ -73,6 +113,7 @@ static void child_main(int barrier_rd, int err_wr, char *const *argv, const stru
 		child_report(err_wr, SPAWN_SETUP, errno);
 		_exit(125);
 	}
+	set_program_path(argv[0]);
 	execvp(argv[0], argv);
 	n = errno;
 	child_report(err_wr, SPAWN_EXEC, (int)n);

@@ -35,6 +35,8 @@ equal "stdout is exactly the command's" "$out" "$(printf 'one\ntwo')"
 check "the report goes to stderr" grep -q "TOTAL" "$T_TMP/err"
 out=$(printf 'from stdin\n' | "$TSARUN" -q --json "$J" -- cat)
 equal "stdin reaches the command" "$out" "from stdin"
+equal "the command's _ is its program's path, as a shell sets it (not tsarun's)" \
+	"$("$TSARUN" -q --json "$J" -- sh -c 'echo "$_"')" "$(sh -c 'echo "$_"')"
 "$TSARUN" --report "$T_TMP/report.txt" --json "$J" -- true 2>"$T_TMP/err"
 check "--report writes the table to a file" grep -q "TOTAL" "$T_TMP/report.txt"
 check "--report leaves stderr quiet" test ! -s "$T_TMP/err"

@@ -231,6 +231,8 @@ done
 # Under -u the start-up measurement once stopped the injector: no record at all.
 "$TSARUN" -q --json "$J" --bash "$B/shebang-u.sh" >/dev/null 2>&1
 at_least "#! -u: the profile is recorded (sleep 0.1, ms)" "$(node 'sleep 0.1' 4 'wall_ns / 1e6')" 100
+equal "the script's first command finds \$_ as bash starts it, bare" \
+	"$("$TSARUN" -q --json "$J" --bash -c 'echo "$_"')" "$(bash -c 'echo "$_"')"
 # A script read from a pipe is bash's alone: looking for its #! line must not take its first bytes.
 equal "a script on a pipe (--bash /dev/stdin) runs whole" \
 	"$(printf '#!/bin/bash\necho one\necho two\n' | "$TSARUN" -q --json "$J" --bash /dev/stdin 2>/dev/null | tr '\n' ' ')" "one two "
