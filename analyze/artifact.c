@@ -227,6 +227,15 @@ static cJSON *thread_json(const struct thread_acct *t)
 				cJSON_AddNumberToObject(c, "dropped", t->delays[i].dropped);
 			cJSON_AddItemToObject(d, delay_name(i), c);
 		}
+		for (int i = 0; i < DELAY_NR; i++) {
+			cJSON *refused = cJSON_GetObjectItem(d, "refused");
+
+			if (!t->delays[i].refused)
+				continue;
+			if (!refused)
+				refused = cJSON_AddArrayToObject(d, "refused");
+			cJSON_AddItemToArray(refused, cJSON_CreateString(delay_name(i)));
+		}
 		cJSON_AddNumberToObject(d, "version", t->delays_version);
 		cJSON_AddBoolToObject(d, "final", t->delays_final);
 		cJSON_AddItemToObject(o, "delays", d);

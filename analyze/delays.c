@@ -145,6 +145,7 @@ static int check_counter(struct delay_counter *c, uint64_t life, uint64_t bound)
 	}
 	if (c->total_ns > life || (c->have_extremes && c->max_ns > life) || c->total_ns > bound) {
 		memset(c, 0, sizeof(*c));
+		c->refused = true;
 		return -1;
 	}
 	return 0;

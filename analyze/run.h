@@ -52,6 +52,7 @@ struct delay_counter {
 	uint64_t max_ns;  /* the longest single delay */
 	uint64_t min_ns;  /* the shortest (0 when count is 0) */
 	uint32_t dropped; /* waits the kernel timed from an unset start, left out */
+	bool refused;	  /* the kernel's figure was impossible for this thread: not given */
 };
 
 /* Where a thread's row came from. */

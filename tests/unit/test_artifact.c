@@ -71,6 +71,8 @@ static void make_session(struct session *s, struct run *r)
 							       .total_ns = 1000ull * (uint64_t)d,
 							       .max_ns = 900ull * (uint64_t)d,
 							       .min_ns = d ? 100 : 0};
+		/* One the kernel gave but that was impossible: null, and said so. */
+		th->delays[DELAY_NR - 1].refused = true;
 	}
 	r->quality.ts = (struct taskstats_quality){.active = true,
 						   .exit_records = 3,

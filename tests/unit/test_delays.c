@@ -401,8 +401,10 @@ static void test_impossible_counters(void **state)
 	assert_int_equal(r.threads[0].delays[DELAY_BLOCK_IO].dropped, 1);
 	assert_false(r.threads[0].delays[DELAY_BLOCK_IO].have_extremes);
 	assert_int_equal(r.quality.ts.dropped_waits, 1);
-	/* 900 ms of swap-in in a 500 ms life: refused. */
+	/* 900 ms of swap-in in a 500 ms life: refused, and said so. */
 	assert_false(r.threads[0].delays[DELAY_SWAP_IN].available);
+	assert_true(r.threads[0].delays[DELAY_SWAP_IN].refused);
+	assert_false(r.threads[0].delays[DELAY_BLOCK_IO].refused);
 	assert_int_equal(r.quality.ts.implausible, 1);
 	run__free_detail(&r);
 
@@ -413,6 +415,7 @@ static void test_impossible_counters(void **state)
 	fold(&r, &t, 1);
 	assert_int_equal(attach_all(&r, &rec, 1, &live), 0);
 	assert_false(r.threads[0].delays[DELAY_BLOCK_IO].available);
+	assert_true(r.threads[0].delays[DELAY_BLOCK_IO].refused);
 	assert_int_equal(r.quality.ts.implausible, 1);
 	run__free_detail(&r);
 
