@@ -263,7 +263,7 @@ void delayacct__acquire(struct delayacct_hold *h, bool want, const char *dir)
 	memset(h, 0, sizeof(*h));
 	h->dir = dir ? dir : DELAYACCT_STATE_DIR;
 	cur = delayacct_read();
-	h->before = cur;
+	h->before = h->at_start = cur;
 	if (cur < 0) {
 		snprintf(h->reason, sizeof(h->reason),
 			 "the kernel has no kernel.task_delayacct (built without "

@@ -26,6 +26,7 @@
 
 struct delayacct_hold {
 	int before;	    /* the value before any tsarun changed it: -1 none, 0, 1 */
+	int at_start;	    /* the value this process found: -1 none, 0, 1 */
 	bool switched_on;   /* this process holds it on, and will restore it */
 	char reason[192];   /* when it is off and stays off: why */
 	char repaired[256]; /* a value left by a killed tsarun that was put back (a message) */

@@ -209,6 +209,11 @@ void probeset__conclude(const struct probeset *ps, struct run *r)
 			 "kernel.task_delayacct was switched off during the run");
 	else if (h->reason[0])
 		snprintf(d->reason, sizeof(d->reason), "%s", h->reason);
+	else if (h->at_start == 1 && !h->switched_on)
+		/* Another tsarun held it on: it could have switched it off and on again meanwhile. */
+		snprintf(d->reason, sizeof(d->reason),
+			 "kernel.task_delayacct was on only while another tsarun held it "
+			 "(--no-delayacct): it may have been off for part of the run");
 	else if (!ps->ts)
 		snprintf(d->reason, sizeof(d->reason), "taskstats is not available");
 	else

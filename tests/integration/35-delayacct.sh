@@ -146,5 +146,10 @@ b=$!
 sleep 0.3
 "$TSARUN" -q --json "$J" -- true
 equal "shared: still on while the other tsarun runs" "$(cat $SYSCTL)" 1
+# --no-delayacct while another tsarun holds it on: the delays stay null,
+# saying that it was that one's (not 'off for the run').
+"$TSARUN" -q --no-delayacct --json "$J" -- true
+check "shared, --no-delayacct: the reason says another tsarun held it" \
+	jq -e '.runs[0].quality.delayacct | (.non_cpu_live | not) and (.reason | test("another tsarun held it"))' "$J"
 wait $b
 restored "shared: the last one out" 0 $b
