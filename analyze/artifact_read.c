@@ -484,9 +484,25 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 		rq->delayacct.non_cpu_live = cJSON_IsTrue(item(i, "non_cpu_live"));
 		get_str(i, "reason", rq->delayacct.reason, sizeof(rq->delayacct.reason), "");
 	}
+	i = item(q, "procfs");
+	if (cJSON_IsObject(i)) {
+		rq->procfs.active = true;
+		get_u64(d, i, "sample_interval_ns", false, &rq->procfs.sample_ns);
+		get_u64(d, i, "scans", false, &rq->procfs.scans);
+		get_u64(d, i, "max_scan_ns", false, &rq->procfs.max_scan_ns);
+		get_u64(d, i, "max_gap_ns", false, &rq->procfs.max_gap_ns);
+		get_u64(d, i, "threads_seen", false, &rq->procfs.threads_seen);
+		get_u64(d, i, "threads_new", false, &rq->procfs.threads_new);
+		get_u64(d, i, "threads_gone", false, &rq->procfs.threads_gone);
+		get_u64(d, i, "identity_changes", false, &rq->procfs.identity_changes);
+		get_u64(d, i, "unreadable", false, &rq->procfs.unreadable);
+		get_u64(d, i, "unseen_cpu_ns", false, &rq->procfs.unseen_cpu_ns);
+	}
 	cc = item(q, "cross_check");
 	read_check(item(cc, "runnable_vs_kernel"), &rq->runnable);
 	read_check(item(cc, "tree_cpu_vs_rusage"), &rq->tree_cpu);
+	read_check(item(cc, "procfs_on_cpu_vs_ebpf"), &rq->procfs_on_cpu);
+	read_check(item(cc, "procfs_runqueue_vs_ebpf"), &rq->procfs_runqueue);
 	rq->kernel_shift_ns = (int64_t)get_num_in(cc, "kernel_shift_ns", 0, -9.2e18, 9.2e18);
 	rq->unstamped_wait_ns = (uint64_t)get_num_in(cc, "unstamped_wait_ns", 0, 0, 1.8e19);
 	cJSON_ArrayForEach(i, item(q, "notes"))

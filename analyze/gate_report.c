@@ -10,6 +10,7 @@
 #include "metrics.h"
 #include "run.h"
 #include "status.h"
+#include "table.h"
 
 #define C_BOLD	 "\033[1m"
 #define C_DIM	 "\033[2m"
@@ -463,26 +464,15 @@ int gate_report_annotations(FILE *f, const struct comparison *c, const char *com
 	return n;
 }
 
-static int cmp_lifetime(const void *a, const void *b)
-{
-	const struct thread_acct *x = *(const struct thread_acct *const *)a;
-	const struct thread_acct *y = *(const struct thread_acct *const *)b;
-
-	if (x->lifetime_ns != y->lifetime_ns)
-		return x->lifetime_ns > y->lifetime_ns ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 static void md_ms(FILE *f, uint64_t ns)
 {
 	fprintf(f, " %.2f |", (double)ns / 1e6);
 }
 
-void gate_report_session_markdown(FILE *f, const struct session *s, int top)
+void gate_report_session_markdown(FILE *f, const struct session *s, int top, enum sort_key sort)
 {
 	const struct run *r = s->nruns ? &s->runs[s->nruns - 1] : NULL;
 	struct metric_summary ms[METRIC_NR];
-	const struct thread_acct **order;
 	char st[96];
 	int counted;
 
@@ -529,19 +519,16 @@ void gate_report_session_markdown(FILE *f, const struct session *s, int top)
 	}
 	if (r && r->detailed && r->nthreads) {
 		size_t n = r->nthreads < (size_t)top ? r->nthreads : (size_t)top;
+		size_t *order = table_thread_order(r, sort);
 
-		order = malloc(r->nthreads * sizeof(*order));
 		if (order) {
-			for (size_t i = 0; i < r->nthreads; i++)
-				order[i] = &r->threads[i];
-			qsort(order, r->nthreads, sizeof(*order), cmp_lifetime);
-			fprintf(f, "\n#### Threads of the last run, by lifetime (%zu of %zu)\n\n",
-				n, r->nthreads);
+			fprintf(f, "\n#### Threads of the last run, by %s (%zu of %zu)\n\n",
+				sort_key_label(sort), n, r->nthreads);
 			fprintf(f, "| PID | TID | COMM | WALL ms | ON-CPU | RUNQ | SLEEP (S) | D | "
 				   "OTHER | SWITCHES vol/invol |\n"
 				   "|--:|--:|:--|--:|--:|--:|--:|--:|--:|--:|\n");
 			for (size_t i = 0; i < n; i++) {
-				const struct thread_acct *t = order[i];
+				const struct thread_acct *t = &r->threads[order[i]];
 
 				fprintf(f, "| %u | %u | ", t->pid, t->tid);
 				md_text(f, t->comm);
@@ -552,8 +539,13 @@ void gate_report_session_markdown(FILE *f, const struct session *s, int top)
 				md_ms(f, t->state_ns[TSA_ST_SLEEP]);
 				md_ms(f, t->state_ns[TSA_ST_DISK]);
 				md_ms(f, t->state_ns[TSA_ST_STOPPED] + t->residual_ns);
-				fprintf(f, " %llu/%llu |\n", (unsigned long long)t->voluntary,
-					(unsigned long long)t->involuntary);
+				/* Not counted (procfs, taskstats): no figure, not 0. */
+				if (t->unmeasured & ACCT_NO_SWITCHES)
+					fprintf(f, " - |\n");
+				else
+					fprintf(f, " %llu/%llu |\n",
+						(unsigned long long)t->voluntary,
+						(unsigned long long)t->involuntary);
 			}
 			free(order);
 		}

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "table.h"
+
 struct comparison;
 struct run;
 struct session;
@@ -59,6 +61,6 @@ int gate_report_annotations(FILE *f, const struct comparison *c, const char *com
  * command and its status, the summary per metric, the `top` threads of
  * the last run by lifetime, and the comparison when there is one.
  */
-void gate_report_session_markdown(FILE *f, const struct session *s, int top);
+void gate_report_session_markdown(FILE *f, const struct session *s, int top, enum sort_key sort);
 
 #endif /* TSARUN_GATE_REPORT_H */

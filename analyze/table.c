@@ -126,6 +126,38 @@ static int cmp_thread_idx(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+size_t *table_thread_order(const struct run *r, enum sort_key k)
+{
+	size_t *v = malloc((r->nthreads ? r->nthreads : 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < r->nthreads; i++)
+		v[i] = i;
+	g_sort.r = r;
+	g_sort.key = k;
+	qsort(v, r->nthreads, sizeof(*v), cmp_thread_idx);
+	return v;
+}
+
+const char *sort_key_label(enum sort_key k)
+{
+	static const char *const labels[] = {
+	    [SORT_WALL] = "lifetime",
+	    [SORT_CPU] = "on-CPU time",
+	    [SORT_RUNQ] = "runqueue time",
+	    [SORT_SLEEP] = "sleeping time",
+	    [SORT_DISK] = "D time",
+	    [SORT_OFFCPU] = "off-CPU time",
+	    [SORT_SWITCHES] = "switches",
+	    [SORT_WAKEUP_LAT] = "wakeup latency",
+	    [SORT_TID] = "tid",
+	};
+
+	return (unsigned)k < sizeof(labels) / sizeof(labels[0]) && labels[k] ? labels[k]
+									     : "lifetime";
+}
+
 static int cmp_proc_idx(const void *a, const void *b)
 {
 	const struct proc_acct *x = &g_sort.r->procs[*(const size_t *)a];

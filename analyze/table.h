@@ -40,6 +40,12 @@ struct thread_acct;
 /* The value a sort key orders a thread by: larger first (tid: its negation). */
 double sort_key_thread(const struct thread_acct *t, enum sort_key k);
 
+/* The indexes of r's threads in the table's order for k (malloc'd; NULL when out of memory). */
+size_t *table_thread_order(const struct run *r, enum sort_key k);
+
+/* What a sort key orders by, for a heading: "lifetime", "on-CPU time", ... */
+const char *sort_key_label(enum sort_key k);
+
 /* Durations for people: "1.234 s", "12.3 ms", "456 us", "789 ns". */
 const char *fmt_dur(uint64_t ns, char *buf, unsigned long len);
 

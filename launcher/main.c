@@ -380,6 +380,30 @@ out:
 	return code;
 }
 
+/*
+ * The command as the run's report named it: for --bash, the script (or
+ * the -c string) the user gave, which the artifact's argv has after bash
+ * and the options of the script's #! line.
+ */
+static const char *report_command(const struct session *s)
+{
+	if (s->argc < 1)
+		return "";
+	if (!s->mode || strcmp(s->mode, "bash"))
+		return s->argv[0];
+	for (int i = 1; i < s->argc; i++) {
+		const char *a = s->argv[i];
+
+		if (!strcmp(a, "-c"))
+			return i + 1 < s->argc ? s->argv[i + 1] : s->argv[0];
+		if (!strcmp(a, "-o") || !strcmp(a, "+o") || !strcmp(a, "-O") || !strcmp(a, "+O"))
+			i++; /* an option with its argument (#!/usr/bin/env -S bash -o pipefail) */
+		else if (a[0] != '-' && a[0] != '+')
+			return a;
+	}
+	return s->argv[0];
+}
+
 /* tsarun report RUN.json: a stored artifact's report, again, to stdout. */
 static int report_main(const struct tsarun_opts *o)
 {
@@ -388,6 +412,7 @@ static int report_main(const struct tsarun_opts *o)
 	bool have_cmp = false;
 	struct artifact_read_opts ro = {
 	    .what = "artifact", .detail = true, .cmp = &cmp, .have_cmp = &have_cmp};
+	const char *command;
 	char err[768];
 	int code = 0;
 
@@ -398,8 +423,9 @@ static int report_main(const struct tsarun_opts *o)
 	}
 	if (have_cmp)
 		s.cmp = &cmp;
+	command = report_command(&s);
 	if (o->report_markdown) {
-		gate_report_session_markdown(stdout, &s, o->top);
+		gate_report_session_markdown(stdout, &s, o->top, o->sort);
 	} else {
 		const struct run *r = &s.runs[s.nruns - 1];
 		bool color =
@@ -409,7 +435,7 @@ static int report_main(const struct tsarun_opts *o)
 		    .sort = o->sort,
 		    .top = o->top,
 		    .color = color,
-		    .command = s.argv[0],
+		    .command = command,
 		    .artifact = o->report_artifact,
 		};
 
@@ -417,7 +443,7 @@ static int report_main(const struct tsarun_opts *o)
 		if (s.nruns > 1)
 			gate_report_runs(stdout, s.runs, s.nruns, color);
 		if (s.cmp)
-			gate_report_comparison(stdout, s.cmp, s.argv[0], color);
+			gate_report_comparison(stdout, s.cmp, command, color);
 		if (!strcmp(s.mode, "bash"))
 			printf("\n  the bash profile is in the artifact's \"bash\" key and in "
 			       "bash.folded\n");

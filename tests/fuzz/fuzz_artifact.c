@@ -30,7 +30,7 @@ static void use(const struct session *s, const struct comparison *cmp)
 	gate_report_runs(fuzz_sink(), s->runs, s->nruns, true);
 	if (cmp)
 		gate_report_comparison(fuzz_sink(), cmp, "cmd", false);
-	gate_report_session_markdown(fuzz_sink(), s, 5);
+	gate_report_session_markdown(fuzz_sink(), s, 5, SORT_WALL);
 	gate_spec_defaults(&spec);
 	gate_spec_finish(&spec, false);
 	if (!gate_side_init(&side, s->runs, s->nruns, &s->host) &&

@@ -24,6 +24,31 @@ check "markdown: the gate" grep -q '^### tsarun regression gate: ' again.md
 "$TSARUN" --color never --sort cpu --top 3 --json one.json -- "$WORKLOADS/threads" 50 4 10 2>live.txt
 "$TSARUN" report --color never --sort cpu --top 3 one.json >again.txt
 check "report of one run, --sort cpu --top 3: the same table" cmp -s live.txt again.txt
+# Markdown keeps --sort, and has no figure where nothing was counted.
+"$TSARUN" report --format markdown --sort tid --top 3 one.json >md.txt
+check "markdown --sort tid: the heading says so" grep -q '^#### Threads of the last run, by tid (3 of ' md.txt
+equal "markdown --sort tid: ... and the rows come in that order" \
+	"$(awk -F'|' '/^\| [0-9]+ \| [0-9]+ \|/ { printf "%d ", $3 }' md.txt)" \
+	"$(jq -r '[.runs[-1].threads[].tid] | sort | .[:3] | map(tostring + " ") | join("")' one.json)"
+"$TSARUN" -q -b proc --json pm.json -- "$WORKLOADS/spin_sleep" 30 10
+"$TSARUN" report --format markdown pm.json >md.txt
+equal "markdown of a procfs run: switches not counted show '-', not 0/0" \
+	"$(awk -F'|' '/^\| [0-9]+ \| [0-9]+ \|/ { gsub(/ /, "", $11); print $11 }' md.txt | sort -u)" "-"
+
+# A --bash run: the report names the script, as the run did (not bash).
+printf 'sleep 0.01\n' >s.sh
+"$TSARUN" --color never --json bash.json --bash ./s.sh 2>live.txt
+"$TSARUN" report --color never bash.json >again.txt
+equal "report of a --bash run: its first line is the run's" "$(head -1 again.txt)" "$(head -1 live.txt)"
+
+# With procfs sampled (alone, or beside eBPF as a cross-check), its line too.
+for b in proc ebpf,proc; do
+	"$TSARUN" --color never -b "$b" --json pf.json -- "$WORKLOADS/spin_sleep" 60 20 2>live.txt
+	"$TSARUN" report --color never pf.json >again.txt
+	check "report, --backend $b: the procfs line too, line for line" \
+		sh -c "grep -q '^  procfs: ' live.txt && cmp -s live.txt again.txt"
+done
+
 # The tree's CPU against rusage (60 ms of it: compared) says which way it
 # differs: both ways come back, as the run printed them and as stored.
 "$TSARUN" --color never --json spin.json -- "$WORKLOADS/spin_sleep" 60 10 2>live.txt
