@@ -358,10 +358,12 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 		folded = write_folded(s, &s->runs[s->nruns - 1], artifact_path, user, &ret);
 		s->bash_folded = folded;
 	}
-	if (!o->no_table && s->nruns) {
+	/* A --report file asked for is written, with -q or --no-table too: they quiet stderr. */
+	if ((!o->no_table || o->report_path) && s->nruns) {
 		if (write_table(s, o, artifact_path))
 			ret = -EIO;
-	} else if (s->cmp && !o->quiet) {
+	}
+	if ((o->no_table || !s->nruns) && s->cmp && !o->quiet) {
 		char head[512];
 
 		/* Without the table, the gate still says what it decided. */

@@ -40,6 +40,10 @@ equal "the command's _ is its program's path, as a shell sets it (not tsarun's)"
 "$TSARUN" --report "$T_TMP/report.txt" --json "$J" -- true 2>"$T_TMP/err"
 check "--report writes the table to a file" grep -q "TOTAL" "$T_TMP/report.txt"
 check "--report leaves stderr quiet" test ! -s "$T_TMP/err"
+rm -f "$T_TMP/report.txt"
+"$TSARUN" -q --report "$T_TMP/report.txt" --json "$J" -- true 2>"$T_TMP/err"
+check "-q --report: the file asked for is still written" grep -q "TOTAL" "$T_TMP/report.txt"
+check "-q --report: ... and stderr stays quiet" test ! -s "$T_TMP/err"
 
 # SIGTERM to tsarun reaches the command; the artifact is still written.
 rm -f "$J" "$T_TMP/got-term"
