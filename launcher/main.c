@@ -360,8 +360,7 @@ static int compare_main(const struct tsarun_opts *o)
 		snprintf(err, sizeof(err), "cannot compare: %s", strerror(-ret));
 		goto out_err;
 	}
-	color = o->color == COLOR_ALWAYS ||
-		(o->color == COLOR_AUTO && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+	color = outputs_use_color(o, stdout);
 	if (!o->quiet)
 		gate_report_comparison(stdout, &cmp, o->compare_new, color);
 	fflush(stdout);
@@ -428,9 +427,7 @@ static int report_main(const struct tsarun_opts *o)
 		gate_report_session_markdown(stdout, &s, o->top, o->sort);
 	} else {
 		const struct run *r = &s.runs[s.nruns - 1];
-		bool color =
-		    o->color == COLOR_ALWAYS ||
-		    (o->color == COLOR_AUTO && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+		bool color = outputs_use_color(o, stdout);
 		struct table_opts to = {
 		    .sort = o->sort,
 		    .top = o->top,

@@ -21,7 +21,7 @@
 #include "table.h"
 #include "user.h"
 
-static bool use_color(const struct tsarun_opts *o, FILE *f)
+bool outputs_use_color(const struct tsarun_opts *o, FILE *f)
 {
 	const char *no = getenv("NO_COLOR");
 
@@ -57,7 +57,7 @@ static int write_table(const struct session *s, const struct tsarun_opts *o,
 			f = stderr;
 		}
 	}
-	to.color = use_color(o, f);
+	to.color = outputs_use_color(o, f);
 	table_print(f, r, &to);
 	if (s->nruns > 1)
 		gate_report_runs(f, s->runs, s->nruns, to.color);

@@ -6,6 +6,9 @@
 #ifndef TSARUN_OUTPUTS_H
 #define TSARUN_OUTPUTS_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 struct session;
 struct target_user;
 struct tsarun_opts;
@@ -33,5 +36,11 @@ struct comparison;
  */
 int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const char *command,
 		 uid_t owner_uid, gid_t owner_gid);
+
+/*
+ * Colour on f: --color always or never, else on a terminal unless NO_COLOR
+ * is set to something (an empty NO_COLOR is unset, as no-color.org says).
+ */
+bool outputs_use_color(const struct tsarun_opts *o, FILE *f);
 
 #endif /* TSARUN_OUTPUTS_H */

@@ -35,6 +35,11 @@ equal "markdown --sort tid: ... and the rows come in that order" \
 equal "markdown of a procfs run: switches not counted show '-', not 0/0" \
 	"$(awk -F'|' '/^\| [0-9]+ \| [0-9]+ \|/ { gsub(/ /, "", $11); print $11 }' md.txt | sort -u)" "-"
 
+# On a terminal, an empty NO_COLOR is unset (no-color.org), as for a run.
+esc() { script -qc "$1" /dev/null | grep -c $'\033\['; }
+at_least "report on a terminal, NO_COLOR empty: coloured (lines)" "$(esc "NO_COLOR= '$TSARUN' report one.json")" 1
+equal "report on a terminal, NO_COLOR=1: no colour" "$(esc "NO_COLOR=1 '$TSARUN' report one.json")" 0
+
 # A --bash run: the report names the script, as the run did (not bash).
 printf 'sleep 0.01\n' >s.sh
 "$TSARUN" --color never --json bash.json --bash ./s.sh 2>live.txt
