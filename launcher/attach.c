@@ -437,6 +437,17 @@ int monitor_main(const struct tsarun_opts *o)
 			strerror(-ret));
 		goto out_sigfd;
 	}
+	if (o->tid) {
+		size_t i;
+
+		for (i = 0; i < m.n && m.t[i].total.tid != o->tid; i++)
+			;
+		if (i == m.n) {
+			fprintf(stderr, "tsarun: --tid %u: no such thread in process %u\n", o->tid,
+				o->pid);
+			goto out_sigfd;
+		}
+	}
 	query(&m, true);
 	next_sample = m.attach_ns + o->sample_ns;
 	next_boundary = m.attach_ns + o->interval_ns;

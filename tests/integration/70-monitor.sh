@@ -73,6 +73,9 @@ check "taskstats is queried as root: the spinner's CPU delay is its runqueue tim
 # Filters: --tid, --comm (substring or glob); idle threads hidden by default.
 "$TSARUN" -p "$P" --interval 100ms --count 1 --output json --tid "$sleep_tid" --show-idle >"$T_TMP/f.jsonl"
 equal "--tid: only that thread" "$(jq -r '[.threads[].tid] | join(",")' "$T_TMP/f.jsonl")" "$sleep_tid"
+"$TSARUN" -p "$P" --interval 100ms --count 1 --tid 1 >"$T_TMP/f.out" 2>"$T_TMP/f.err"
+equal "--tid of no thread of the process: refused (125), not an empty report" "$?" 125
+check "... saying so" grep -q -- "--tid 1: no such thread in process $P" "$T_TMP/f.err"
 "$TSARUN" -p "$P" --interval 100ms --count 1 --output json --comm 'sle*' --show-idle >"$T_TMP/f.jsonl"
 equal "--comm glob: only the sleeper" "$(jq -r '[.threads[].comm] | join(",")' "$T_TMP/f.jsonl")" sleeper
 "$TSARUN" -p "$P" --interval 100ms --count 1 --output json --comm inne >"$T_TMP/f.jsonl"
