@@ -442,8 +442,9 @@ static int report_main(const struct tsarun_opts *o)
 		if (s.cmp)
 			gate_report_comparison(stdout, s.cmp, command, color);
 		if (!strcmp(s.mode, "bash"))
-			printf("\n  the bash profile is in the artifact's \"bash\" key and in "
-			       "bash.folded\n");
+			printf("\n  the bash profile is in the artifact's \"bash\" key, and in "
+			       "the file its bash.folded names (none when the artifact went to a "
+			       "device)\n");
 	}
 	if (fflush(stdout) || ferror(stdout))
 		code = EXIT_TSARUN;
