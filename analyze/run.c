@@ -121,3 +121,22 @@ const char *delay_name(int d)
 
 	return d >= 0 && d < DELAY_NR ? names[d] : "unknown";
 }
+
+const char *session_command(const struct session *s)
+{
+	if (s->argc < 1)
+		return "";
+	if (!s->mode || strcmp(s->mode, "bash"))
+		return s->argv[0];
+	for (int i = 1; i < s->argc; i++) {
+		const char *a = s->argv[i];
+
+		if (!strcmp(a, "-c"))
+			return i + 1 < s->argc ? s->argv[i + 1] : s->argv[0];
+		if (!strcmp(a, "-o") || !strcmp(a, "+o") || !strcmp(a, "-O") || !strcmp(a, "+O"))
+			i++; /* an option with its argument (#!/usr/bin/env -S bash -o pipefail) */
+		else if (a[0] != '-' && a[0] != '+')
+			return a;
+	}
+	return s->argv[0];
+}

@@ -429,6 +429,13 @@ struct session {
 void run__free_detail(struct run *r);
 void session__free(struct session *s);
 
+/*
+ * The command as the user gave it, for reports: argv[0]; for --bash, the
+ * script (or the -c string), which argv has after bash and the options of
+ * the script's #! line. The same for a run and for its stored artifact.
+ */
+const char *session_command(const struct session *s);
+
 /* Add a source's status to the run's quality. */
 void run__source(struct run *r, const char *name, bool active, const char *reason);
 

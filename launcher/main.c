@@ -379,30 +379,6 @@ out:
 	return code;
 }
 
-/*
- * The command as the run's report named it: for --bash, the script (or
- * the -c string) the user gave, which the artifact's argv has after bash
- * and the options of the script's #! line.
- */
-static const char *report_command(const struct session *s)
-{
-	if (s->argc < 1)
-		return "";
-	if (!s->mode || strcmp(s->mode, "bash"))
-		return s->argv[0];
-	for (int i = 1; i < s->argc; i++) {
-		const char *a = s->argv[i];
-
-		if (!strcmp(a, "-c"))
-			return i + 1 < s->argc ? s->argv[i + 1] : s->argv[0];
-		if (!strcmp(a, "-o") || !strcmp(a, "+o") || !strcmp(a, "-O") || !strcmp(a, "+O"))
-			i++; /* an option with its argument (#!/usr/bin/env -S bash -o pipefail) */
-		else if (a[0] != '-' && a[0] != '+')
-			return a;
-	}
-	return s->argv[0];
-}
-
 /* tsarun report RUN.json: a stored artifact's report, again, to stdout. */
 static int report_main(const struct tsarun_opts *o)
 {
@@ -422,7 +398,7 @@ static int report_main(const struct tsarun_opts *o)
 	}
 	if (have_cmp)
 		s.cmp = &cmp;
-	command = report_command(&s);
+	command = session_command(&s);
 	if (o->report_markdown) {
 		gate_report_session_markdown(stdout, &s, o->top, o->sort);
 	} else {

@@ -42,7 +42,7 @@ static int write_table(const struct session *s, const struct tsarun_opts *o,
 	struct table_opts to = {
 	    .sort = o->sort,
 	    .top = o->top,
-	    .command = o->argv[0],
+	    .command = session_command(s),
 	    .artifact = artifact_path,
 	};
 	FILE *f = stderr;
@@ -67,7 +67,7 @@ static int write_table(const struct session *s, const struct tsarun_opts *o,
 		bashprof__print(r->bash, f, &bo);
 	}
 	if (s->cmp)
-		gate_report_comparison(f, s->cmp, o->argv[0], to.color);
+		gate_report_comparison(f, s->cmp, session_command(s), to.color);
 	if (f == stderr)
 		return ret;
 	/* A full disk shows only when the buffer goes out: say so, do not truncate quietly. */
@@ -317,8 +317,9 @@ static int write_profiles(const struct session *s, const struct tsarun_opts *o,
 	if (!dir)
 		return -ENOMEM;
 	if (r->bash) {
-		if (write_profile(dir, "bash.svg", r, 0, PROF_BASH_SVG, user, o->argv[0]) ||
-		    write_profile(dir, "bash-cpu.svg", r, 1, PROF_BASH_SVG, user, o->argv[0]))
+		if (write_profile(dir, "bash.svg", r, 0, PROF_BASH_SVG, user, session_command(s)) ||
+		    write_profile(dir, "bash-cpu.svg", r, 1, PROF_BASH_SVG, user,
+				  session_command(s)))
 			ret = -EIO;
 		else if (!o->quiet)
 			fprintf(stderr, "tsarun: bash flame graphs: %s/bash{,-cpu}.svg\n", dir);
@@ -328,8 +329,8 @@ static int write_profiles(const struct session *s, const struct tsarun_opts *o,
 	for (int w = 0; w < 3; w++) {
 		if (w == 1 && !r->stacks->oncpu)
 			continue; /* said in the report and the artifact */
-		if (write_profile(dir, folded[w], r, w, PROF_FOLDED, user, o->argv[0]) ||
-		    write_profile(dir, svg[w], r, w, PROF_SVG, user, o->argv[0]))
+		if (write_profile(dir, folded[w], r, w, PROF_FOLDED, user, session_command(s)) ||
+		    write_profile(dir, svg[w], r, w, PROF_SVG, user, session_command(s)))
 			ret = -EIO;
 	}
 	if (!ret && !o->quiet)
@@ -376,7 +377,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 	}
 	if (!getrusage(RUSAGE_SELF, &self))
 		s->supervisor_max_rss_kb = self.ru_maxrss;
-	if (s->cmp && outputs_gate(s->cmp, o, o->argv[0], ao.owner_uid, ao.owner_gid))
+	if (s->cmp && outputs_gate(s->cmp, o, session_command(s), ao.owner_uid, ao.owner_gid))
 		ret = -EIO;
 	if (artifact_write(s, artifact_path, &ao, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);
