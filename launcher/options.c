@@ -117,7 +117,8 @@ static const char usage[] =
     "                           interactive SVGs, next to the artifact (or in --out-dir);\n"
     "                           with --bash also bash.svg and bash-cpu.svg, the script's\n"
     "                           commands by wall and CPU time\n"
-    "      --freq HZ            on-CPU samples per second of CPU time (default 99)\n"
+    "      --freq HZ            --flame's on-CPU samples per second of CPU time\n"
+    "                           (default 99)\n"
     "\n"
     "Monitor mode (attach to a running process):\n"
     "  -p, --pid PID            report the threads of process PID every --interval,\n"
@@ -657,9 +658,26 @@ const struct option *options_long_table(enum tsarun_mode mode)
 	}
 }
 
+/* "--name" of a long option by its value, for messages about the option, not its argument. */
+static const char *long_name(int val)
+{
+	static char name[32];
+
+	for (const struct option *l = long_opts; l->name; l++) {
+		if (l->val == val) {
+			snprintf(name, sizeof(name), "--%s", l->name);
+			return name;
+		}
+	}
+	return "an option";
+}
+
 int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
 	const char *gate_used = NULL;
+	/* The first option given that only a command's run uses, and one only monitor mode uses. */
+	char run_only[32] = "", monitor_only[32] = "", quiet[32] = "";
+	bool freq_given = false;
 	uint64_t v;
 	int c, i;
 
@@ -675,6 +693,28 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	opterr = 0;
 	/* '+': stop at the first non-option, which belongs to the command. */
 	while (!o->bash && (c = getopt_long(argc, argv, "+:hVqvr:b:p:", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_NO_TABLE:
+		case 'q':
+			if (!quiet[0])
+				snprintf(quiet, sizeof(quiet), "%s", long_name(c));
+			break;
+		case OPT_TOP:
+		case OPT_COLOR:
+		case OPT_DESCENDANTS:
+		case OPT_KILL_GRACE:
+		case OPT_NO_DELAYACCT:
+		case OPT_RINGBUF:
+		case OPT_FREQ:
+		case OPT_BASH_NO_FOLLOW:
+			if (!run_only[0])
+				snprintf(run_only, sizeof(run_only), "%s", long_name(c));
+			break;
+		case OPT_INTERVAL:
+			if (!monitor_only[0])
+				snprintf(monitor_only, sizeof(monitor_only), "%s", long_name(c));
+			break;
+		}
 		switch (c) {
 		case OPT_JSON:
 			if (!*optarg)
@@ -894,6 +934,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 					    "--freq: '%s' is not a rate from 1 to 10000 (Hz)",
 					    optarg);
 			o->freq = (unsigned)v;
+			freq_given = true;
 			break;
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = true;
@@ -935,6 +976,22 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			    "-p: --json, --out-dir, --report, --runs, --warmup, --baseline, "
 			    "--stacks and --user are for running a command (monitor mode "
 			    "writes JSON Lines with --output json)");
+		if (gate_used)
+			return fail(
+			    err, errlen,
+			    "-p: %s is for the regression gate of a command's runs, not for "
+			    "monitor mode",
+			    gate_used);
+		if (quiet[0] && !o->output_json)
+			return fail(err, errlen,
+				    "-p: %s would leave monitor mode with no output: its report is "
+				    "the table (or JSON Lines on stdout with --output json)",
+				    quiet);
+		if (run_only[0])
+			return fail(err, errlen,
+				    "-p: %s is for running a command, not for monitor mode (its "
+				    "report is the table on stderr, or --output json)",
+				    run_only);
 		if (o->sample_ns >= o->interval_ns)
 			return fail(err, errlen,
 				    "--sample must be shorter than --interval (%llu ms >= %llu ms)",
@@ -947,6 +1004,17 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		return fail(err, errlen,
 			    "--tid, --comm, --count, --output, --show-idle and --no-header are for "
 			    "monitor mode (-p PID)");
+	if (monitor_only[0])
+		return fail(err, errlen,
+			    "%s is for monitor mode (-p PID); a command's run reports once, at its "
+			    "end",
+			    monitor_only);
+	if (o->bash_no_follow && !o->bash)
+		return fail(err, errlen,
+			    "--bash-no-follow is for --bash (give it before --bash SCRIPT)");
+	if (freq_given && !o->flame)
+		return fail(err, errlen,
+			    "--freq sets the rate of --flame's on-CPU samples: add --flame");
 	if (o->bash) {
 		if (optind < argc && !strcmp(argv[optind], "--"))
 			optind++;

@@ -299,6 +299,40 @@ static void test_monitor(void **state)
 	assert_int_equal(PARSE(&o, err, "-p", "5", "--json", "a.json"), -EINVAL);
 	assert_int_equal(PARSE(&o, err, "-p", "5", "--runs", "3"), -EINVAL);
 	assert_int_equal(PARSE(&o, err, "-p", "5", "--stacks"), -EINVAL);
+	/* Neither are the gate's, nor the other options only a command's run reads. */
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--fail-over", "10%"), -EINVAL);
+	assert_non_null(strstr(err, "--fail-over"));
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--junit", "j.xml"), -EINVAL);
+	{
+		static const char *const run_only[][2] = {
+		    {"--top", "5"},	      {"--color", "always"},	  {"--descendants", "kill"},
+		    {"--kill-grace", "1s"},   {"--ringbuf", "8M"},	  {"--freq", "50"},
+		    {"--no-delayacct", NULL}, {"--bash-no-follow", NULL},
+		};
+
+		for (size_t i = 0; i < sizeof(run_only) / sizeof(run_only[0]); i++) {
+			int ret = run_only[i][1]
+				      ? PARSE(&o, err, "-p", "5", run_only[i][0], run_only[i][1])
+				      : PARSE(&o, err, "-p", "5", run_only[i][0]);
+
+			assert_int_equal(ret, -EINVAL);
+			assert_non_null(strstr(err, run_only[i][0]));
+		}
+	}
+	/* -q with the table would leave nothing; with JSON Lines it changes nothing. */
+	assert_int_equal(PARSE(&o, err, "-p", "5", "-q"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--no-table"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "-q", "--output", "json"), 0);
+	/* Monitor mode's --interval is not silently ignored by a command's run. */
+	assert_int_equal(PARSE(&o, err, "--interval", "1s", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "monitor mode"));
+	/* Options that only mean something with another one say which. */
+	assert_int_equal(PARSE(&o, err, "--freq", "50", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--flame"));
+	assert_int_equal(PARSE(&o, err, "--freq", "50", "--flame", "--", "true"), 0);
+	assert_int_equal(PARSE(&o, err, "--bash-no-follow", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--bash"));
+	assert_int_equal(PARSE(&o, err, "--bash-no-follow", "--bash", "s.sh"), 0);
 }
 
 static void test_quiet_implies_no_table(void **state)
