@@ -77,7 +77,7 @@ struct doctor_check {
 	char name[24];
 	bool available;
 	char status[24]; /* "available", "unavailable", "off", ... */
-	char detail[256];
+	char detail[512];
 };
 
 /* The --json form of `tsarun doctor`. Caller frees. */

@@ -129,6 +129,11 @@ static int read_shebang(struct bash_probe *b, const char *script, const char **o
 /* The builtin and the injector: beside the binary (build tree), else installed. */
 static int find_files(struct bash_probe *b)
 {
+	return bash_probe_find_files(b->so_path, b->env_path);
+}
+
+int bash_probe_find_files(char *so_path, char *env_path)
+{
 	char exe[PATH_MAX], *slash;
 	const char *dirs[3];
 	char here[PATH_MAX + 16];
@@ -148,12 +153,18 @@ static int find_files(struct bash_probe *b)
 	}
 	dirs[nd++] = TSARUN_LIBDIR;
 	for (int i = 0; i < nd; i++) {
-		snprintf(b->so_path, sizeof(b->so_path), "%s/tsarun-trap.so", dirs[i]);
-		snprintf(b->env_path, sizeof(b->env_path), "%s/tsarun-env.bash", dirs[i]);
-		if (!access(b->env_path, R_OK) && !access(b->so_path, R_OK))
+		snprintf(so_path, PATH_MAX, "%s/tsarun-trap.so", dirs[i]);
+		snprintf(env_path, PATH_MAX, "%s/tsarun-env.bash", dirs[i]);
+		if (!access(env_path, R_OK) && !access(so_path, R_OK))
 			return 0;
 	}
 	return -ENOENT;
+}
+
+const char *bash_probe_missing(void)
+{
+	return "cannot find tsarun-trap.so and tsarun-env.bash (looked beside the binary and "
+	       "in " TSARUN_LIBDIR "; set TSARUN_BASH_LIBDIR, or make install)";
 }
 
 /* bash expands BASH_ENV before using it: the path must mean itself. */
@@ -225,10 +236,7 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 	b->fd = -1;
 	b->uid = u && u->change ? u->uid : geteuid();
 	if (find_files(b)) {
-		snprintf(err, errlen,
-			 "cannot find tsarun-trap.so and tsarun-env.bash (looked beside the binary "
-			 "and in %s; set TSARUN_BASH_LIBDIR)",
-			 TSARUN_LIBDIR);
+		snprintf(err, errlen, "%s", bash_probe_missing());
 		goto out_free;
 	}
 	if (!plain_path(b->env_path)) {

@@ -29,4 +29,12 @@ int bash_probe__argc(const struct bash_probe *b);
 
 void bash_probe__as_probe(struct bash_probe *b, struct probe *p);
 
+/*
+ * Where the builtin and the injector are: 0 with both paths (PATH_MAX each),
+ * -ENOENT when neither TSARUN_BASH_LIBDIR, the build tree nor the installed
+ * library directory has them; bash_probe_missing() then says so.
+ */
+int bash_probe_find_files(char *so_path, char *env_path);
+const char *bash_probe_missing(void);
+
 #endif /* TSARUN_BASHPROBE_H */

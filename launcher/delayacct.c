@@ -356,6 +356,37 @@ void delayacct__release(struct delayacct_hold *h)
 	close(lfd);
 }
 
+int delayacct_holders(const char *dir, int *saved, int *pid)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	dir = dir ? dir : DELAYACCT_STATE_DIR;
+	*saved = read_saved(dir);
+	*pid = 0;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		int p = 0;
+		char *end;
+
+		if (strncmp(de->d_name, HOLDER_PFX, strlen(HOLDER_PFX)))
+			continue;
+		strtol(de->d_name + strlen(HOLDER_PFX), &end, 10);
+		if (*end || end == de->d_name + strlen(HOLDER_PFX))
+			continue;
+		if (holder_alive(dir, de->d_name, &p, false)) {
+			n++;
+			if (!*pid)
+				*pid = p;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
 bool delayacct_stale(const char *dir, char *msg, size_t len)
 {
 	int saved, dead = 0, cur = delayacct_read();

@@ -56,4 +56,12 @@ void delayacct__release(struct delayacct_hold *h);
  */
 bool delayacct_stale(const char *dir, char *msg, size_t len);
 
+/*
+ * How many live tsarun processes hold the switch on now (0 when none), one
+ * of their pids in *pid, and the value the last of them puts back in *saved
+ * (-1 when none is recorded). For doctor: a value that is on only for them
+ * is not the machine's.
+ */
+int delayacct_holders(const char *dir, int *saved, int *pid);
+
 #endif /* TSARUN_DELAYACCT_H */

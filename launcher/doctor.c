@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT
 /* Each check tries the real thing where it can (loads and attaches the probe). */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "artifact.h"
+#include "bashprobe.h"
 #include "delayacct.h"
 #include "doctor.h"
 #include "host.h"
@@ -59,8 +64,11 @@ static void check_privileges(struct doctor_check *c, int *n)
 	d = add(c, n, "privileges", bpf && perfmon && netadmin,
 		geteuid() == 0 ? "root" : (bpf && perfmon ? "capable" : "unprivileged"));
 	snprintf(d->detail, sizeof(d->detail),
-		 "euid %d; CAP_BPF %s, CAP_PERFMON %s, CAP_NET_ADMIN %s", (int)geteuid(),
-		 bpf ? "yes" : "no", perfmon ? "yes" : "no", netadmin ? "yes" : "no");
+		 "euid %d; CAP_BPF %s, CAP_PERFMON %s, CAP_NET_ADMIN %s%s", (int)geteuid(),
+		 bpf ? "yes" : "no", perfmon ? "yes" : "no", netadmin ? "yes" : "no",
+		 bpf && perfmon && netadmin
+		     ? ""
+		     : ": without them tsarun samples procfs only; run it as root (sudo tsarun)");
 }
 
 static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h)
@@ -97,6 +105,7 @@ static void check_taskstats(struct doctor_check *c, int *n, const struct host_in
 	struct doctor_check *d;
 	char detail[256];
 	bool ok = taskstats_check(detail, sizeof(detail));
+	int saved, holder;
 
 	d = add(c, n, "taskstats", ok, NULL);
 	snprintf(d->detail, sizeof(d->detail), "%s", detail);
@@ -107,6 +116,19 @@ static void check_taskstats(struct doctor_check *c, int *n, const struct host_in
 	} else if (delayacct_stale(NULL, detail, sizeof(detail))) {
 		d = add(c, n, "delayacct", false, "left on");
 		snprintf(d->detail, sizeof(d->detail), "%s", detail);
+	} else if (h->task_delayacct && delayacct_holders(NULL, &saved, &holder) > 0 &&
+		   saved == 0) {
+		/* On only for the sessions of running tsarun processes: not the machine's setting. */
+		d = add(c, n, "delayacct", true, "on");
+		snprintf(
+		    d->detail, sizeof(d->detail),
+		    "kernel.task_delayacct=1 only while a running tsarun (pid %d) holds it on for "
+		    "its session; it goes back to 0 when the last one ends. %s",
+		    holder,
+		    ok && geteuid() == 0
+			? "tsarun switches it on for each session itself (unless --no-delayacct)"
+			: "Then, as this user, only the CPU delay is counted: switching it on "
+			  "needs root ('sysctl kernel.task_delayacct=1', or run tsarun as root)");
 	} else if (h->task_delayacct) {
 		d = add(c, n, "delayacct", true, "on");
 		snprintf(d->detail, sizeof(d->detail),
@@ -151,6 +173,7 @@ static void check_perf(struct doctor_check *c, int *n, const struct host_info *h
 	};
 	struct doctor_check *d;
 	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	int open_errno = errno;
 	char paranoid[16] = "?";
 
 	host_read_file("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid));
@@ -160,8 +183,11 @@ static void check_perf(struct doctor_check *c, int *n, const struct host_info *h
 			 "software cpu-clock sampling works (perf_event_paranoid=%s)", paranoid);
 	else
 		snprintf(d->detail, sizeof(d->detail),
-			 "cpu-clock on CPU 0: %s (perf_event_paranoid=%s)", strerror(errno),
-			 paranoid);
+			 "cpu-clock on CPU 0: %s (perf_event_paranoid=%s)%s", strerror(open_errno),
+			 paranoid,
+			 open_errno == EACCES || open_errno == EPERM
+			     ? ": --flame's on-CPU samples need root or CAP_PERFMON"
+			     : "");
 	if (fd >= 0)
 		close(fd);
 	d = add(c, n, "pmu", h->pmu, NULL);
@@ -169,12 +195,72 @@ static void check_perf(struct doctor_check *c, int *n, const struct host_info *h
 		 h->pmu ? "hardware instructions counter works" : h->pmu_reason);
 }
 
+/*
+ * --bash: the builtin and the injector are found as a run finds them, and
+ * the builtin is loaded into the bash of PATH, as the profiled script's bash
+ * will load it (its load hook refuses a bash other than the one it was built
+ * for; --bash then records through the slower pure-bash trap).
+ */
 static void check_bash(struct doctor_check *c, int *n)
 {
-	struct doctor_check *d = add(c, n, "bash", false, "not built");
+	static const char script[] = "enable -f \"$1\" __tsa 2>&1 && echo \"ok $BASH_VERSION\"";
+	char so[PATH_MAX], env[PATH_MAX], out[256] = "", *nl;
+	char *argv[] = {"bash", "--norc", "--noprofile", "-c", (char *)script, "bash", so, NULL};
+	posix_spawn_file_actions_t fa;
+	struct doctor_check *d;
+	int pfd[2], status = 0, err;
+	size_t len = 0;
+	ssize_t r;
+	pid_t pid;
 
-	snprintf(d->detail, sizeof(d->detail),
-		 "per-command bash profiling (--bash) is not part of this version");
+	if (bash_probe_find_files(so, env)) {
+		d = add(c, n, "bash", false, "not found");
+		snprintf(d->detail, sizeof(d->detail), "--bash %s", bash_probe_missing());
+		return;
+	}
+	if (pipe2(pfd, O_CLOEXEC)) {
+		d = add(c, n, "bash", false, "unknown");
+		snprintf(d->detail, sizeof(d->detail), "pipe: %s", strerror(errno));
+		return;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	/* The user's BASH_ENV is not what is being checked. */
+	unsetenv("BASH_ENV");
+	err = posix_spawnp(&pid, "bash", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	while (
+	    !err && len < sizeof(out) - 1 &&
+	    ((r = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0 || (r < 0 && errno == EINTR)))
+		len += r > 0 ? (size_t)r : 0;
+	out[len] = '\0';
+	close(pfd[0]);
+	if (!err)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	nl = strchr(out, '\n');
+	if (nl)
+		*nl = '\0';
+	if (err) {
+		d = add(c, n, "bash", false, "no bash");
+		snprintf(d->detail, sizeof(d->detail),
+			 "cannot run bash from PATH (%s): --bash needs it; install bash",
+			 strerror(err));
+	} else if (WIFEXITED(status) && !WEXITSTATUS(status) && !strncmp(out, "ok ", 3)) {
+		d = add(c, n, "bash", true, NULL);
+		snprintf(d->detail, sizeof(d->detail),
+			 "--bash works: the __tsa builtin (%.*s) loads into bash %s", 150, so,
+			 out + 3);
+	} else {
+		/* Still profiled, by the fallback trap: available, and says why it is slower. */
+		d = add(c, n, "bash", true, "fallback");
+		snprintf(d->detail, sizeof(d->detail),
+			 "the __tsa builtin does not load into this bash (%.120s): --bash records "
+			 "through a pure-bash trap instead, slower; rebuild tsarun here (make)",
+			 out[0] ? out : "no message");
+	}
 }
 
 int doctor_run(bool json)

@@ -229,4 +229,24 @@ check "doctor runs and lists eBPF" grep -q '^  ebpf ' "$T_TMP/doc"
 check "doctor --json is JSON with every source" \
 	jq -e '[.checks[].name] | contains(["ebpf","btf","taskstats","delayacct","procfs","perf-events","pmu","bash"])' \
 	<("$TSARUN" doctor --json)
+# doctor's facts are tried, not assumed: --bash's builtin is loaded into the bash of PATH.
+dcheck() { "$TSARUN" doctor --json | jq -r --arg n "$1" ".checks[] | select(.name == \$n) | $2"; }
+equal "doctor: --bash works here, the builtin loads into this bash" "$(dcheck bash '"\(.available) \(.status)"')" "true available"
+equal "doctor: ... and names the bash version" \
+	"$(dcheck bash ".detail | endswith(\"loads into bash $(bash -c 'echo "$BASH_VERSION"')\")")" true
+mkdir "$T_TMP/badlib"
+cp "${TSARUN_BASH_LIBDIR:-$(dirname "$TSARUN")/shell}/tsarun-env.bash" "$T_TMP/badlib/"
+cp /bin/true "$T_TMP/badlib/tsarun-trap.so"
+equal "doctor: a builtin this bash cannot load is reported: --bash uses the fallback trap" \
+	"$(TSARUN_BASH_LIBDIR=$T_TMP/badlib dcheck bash '"\(.available) \(.status)"')" "true fallback"
+cp "$TSARUN" "$T_TMP/badlib/tsarun"
+if [ ! -e /usr/local/lib/tsarun ]; then
+	equal "doctor: without the builtin's files, --bash is unavailable and it says how to fix it" \
+		"$(env -u TSARUN_BASH_LIBDIR "$T_TMP/badlib/tsarun" doctor --json |
+			jq -r '.checks[] | select(.name == "bash") | "\(.available) \(.detail | test("TSARUN_BASH_LIBDIR"))"')" "false true"
+else
+	skip "doctor without the builtin's files" "tsarun is installed in /usr/local/lib/tsarun here"
+fi
+equal "doctor as nobody: the privileges check says how to get them" \
+	"$(setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$TSARUN" doctor --json | jq -r '.checks[] | select(.name == "privileges") | .detail | test("sudo")')" true
 check "--help documents the exit codes" sh -c "'$TSARUN' --help | grep -q '127 when it was not found'"

@@ -146,6 +146,8 @@ b=$!
 sleep 0.3
 "$TSARUN" -q --json "$J" -- true
 equal "shared: still on while the other tsarun runs" "$(cat $SYSCTL)" 1
+equal "shared: doctor says it is on only while a tsarun holds it, and goes back to 0" \
+	"$("$TSARUN" doctor --json | jq -r '.checks[] | select(.name=="delayacct") | .detail | test("only while a running tsarun \\(pid [0-9]+\\).*back to 0")')" true
 # --no-delayacct while another tsarun holds it on: the delays stay null,
 # saying that it was that one's (not 'off for the run').
 "$TSARUN" -q --no-delayacct --json "$J" -- true
