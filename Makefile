@@ -270,9 +270,11 @@ format-check:
 
 install: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/tsarun)
-	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(LIBDIR)
 	$(Q)install -m 0755 $(TSARUN) $(DESTDIR)$(BINDIR)/tsarun
 	$(Q)install -m 0644 doc/tsarun.1 $(DESTDIR)$(MANDIR)/man1/tsarun.1
+	$(call msg,INSTALL,$(DESTDIR)$(LIBDIR))
+	$(Q)install -m 0644 $(SHELL_SO) $(SHELL_ENV) $(DESTDIR)$(LIBDIR)/
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

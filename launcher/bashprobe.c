@@ -135,8 +135,8 @@ static int find_files(struct bash_probe *b)
 int bash_probe_find_files(char *so_path, char *env_path)
 {
 	char exe[PATH_MAX], *slash;
-	const char *dirs[3];
-	char here[PATH_MAX + 16];
+	const char *dirs[4];
+	char here[PATH_MAX + 16], installed[PATH_MAX + 16];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int nd = 0;
 
@@ -149,6 +149,9 @@ int bash_probe_find_files(char *so_path, char *env_path)
 			*slash = '\0';
 			snprintf(here, sizeof(here), "%s/shell", exe);
 			dirs[nd++] = here;
+			/* PREFIX/bin/tsarun -> PREFIX/lib/tsarun, wherever PREFIX is. */
+			snprintf(installed, sizeof(installed), "%s/../lib/tsarun", exe);
+			dirs[nd++] = installed;
 		}
 	}
 	dirs[nd++] = TSARUN_LIBDIR;

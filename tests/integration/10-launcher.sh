@@ -249,4 +249,16 @@ else
 fi
 equal "doctor as nobody: the privileges check says how to get them" \
 	"$(setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$TSARUN" doctor --json | jq -r '.checks[] | select(.name == "privileges") | .detail | test("sudo")')" true
+# make install: an installed tsarun has --bash's builtin and injector.
+if make -s -C "$REPO" OUTPUT="${OUTPUT:-build}" DESTDIR="$T_TMP/root" PREFIX=/opt/tsa install >"$T_TMP/install.log" 2>&1; then
+	check "make install: the bash builtin and injector go to PREFIX/lib/tsarun" \
+		test -f "$T_TMP/root/opt/tsa/lib/tsarun/tsarun-trap.so" -a -f "$T_TMP/root/opt/tsa/lib/tsarun/tsarun-env.bash"
+	equal "the installed tsarun finds them beside its bin/: doctor's bash check passes" \
+		"$(env -u TSARUN_BASH_LIBDIR "$T_TMP/root/opt/tsa/bin/tsarun" doctor --json |
+			jq -r '.checks[] | select(.name == "bash") | "\(.available) \(.status)"')" "true available"
+	env -u TSARUN_BASH_LIBDIR "$T_TMP/root/opt/tsa/bin/tsarun" -q --json "$T_TMP/inst.json" --bash -c 'true; true'
+	at_least "... and its --bash run records through the builtin" "$(jqv "$T_TMP/inst.json" '.bash.quality.datagrams')" 1
+else
+	not_ok "make install DESTDIR=... works" "$(cat "$T_TMP/install.log")"
+fi
 check "--help documents the exit codes" sh -c "'$TSARUN' --help | grep -q '127 when it was not found'"
