@@ -8,6 +8,7 @@
  * below main() exits.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,12 +61,43 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+/*
+ * Can path be written (its directory, or the file itself)? 0, or -1 with
+ * "cannot write WHAT 'PATH': REASON[HINT]" in err. Checked before the
+ * command runs, so that a typo does not cost a run.
+ */
+static int check_writable(const char *path, const char *what, const char *hint, char *err,
+			  size_t errlen)
+{
+	char dir[PATH_MAX], *slash;
+	int ret, dir_errno;
+
+	if (!path)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash) {
+		slash[slash == dir ? 1 : 0] = '\0';
+		ret = access(dir, W_OK);
+	} else {
+		ret = access(".", W_OK);
+	}
+	/* The directory's reason (EROFS, EACCES) unless the file itself is writable. */
+	dir_errno = errno;
+	if (ret && access(path, W_OK)) {
+		snprintf(err, errlen, "cannot write %s '%s': %s%s", what, path,
+			 strerror(errno == ENOENT ? dir_errno : errno), hint);
+		return -1;
+	}
+	return 0;
+}
+
 /* The artifact's path; NULL with a message when its directory cannot be used. */
 static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen)
 {
 	const char *name = o->json_path ? o->json_path : "tsarun.json";
-	char *path = NULL, *slash;
-	int ret, dir_errno;
+	char *path = NULL;
+	int ret;
 
 	if (o->out_dir) {
 		ret = mkdir_p(o->out_dir);
@@ -86,20 +118,8 @@ static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen
 		return NULL;
 	}
 	/* Fail before running the command, not after. */
-	slash = strrchr(path, '/');
-	if (slash) {
-		*slash = '\0';
-		ret = access(slash == path ? "/" : path, W_OK);
-		*slash = '/';
-	} else {
-		ret = access(".", W_OK);
-	}
-	/* The directory's reason (EROFS, EACCES) unless the file itself is writable. */
-	dir_errno = errno;
-	if (ret && access(path, W_OK)) {
-		snprintf(err, errlen,
-			 "cannot write the artifact '%s': %s (use --json FILE or --out-dir DIR)",
-			 path, strerror(errno == ENOENT ? dir_errno : errno));
+	if (check_writable(path, "the artifact", " (use --json FILE or --out-dir DIR)", err,
+			   errlen)) {
 		free(path);
 		return NULL;
 	}
@@ -133,6 +153,16 @@ static int run_main(struct tsarun_opts *o)
 	if (!path) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		goto out_user;
+	}
+	/* The other files asked for, likewise. */
+	if (check_writable(o->report_path, "the report", " (use --report FILE)", err,
+			   sizeof(err)) ||
+	    check_writable(o->junit_path, "the JUnit report", " (use --junit FILE)", err,
+			   sizeof(err)) ||
+	    check_writable(o->markdown_path, "the Markdown report", " (use --markdown FILE)", err,
+			   sizeof(err))) {
+		fprintf(stderr, "tsarun: %s\n", err);
+		goto out_path;
 	}
 	/*
 	 * A device or a FIFO is written in place; anything else by rename. Decided
