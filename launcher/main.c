@@ -70,10 +70,16 @@ static int check_writable(const char *path, const char *what, const char *hint, 
 			  size_t errlen)
 {
 	char dir[PATH_MAX], *slash;
+	struct stat st;
 	int ret, dir_errno;
 
 	if (!path)
 		return 0;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cannot write %s '%s': %s%s", what, path, strerror(EISDIR),
+			 hint);
+		return -1;
+	}
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash) {

@@ -211,15 +211,21 @@ mkdir -p "$T_TMP/ro" && chmod 555 "$T_TMP/ro"
 equal "an unwritable artifact path is refused with 125" "$?" 125
 check "... before the command runs" test ! -e "$T_TMP/ran"
 check "... with a message naming the file" grep -q "ro/x/a.json" "$T_TMP/err"
+mkdir -p "$T_TMP/adir"
+"$TSARUN" -q --json "$T_TMP/adir" -- touch "$T_TMP/ran" 2>"$T_TMP/err"
+equal "an artifact path that is a directory is refused with 125" "$?" 125
+check "... before the command runs" test ! -e "$T_TMP/ran"
+check "... saying so" grep -q "cannot write the artifact '$T_TMP/adir': Is a directory" "$T_TMP/err"
 # So are the other files asked for: a typo in a path must not cost the run.
-for o in "--report $T_TMP/ro/x/r.txt" "--junit $T_TMP/ro/x/j.xml --baseline-cmd true -r 5" \
+for o in "--report $T_TMP/adir" "--report $T_TMP/ro/x/r.txt" "--junit $T_TMP/ro/x/j.xml --baseline-cmd true -r 5" \
 	"--markdown $T_TMP/ro/x/m.md --baseline-cmd true -r 5"; do
 	rm -f "$T_TMP/ran"
 	# shellcheck disable=SC2086
 	"$TSARUN" -q --json "$T_TMP/w.json" $o -- touch "$T_TMP/ran" 2>"$T_TMP/err"
 	equal "${o%% *} to an unwritable path is refused with 125" "$?" 125
 	check "... before the command runs" test ! -e "$T_TMP/ran"
-	check "... with one line naming the file" sh -c "[ \$(wc -l <'$T_TMP/err') = 1 ] && grep -q \"cannot write .*'$T_TMP/ro/x/\" '$T_TMP/err'"
+	p=${o#* } && p=${p%% *}
+	check "... with one line naming the file" sh -c "[ \$(wc -l <'$T_TMP/err') = 1 ] && grep -q \"cannot write .*'$p'\" '$T_TMP/err'"
 done
 
 # Artifact: default name, --out-dir, atomic write, schema.
