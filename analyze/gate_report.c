@@ -483,7 +483,7 @@ void gate_report_session_markdown(FILE *f, const struct session *s, int top, enu
 		fprintf(f, ": ");
 		md_text(f, st);
 	}
-	fprintf(f, "\n\n%s on ", s->tool_version ? s->tool_version : "tsarun");
+	fprintf(f, "\n\ntsarun %s on ", s->tool_version ? s->tool_version : "(version unknown)");
 	md_text(f, s->host.cpu_model);
 	fprintf(f, " (%d CPUs, kernel ", s->host.cpus);
 	md_text(f, s->host.kernel);

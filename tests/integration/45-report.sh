@@ -21,6 +21,7 @@ equal "report --format markdown: exit 0" "$?" 0
 check "markdown: the summary table" grep -q '^| cpu | ' again.md
 check "markdown: the thread table" grep -q '^| PID | TID | COMM |' again.md
 check "markdown: the gate" grep -q '^### tsarun regression gate: ' again.md
+equal "markdown: the tool, its version and the machine" "$(sed -n 3p again.md | sed 's/ on .*//')" "tsarun $(jq -r .tool.version run.json)"
 "$TSARUN" --color never --sort cpu --top 3 --json one.json -- "$WORKLOADS/threads" 50 4 10 2>live.txt
 "$TSARUN" report --color never --sort cpu --top 3 one.json >again.txt
 check "report of one run, --sort cpu --top 3: the same table" cmp -s live.txt again.txt
