@@ -262,6 +262,17 @@ demo: deps $(TSARUN) $(OUTPUT)/examples/bench
 deps:
 	$(Q)ci/deps
 
+# On a fresh machine pkg-config and the libraries arrive with `make deps`,
+# after this Makefile was read (PKG_CFLAGS and PKG_LIBS empty). When deps is
+# asked for (make deps check, make demo), they are installed first, as the
+# making of an included file: make then reads the Makefile again, flags and all.
+ifneq ($(filter deps demo,$(MAKECMDGOALS)),)
+include $(OUTPUT)/deps.stamp
+endif
+$(OUTPUT)/deps.stamp: ci/packages ci/deps
+	$(Q)ci/deps
+	$(Q)mkdir -p $(@D) && touch $@
+
 format:
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
 
