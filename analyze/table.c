@@ -423,7 +423,10 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 			"%s  warning: %llu tasks could not be tracked (task storage allocation "
 			"failed)%s\n",
 			warn, (unsigned long long)q->map_full_drops, reset);
-	if (q->untraced_switch_ins)
+	if (q->untraced_switch_ins == 1)
+		fprintf(f, "  note: 1 switch-in had no scheduler event; it was timed from the "
+			   "thread's sum_exec_runtime\n");
+	else if (q->untraced_switch_ins)
 		fprintf(f,
 			"  note: %llu switch-ins had no scheduler event; each was timed from the "
 			"thread's sum_exec_runtime\n",

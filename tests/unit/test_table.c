@@ -136,12 +136,32 @@ static void test_not_started(void **state)
 	free(text);
 }
 
+/* The quality notes count in English: one switch-in, two switch-ins. */
+static void test_untraced_note(void **state)
+{
+	struct tsa_thread t[1] = {fx_thread(100, 100, 99, "bench", 0, 500, 300, 20, 170, 10)};
+	struct table_opts o = {.sort = SORT_WALL, .top = 20, .command = "./bench"};
+	struct run r;
+	char *text;
+
+	make_run(&r, t, 1);
+	r.quality.untraced_switch_ins = 1;
+	text = render(&r, &o);
+	assert_non_null(strstr(text, "note: 1 switch-in had no scheduler event; it was timed"));
+	free(text);
+	r.quality.untraced_switch_ins = 2;
+	text = render(&r, &o);
+	assert_non_null(strstr(text, "note: 2 switch-ins had no scheduler event; each was timed"));
+	free(text);
+	run__free_detail(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_golden_small),	  cmocka_unit_test(test_many_threads_fold),
 	    cmocka_unit_test(test_color_only_when_asked), cmocka_unit_test(test_formats),
-	    cmocka_unit_test(test_not_started),
+	    cmocka_unit_test(test_not_started),		  cmocka_unit_test(test_untraced_note),
 	};
 
 	return cmocka_run_group_tests_name("table", tests, NULL, NULL);
