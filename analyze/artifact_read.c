@@ -968,9 +968,10 @@ int artifact_parse(const char *text, size_t len, const char *name,
 		goto out;
 	}
 	if (strcmp(sch->valuestring, ARTIFACT_SCHEMA)) {
+		/* A report of a newer artifact cannot be taken again: say what can be done. */
 		ret = bad(&d, -EPROTO,
-			  "schema '%.40s' is not supported: this tsarun reads %s (take the "
-			  "baseline again with this version)",
+			  "schema '%.40s' is not supported: this tsarun reads %s (read it with "
+			  "the tsarun that wrote it, or run the command again with this one)",
 			  sch->valuestring, ARTIFACT_SCHEMA);
 		goto out;
 	}

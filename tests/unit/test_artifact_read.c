@@ -176,7 +176,8 @@ static void test_bad_input(void **state)
 
 	bad = edit(text, "tsarun/1", "tsarun/2");
 	expect_bad(bad, strlen(bad),
-		   "schema 'tsarun/2' is not supported: this tsarun reads tsarun/1");
+		   "schema 'tsarun/2' is not supported: this tsarun reads tsarun/1 (read it with "
+		   "the tsarun that wrote it, or run the command again with this one)");
 	free(bad);
 	bad = edit(text, "\"runs\":", "\"nurs\":");
 	expect_bad(bad, strlen(bad), "has no runs");
