@@ -1060,8 +1060,11 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		if (!o->max_runs_given && o->gate_spec.max_runs < o->runs)
 			o->gate_spec.max_runs = o->runs;
 		if (o->gate_spec.max_runs < o->runs)
-			return fail(err, errlen, "--max-runs %u is less than --runs %u",
-				    o->gate_spec.max_runs, o->runs);
+			return fail(err, errlen, "--max-runs %u is less than --runs %u%s",
+				    o->gate_spec.max_runs, o->runs,
+				    o->runs_given ? ""
+						  : " (the default with a baseline; give --runs N "
+						    "to run fewer)");
 		gate_spec_finish(&o->gate_spec, o->baseline_cmd != NULL);
 	}
 	return 0;

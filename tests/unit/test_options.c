@@ -194,6 +194,9 @@ static void test_gate_options(void **state)
 	assert_int_equal(PARSE(&o, err, "--baseline", "b", "-r", "5", "--max-runs", "4", "true"),
 			 -EINVAL);
 	assert_non_null(strstr(err, "--max-runs 4 is less than --runs 5"));
+	/* A --runs the user did not give is explained. */
+	assert_int_equal(PARSE(&o, err, "--baseline", "b", "--max-runs", "4", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--runs 10 (the default with a baseline; give --runs N"));
 	assert_int_equal(PARSE(&o, err, "--baseline-cmd", "./old", "--bash", "-c", "true"),
 			 -EINVAL);
 	assert_non_null(strstr(err, "--baseline-cmd with --bash"));
