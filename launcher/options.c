@@ -853,6 +853,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 					    "--sample: '%s' is not a duration from 1ms to 60s "
 					    "(e.g. 10ms)",
 					    optarg);
+			o->sample_given = true;
 			break;
 		case OPT_RINGBUF:
 			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 30))
@@ -1036,6 +1037,10 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	o->argv = &argv[optind];
 	o->argc = argc - optind;
 
+	if (o->backends && !(o->backends & BACKEND_PROC) && o->sample_given)
+		return fail(err, errlen,
+			    "--sample is the procfs source's interval, and --backend leaves procfs "
+			    "out: add proc to the list (e.g. --backend ebpf,proc)");
 	if (o->backends && !(o->backends & BACKEND_EBPF) && o->stacks)
 		return fail(err, errlen,
 			    "--stacks, --offcpu-min, --waker and --flame need the ebpf backend "

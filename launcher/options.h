@@ -68,6 +68,7 @@ struct tsarun_opts {
 	bool no_delayacct;  /* leave kernel.task_delayacct as it is */
 	unsigned backends;  /* --backend: BACKEND_* bits; 0: auto */
 	uint64_t sample_ns; /* --sample: the procfs source's interval */
+	bool sample_given;
 
 	/* Monitor mode (-p PID). */
 	uint32_t pid;

@@ -90,6 +90,11 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 					  : "not used: eBPF times every state from events (add "
 					    "it with --backend ebpf,proc, as a cross-check)",
 				      o->verbose > 1);
+		/* A --sample asked for and not applied is not left unsaid. */
+		if (o->sample_given && !o->backends && !o->quiet && o->verbose <= 1)
+			fprintf(stderr,
+				"tsarun: --sample: procfs is not sampled while eBPF works; add "
+				"--backend ebpf,proc to sample it beside eBPF\n");
 	}
 	if (o->backends && !(o->backends & BACKEND_TASKSTATS)) {
 		probeset__unavailable(ps, "taskstats", "not selected (--backend)", o->verbose);

@@ -76,6 +76,15 @@ at_most "--sample 50ms: one scan per 50 ms of the run's wall time (not per 10 ms
 	"$(jqv "$J" '.runs[0].quality.procfs.scans')" "$(jqv "$J" '.runs[0].wall_ns / 50000000 + 3 | floor')"
 validate "$J"
 
+# Under auto with eBPF working, procfs is not sampled: a --sample given is not ignored silently.
+"$TSARUN" -q --sample 5ms --json "$J" -- true 2>"$T_TMP/err"
+equal "--sample with -q and eBPF: nothing said" "$(wc -c <"$T_TMP/err")" 0
+"$TSARUN" --no-table --sample 5ms --json "$J" -- true 2>"$T_TMP/err"
+check "--sample with eBPF working: tsarun says procfs is not sampled, and how to sample it" \
+	grep -q -- "--sample: procfs is not sampled while eBPF works; add --backend ebpf,proc" "$T_TMP/err"
+"$TSARUN" -q -b ebpf --sample 5ms --json "$J" -- true 2>"$T_TMP/err"
+equal "--sample with --backend ebpf (no proc): refused with 125" "$?" 125
+
 # D state by sample: the vfork parent waits 300 ms for its child.
 "$TSARUN" -q -b proc --json "$J" -- "$WORKLOADS/vfork_wait" 300
 T="[.runs[0].threads[] | select(.tid == .pid and .tid == $(jqv "$J" '.runs[0].root_pid'))][0]"

@@ -336,6 +336,11 @@ static void test_monitor(void **state)
 	assert_int_equal(PARSE(&o, err, "--bash-no-follow", "--", "true"), -EINVAL);
 	assert_non_null(strstr(err, "--bash"));
 	assert_int_equal(PARSE(&o, err, "--bash-no-follow", "--bash", "s.sh"), 0);
+	/* --sample with a --backend list that leaves procfs out would sample nothing. */
+	assert_int_equal(PARSE(&o, err, "-b", "ebpf", "--sample", "5ms", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--sample"));
+	assert_int_equal(PARSE(&o, err, "-b", "ebpf,proc", "--sample", "5ms", "--", "true"), 0);
+	assert_int_equal(PARSE(&o, err, "--sample", "5ms", "--", "true"), 0);
 }
 
 static void test_quiet_implies_no_table(void **state)
