@@ -179,6 +179,7 @@ static int run_main(struct tsarun_opts *o)
 
 		s.artifact_in_place = !stat(path, &st) && !S_ISREG(st.st_mode) ? 1 : -1;
 	}
+	outputs_prepare(o);
 	/* A bad baseline is refused before the command runs. */
 	if (o->gate && gating__prepare(&g, o, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);

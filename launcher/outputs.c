@@ -34,9 +34,107 @@ bool outputs_use_color(const struct tsarun_opts *o, FILE *f)
 	return isatty(fileno(f));
 }
 
+/*
+ * --report, --junit and --markdown: written in place when the path is a
+ * device or a FIFO (/dev/stderr, a pipe), else as a new file renamed over
+ * it, decided before the command runs (outputs_prepare()): root then
+ * replaces a link the command put at the path, and never writes through
+ * it. 0: not decided (compare, which runs no command): decided when written.
+ */
+static struct {
+	int report, junit, markdown;
+} in_place;
+
+static int decide_in_place(const char *path)
+{
+	struct stat st;
+
+	return path && !stat(path, &st) && !S_ISREG(st.st_mode) ? 1 : -1;
+}
+
+void outputs_prepare(const struct tsarun_opts *o)
+{
+	in_place.report = decide_in_place(o->report_path);
+	in_place.junit = decide_in_place(o->junit_path);
+	in_place.markdown = decide_in_place(o->markdown_path);
+}
+
+/*
+ * Open path for writing: in place, or a new file beside it (*tmp, to be
+ * renamed over path by out_close()). NULL with errno set.
+ */
+static FILE *out_open(const char *path, int where, char **tmp)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	struct stat st;
+	char *copy;
+	FILE *f;
+	int fd, err;
+
+	*tmp = NULL;
+	if (where > 0 || (!where && !stat(path, &st) && !S_ISREG(st.st_mode))) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	} else {
+		copy = strdup(path);
+		if (!copy || asprintf(tmp, "%s/.%s.XXXXXX", dirname(copy), base) < 0) {
+			free(copy);
+			*tmp = NULL;
+			errno = ENOMEM;
+			return NULL;
+		}
+		free(copy);
+		fd = mkostemp(*tmp, O_CLOEXEC);
+		if (fd >= 0 && fchmod(fd, 0644)) {
+			err = errno;
+			close(fd);
+			unlink(*tmp);
+			errno = err;
+			fd = -1;
+		}
+	}
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		err = errno;
+		if (fd >= 0) {
+			close(fd);
+			if (*tmp)
+				unlink(*tmp);
+		}
+		free(*tmp);
+		*tmp = NULL;
+		errno = err;
+	}
+	return f;
+}
+
+/*
+ * Finish what out_open() opened: a new file gets its owner (uid -1: keep),
+ * everything is flushed, and the new file replaces path. 0 or -errno.
+ */
+static int out_close(FILE *f, const char *path, char *tmp, uid_t uid, gid_t gid)
+{
+	int ret = 0;
+
+	if (tmp && uid != (uid_t)-1 && fchown(fileno(f), uid, gid))
+		ret = -errno;
+	/* A full disk shows only when the buffer goes out: say so, do not truncate quietly. */
+	if ((fflush(f) || ferror(f)) && !ret)
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (tmp) {
+		if (!ret && rename(tmp, path))
+			ret = -errno;
+		if (ret)
+			unlink(tmp);
+		free(tmp);
+	}
+	return ret;
+}
+
 /* Returns 0, or -errno when the --report file could not be written whole. */
 static int write_table(const struct session *s, const struct tsarun_opts *o,
-		       const char *artifact_path)
+		       const char *artifact_path, uid_t uid, gid_t gid)
 {
 	const struct run *r = &s->runs[s->nruns - 1];
 	struct table_opts to = {
@@ -46,10 +144,11 @@ static int write_table(const struct session *s, const struct tsarun_opts *o,
 	    .artifact = artifact_path,
 	};
 	FILE *f = stderr;
+	char *tmp = NULL;
 	int ret = 0;
 
 	if (o->report_path) {
-		f = fopen(o->report_path, "we");
+		f = out_open(o->report_path, in_place.report, &tmp);
 		if (!f) {
 			ret = -errno;
 			fprintf(stderr, "tsarun: cannot write the report '%s': %s\n",
@@ -70,11 +169,7 @@ static int write_table(const struct session *s, const struct tsarun_opts *o,
 		gate_report_comparison(f, s->cmp, session_command(s), to.color);
 	if (f == stderr)
 		return ret;
-	/* A full disk shows only when the buffer goes out: say so, do not truncate quietly. */
-	if (fflush(f) || ferror(f))
-		ret = errno ? -errno : -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
+	ret = out_close(f, o->report_path, tmp, uid, gid);
 	if (ret)
 		fprintf(stderr, "tsarun: cannot write the report '%s': %s\n", o->report_path,
 			strerror(-ret));
@@ -147,10 +242,16 @@ static char *write_folded(const struct session *s, const struct run *r, const ch
 
 typedef void (*gate_renderer)(FILE *f, const struct comparison *c, const char *command);
 
-static int write_file(const char *path, const char *mode, const char *what, gate_renderer render,
+/*
+ * where: as out_open() (--junit, --markdown); -2 appends to path as it is
+ * (the runner's $GITHUB_STEP_SUMMARY). A new file belongs to uid:gid, the
+ * user tsarun runs the command as, like the artifact; a device stays root's.
+ */
+static int write_file(const char *path, int where, const char *what, gate_renderer render,
 		      const struct comparison *c, const char *command, uid_t uid, gid_t gid)
 {
-	FILE *f = fopen(path, mode);
+	char *tmp = NULL;
+	FILE *f = where == -2 ? fopen(path, "ae") : out_open(path, where, &tmp);
 	int ret = 0;
 
 	if (!f) {
@@ -159,15 +260,8 @@ static int write_file(const char *path, const char *mode, const char *what, gate
 			strerror(-ret));
 		return ret;
 	}
-	/* A new report belongs to the user tsarun runs the command as, like the artifact. */
-	if (uid != (uid_t)-1 && mode[0] == 'w' && fchown(fileno(f), uid, gid))
-		fprintf(stderr, "tsarun: cannot give '%s' to uid %u: %s\n", path, (unsigned)uid,
-			strerror(errno));
 	render(f, c, command);
-	if (fflush(f) || ferror(f))
-		ret = -errno ? -errno : -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
+	ret = out_close(f, path, tmp, uid, gid);
 	if (ret)
 		fprintf(stderr, "tsarun: cannot write the %s '%s': %s\n", what, path,
 			strerror(-ret));
@@ -181,19 +275,19 @@ int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const 
 	int ret = 0, r;
 
 	if (o->junit_path) {
-		r = write_file(o->junit_path, "we", "JUnit report", gate_report_junit, c, command,
-			       uid, gid);
+		r = write_file(o->junit_path, in_place.junit, "JUnit report", gate_report_junit, c,
+			       command, uid, gid);
 		ret = ret ? ret : r;
 	}
 	if (o->markdown_path) {
-		r = write_file(o->markdown_path, "we", "Markdown report", gate_report_markdown, c,
-			       command, uid, gid);
+		r = write_file(o->markdown_path, in_place.markdown, "Markdown report",
+			       gate_report_markdown, c, command, uid, gid);
 		ret = ret ? ret : r;
 	}
 	if (!gha || strcmp(gha, "true"))
 		return ret;
 	if (summary && *summary) {
-		r = write_file(summary, "ae", "step summary (GITHUB_STEP_SUMMARY)",
+		r = write_file(summary, -2, "step summary (GITHUB_STEP_SUMMARY)",
 			       gate_report_markdown, c, command, (uid_t)-1, (gid_t)-1);
 		ret = ret ? ret : r;
 	}
@@ -361,7 +455,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 	}
 	/* A --report file asked for is written, with -q or --no-table too: they quiet stderr. */
 	if ((!o->no_table || o->report_path) && s->nruns) {
-		if (write_table(s, o, artifact_path))
+		if (write_table(s, o, artifact_path, ao.owner_uid, ao.owner_gid))
 			ret = -EIO;
 	}
 	if ((o->no_table || !s->nruns) && s->cmp && !o->quiet) {

@@ -14,6 +14,13 @@ struct target_user;
 struct tsarun_opts;
 
 /*
+ * Before the command runs: whether --report, --junit and --markdown are
+ * written in place (a device or a FIFO) or as new files renamed over their
+ * paths, so that a link the command puts there is replaced, not followed.
+ */
+void outputs_prepare(const struct tsarun_opts *o);
+
+/*
  * Write every output. Returns 0, or -errno when an output could not be
  * written (the message is already on stderr); the caller still returns
  * the command's status when that is non-zero.

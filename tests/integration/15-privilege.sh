@@ -116,6 +116,21 @@ validate "$D/a.json"
 equal "a link put at bash.folded: the run succeeds" "$?" 0
 equal "... root's file it pointed to is untouched" "$(cat "$T_TMP/victim")" "root's own"
 check "... and bash.folded replaced the link" test -f "$D/bash.folded" -a ! -L "$D/bash.folded"
+# --report, --junit and --markdown likewise: root replaces the link, and the file is the user's.
+"$TSARUN" -q --user "$U" --json "$D/c.json" --report "$D/r.txt" -- sh -c "ln -sf '$T_TMP/victim' '$D/r.txt'"
+equal "a link put at --report's path: the run succeeds" "$?" 0
+equal "... root's file it pointed to is untouched" "$(cat "$T_TMP/victim")" "root's own"
+check "... and the report replaced the link, with the table" sh -c "[ -f '$D/r.txt' ] && [ ! -L '$D/r.txt' ] && grep -q TOTAL '$D/r.txt'"
+equal "... and belongs to the user, like the artifact" "$(stat -c %U "$D/r.txt")" "$(id -un "$U")"
+"$TSARUN" -q --user "$U" --json "$D/c.json" --baseline-cmd true -r 5 --junit "$D/j.xml" --markdown "$D/m.md" -- \
+	sh -c "ln -sf '$T_TMP/victim' '$D/j.xml'; ln -sf '$T_TMP/victim' '$D/m.md'"
+equal "links put at --junit's and --markdown's paths: root's file they pointed to is untouched" "$(cat "$T_TMP/victim")" "root's own"
+check "... and both replaced the links" sh -c "[ -f '$D/j.xml' ] && [ ! -L '$D/j.xml' ] && [ -f '$D/m.md' ] && [ ! -L '$D/m.md' ]"
+# A device of its own, not /dev/null: a regression here must not give the machine's away.
+mknod "$T_TMP/null" c 1 3 && chmod 666 "$T_TMP/null"
+"$TSARUN" -q --user "$U" --json "$D/c.json" --report "$T_TMP/null" --baseline-cmd true -r 5 --junit "$T_TMP/null" -- true
+equal "--report and --junit to a device: written in place, and the device stays root's" \
+	"$(stat -c '%F %u' "$T_TMP/null")" "character special file 0"
 # The pure-bash fallback (the builtin made unloadable): its record file is
 # in a directory of the user's; a link there to root's file is not read.
 mkdir "$T_TMP/lib" && cp "$REPO/shell/tsarun-env.bash" "$T_TMP/lib/" && echo "not a library" >"$T_TMP/lib/tsarun-trap.so"
