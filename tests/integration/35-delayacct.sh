@@ -30,7 +30,8 @@ holders() {
 	done
 	echo $n
 }
-original() { if [ -e "$STATE/delayacct.saved" ]; then cat "$STATE/delayacct.saved"; else cat $SYSCTL; fi; }
+# (The last holder may remove the saved value between a test and a read: then the switch has it.)
+original() { cat "$STATE/delayacct.saved" 2>/dev/null || cat $SYSCTL; }
 restored() {
 	local what=$1 want=$2 pid=${3:-}
 	[ -n "$pid" ] && check "$what: its holder file is gone" test ! -e "$STATE/delayacct.$pid"
