@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "monitor.h"
 #include "attach.h"
+#include "host.h"
 #include "options.h"
 #include "pidset.h"
 #include "procfs.h"
@@ -391,6 +392,21 @@ static int setup(struct monitor *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* The process a thread id belongs to (its Tgid), 0 when it cannot be read. */
+static unsigned thread_group(unsigned tid)
+{
+	char path[64], buf[2048], *t;
+	unsigned tgid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	if (host_read_file(path, buf, sizeof(buf)))
+		return 0;
+	t = strstr(buf, "\nTgid:");
+	if (t && sscanf(t + 6, "%u", &tgid) != 1)
+		tgid = 0;
+	return tgid;
+}
+
 int monitor_main(const struct tsarun_opts *o)
 {
 	struct monitor m = {.o = o, .pid = o->pid, .taskfd = -1};
@@ -406,8 +422,17 @@ int monitor_main(const struct tsarun_opts *o)
 	m.o = &oo;
 	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
 	if (pidfd < 0) {
-		fprintf(stderr, "tsarun: -p %u: %s\n", o->pid,
-			errno == ESRCH ? "no such process" : strerror(errno));
+		unsigned tgid = thread_group(o->pid);
+
+		if (tgid && tgid != o->pid)
+			fprintf(stderr,
+				"tsarun: -p %u: that is a thread of process %u, not a process "
+				"(use -p %u --tid %u)\n",
+				o->pid, tgid, tgid, o->pid);
+		else
+			fprintf(stderr, "tsarun: -p %u: %s\n", o->pid,
+				errno == ESRCH || errno == ENOENT ? "no such process"
+								  : strerror(errno));
 		return EXIT_TSARUN;
 	}
 	if (setup(&m, err, sizeof(err))) {

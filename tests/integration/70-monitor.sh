@@ -76,6 +76,9 @@ equal "--tid: only that thread" "$(jq -r '[.threads[].tid] | join(",")' "$T_TMP/
 "$TSARUN" -p "$P" --interval 100ms --count 1 --tid 1 >"$T_TMP/f.out" 2>"$T_TMP/f.err"
 equal "--tid of no thread of the process: refused (125), not an empty report" "$?" 125
 check "... saying so" grep -q -- "--tid 1: no such thread in process $P" "$T_TMP/f.err"
+"$TSARUN" -p "$sleep_tid" --interval 100ms --count 1 >"$T_TMP/f.out" 2>"$T_TMP/f.err"
+equal "-p with a thread's id, not a process's: refused (125)" "$?" 125
+check "... saying whose thread it is and what to type" grep -q -- "-p $sleep_tid: that is a thread of process $P, not a process (use -p $P --tid $sleep_tid)" "$T_TMP/f.err"
 "$TSARUN" -p "$P" --interval 100ms --count 1 --output json --comm 'sle*' --show-idle >"$T_TMP/f.jsonl"
 equal "--comm glob: only the sleeper" "$(jq -r '[.threads[].comm] | join(",")' "$T_TMP/f.jsonl")" sleeper
 "$TSARUN" -p "$P" --interval 100ms --count 1 --output json --comm inne >"$T_TMP/f.jsonl"
