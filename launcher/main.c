@@ -58,6 +58,15 @@ static int mkdir_p(const char *dir)
 	}
 	if (mkdir(buf, 0755) && errno != EEXIST)
 		return -errno;
+	/* EEXIST: but is it a directory? */
+	{
+		struct stat st;
+
+		if (stat(buf, &st))
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+	}
 	return 0;
 }
 

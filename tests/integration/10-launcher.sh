@@ -211,6 +211,11 @@ mkdir -p "$T_TMP/ro" && chmod 555 "$T_TMP/ro"
 equal "an unwritable artifact path is refused with 125" "$?" 125
 check "... before the command runs" test ! -e "$T_TMP/ran"
 check "... with a message naming the file" grep -q "ro/x/a.json" "$T_TMP/err"
+: >"$T_TMP/afile"
+"$TSARUN" -q --out-dir "$T_TMP/afile" -- touch "$T_TMP/ran" 2>"$T_TMP/err"
+equal "--out-dir naming a file, not a directory: refused with 125" "$?" 125
+check "... before the command runs" test ! -e "$T_TMP/ran"
+check "... saying so" grep -q "cannot create --out-dir '$T_TMP/afile': Not a directory" "$T_TMP/err"
 mkdir -p "$T_TMP/adir"
 "$TSARUN" -q --json "$T_TMP/adir" -- touch "$T_TMP/ran" 2>"$T_TMP/err"
 equal "an artifact path that is a directory is refused with 125" "$?" 125
