@@ -81,8 +81,10 @@ static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h
 
 	d = add(c, n, "btf", h->btf, h->btf ? "present" : "missing");
 	snprintf(d->detail, sizeof(d->detail), "%s",
-		 h->btf ? "/sys/kernel/btf/vmlinux (CO-RE and tp_btf work)"
-			: "no /sys/kernel/btf/vmlinux: kernel built without CONFIG_DEBUG_INFO_BTF");
+		 h->btf
+		     ? "/sys/kernel/btf/vmlinux (CO-RE and tp_btf work)"
+		     : "no /sys/kernel/btf/vmlinux: kernel built without CONFIG_DEBUG_INFO_BTF, "
+		       "which eBPF needs (tsarun samples procfs instead); boot a kernel with it");
 	sp = sched_probe__new(&o, err, sizeof(err));
 	/* The iterator is loaded on first use in a run: try it here. */
 	iter = sp ? sched_probe__survivors(sp) : 0;
@@ -191,8 +193,13 @@ static void check_perf(struct doctor_check *c, int *n, const struct host_info *h
 	if (fd >= 0)
 		close(fd);
 	d = add(c, n, "pmu", h->pmu, NULL);
-	snprintf(d->detail, sizeof(d->detail), "%s",
-		 h->pmu ? "hardware instructions counter works" : h->pmu_reason);
+	snprintf(d->detail, sizeof(d->detail), "%s%s",
+		 h->pmu ? "hardware instructions counter works" : h->pmu_reason,
+		 h->pmu ? ""
+		 : strcmp(h->virtualized, "none")
+		     ? ": the instructions metric stays null; on a virtual machine the "
+		       "hypervisor must expose a PMU to the guest (a vPMU)"
+		     : ": the instructions metric stays null");
 }
 
 /*

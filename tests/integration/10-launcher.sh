@@ -268,6 +268,11 @@ if [ ! -e /usr/local/lib/tsarun ]; then
 else
 	skip "doctor without the builtin's files" "tsarun is installed in /usr/local/lib/tsarun here"
 fi
+if [ "$(dcheck pmu .available)" = false ]; then
+	equal "doctor: no PMU says what that costs" "$(dcheck pmu '.detail | test("instructions metric stays null")')" true
+else
+	skip "doctor: no PMU says what that costs" "this machine has a PMU"
+fi
 equal "doctor as nobody: the privileges check says how to get them" \
 	"$(setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$TSARUN" doctor --json | jq -r '.checks[] | select(.name == "privileges") | .detail | test("sudo")')" true
 # make install: an installed tsarun has --bash's builtin and injector.
