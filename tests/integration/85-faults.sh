@@ -106,8 +106,11 @@ equal "... the artifact names the command's signal" "$(jqv "$J" '.runs[0].exit.s
 
 # Global state tsarun may change for a run (delay accounting, tracefs mounts)
 # is the same after tsarun was killed mid-run and the next run ended.
+# The machine's own delay accounting value: while other tsarun instances hold
+# it on (other suites, other engineers), /run/tsarun/delayacct.saved has it.
 state() {
-	echo "task_delayacct=$(sysctl -n kernel.task_delayacct 2>/dev/null || echo none)"
+	echo "task_delayacct=$(cat /run/tsarun/delayacct.saved 2>/dev/null ||
+		sysctl -n kernel.task_delayacct 2>/dev/null || echo none)"
 	grep -c ' tracefs ' /proc/self/mounts | sed 's/^/tracefs_mounts=/'
 }
 before=$(state)
