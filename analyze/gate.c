@@ -282,6 +282,28 @@ int gate_check_runs(const struct gate_side *s, const char *what, char *err, size
 	return -ERANGE;
 }
 
+static const char *mode_how(const char *mode)
+{
+	return !strcmp(mode, "bash")  ? "with --bash"
+	       : !strcmp(mode, "run") ? "without --bash"
+				      : mode;
+}
+
+int gate_check_mode(const char *base_mode, const char *new_mode, const char *base_what,
+		    const char *new_what, char *err, size_t errlen)
+{
+	base_mode = base_mode ? base_mode : "run";
+	new_mode = new_mode ? new_mode : "run";
+	if (!strcmp(base_mode, new_mode))
+		return 0;
+	snprintf(err, errlen,
+		 "%s (%s) and %s (%s) are not measured alike: bash profiling's traps cost CPU "
+		 "and wall time that only one side would pay, so the verdict would measure the "
+		 "profiler (record both the same way)",
+		 base_what, mode_how(base_mode), new_what, mode_how(new_mode));
+	return -EINVAL;
+}
+
 int gate_fingerprint_diff(const struct host_info *b, const struct host_info *n, char out[][160],
 			  int max)
 {

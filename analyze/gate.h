@@ -193,6 +193,17 @@ int gate_check_available(const struct gate_spec *g, const struct gate_side *s, c
 int gate_check_runs(const struct gate_side *s, const char *what, char *err, size_t errlen);
 
 /*
+ * Were both sides measured the same way? A --bash run's traps cost CPU and
+ * wall time that a plain run of the same command does not pay (the reason
+ * --baseline-cmd refuses --bash): a verdict across modes would measure the
+ * profiler, not the change. Modes are the artifact's command.mode ("run",
+ * "bash"; NULL reads as "run"). Returns 0, or -EINVAL with a message built
+ * from `base_what` and `new_what` ("baseline 'base.json'", "this run").
+ */
+int gate_check_mode(const char *base_mode, const char *new_mode, const char *base_what,
+		    const char *new_what, char *err, size_t errlen);
+
+/*
  * Differences between two machine fingerprints (CPU model, CPU count,
  * kernel, virtualisation), one "cpus: 4 -> 2" line each. Returns how many.
  */

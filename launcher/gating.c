@@ -31,7 +31,10 @@ int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, si
 		}
 		g->have_bside = true;
 		snprintf(what, sizeof(what), "baseline '%s'", o->baseline_path);
-		ret = gate_check_available(&o->gate_spec, &g->bside, what, err, errlen);
+		ret = gate_check_mode(g->base.mode, o->bash ? "bash" : "run", what, "this run", err,
+				      errlen);
+		if (!ret)
+			ret = gate_check_available(&o->gate_spec, &g->bside, what, err, errlen);
 		if (!ret)
 			ret = gate_check_runs(&g->bside, what, err, errlen);
 		if (ret)

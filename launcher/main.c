@@ -370,7 +370,7 @@ static int compare_main(const struct tsarun_opts *o)
 	struct session base = {0}, new = {0};
 	struct gate_side bside = {0}, nside = {0};
 	struct comparison cmp = {.baseline_kind = "artifact", .baseline_name = o->compare_base};
-	char err[768], what[600];
+	char err[1536], what[600], nwhat[600];
 	int code = EXIT_TSARUN, ret;
 	bool color;
 
@@ -389,7 +389,10 @@ static int compare_main(const struct tsarun_opts *o)
 		goto out_err;
 	}
 	snprintf(what, sizeof(what), "baseline '%s'", o->compare_base);
-	ret = gate_check_available(&o->gate_spec, &bside, what, err, sizeof(err));
+	snprintf(nwhat, sizeof(nwhat), "new artifact '%s'", o->compare_new);
+	ret = gate_check_mode(base.mode, new.mode, what, nwhat, err, sizeof(err));
+	if (!ret)
+		ret = gate_check_available(&o->gate_spec, &bside, what, err, sizeof(err));
 	if (!ret)
 		ret = gate_check_runs(&bside, what, err, sizeof(err));
 	if (!ret) {

@@ -232,6 +232,20 @@ bad "--max-runs below --runs" "--max-runs 3 is less than --runs 5" --baseline ba
 bad "unbalanced quotes in --baseline-cmd" "--baseline-cmd 'echo \"x': unbalanced quotes" --baseline-cmd 'echo "x'
 bad "--inconclusive maybe" "--inconclusive: 'maybe' is not warn or fail" --baseline base.json --inconclusive maybe
 bad "--junit without a baseline" "--junit needs a baseline" --junit j.xml
+# A --bash run pays for its traps (on this machine a bash -c that burns 50 ms
+# measured 109 ms of cpu): across modes the verdict would measure the profiler.
+jq '.command.mode = "bash" | .command.argv = ["bash", "-c", "true"]' base.json >bashbase.json
+bad "a --bash baseline for a plain run" "baseline 'bashbase.json' (with --bash) and this run (without --bash) are not measured alike" --baseline bashbase.json
+rm -f ran
+"$TSARUN" -q --baseline base.json --bash -c 'touch ran' 2>bad.err
+equal "a plain baseline for a --bash run: exit 125" "$?" 125
+check "a plain baseline for a --bash run: the message says so" \
+	grep -qF "baseline 'base.json' (without --bash) and this run (with --bash) are not measured alike" bad.err
+check "a plain baseline for a --bash run: the script did not run" test ! -e ran
+"$TSARUN" compare -q bashbase.json base.json 2>bad.err
+equal "compare across modes: exit 125" "$?" 125
+check "compare across modes: the message names both files" \
+	grep -qF "baseline 'bashbase.json' (with --bash) and new artifact 'base.json' (without --bash)" bad.err
 "$TSARUN" compare base.json 2>bad.err
 equal "compare with one file: exit 125" "$?" 125
 "$TSARUN" compare base.json garbage.json 2>bad.err

@@ -456,6 +456,30 @@ static void test_availability(void **state)
 	free(r);
 }
 
+/* A --bash side and a plain side are not measured alike: refused, whichever way round. */
+static void test_mode_mismatch(void **state)
+{
+	char err[512];
+
+	assert_int_equal(
+	    gate_check_mode("run", "run", "baseline 'b.json'", "this run", err, sizeof(err)), 0);
+	assert_int_equal(
+	    gate_check_mode("bash", "bash", "baseline 'b.json'", "this run", err, sizeof(err)), 0);
+	/* An artifact without command.mode reads as a plain run. */
+	assert_int_equal(
+	    gate_check_mode(NULL, "run", "baseline 'b.json'", "this run", err, sizeof(err)), 0);
+	assert_int_equal(
+	    gate_check_mode("run", "bash", "baseline 'b.json'", "this run", err, sizeof(err)),
+	    -EINVAL);
+	assert_non_null(strstr(err, "baseline 'b.json' (without --bash) and this run (with "
+				    "--bash) are not measured alike"));
+	assert_int_equal(gate_check_mode("bash", NULL, "baseline 'b.json'", "new artifact 'n.json'",
+					 err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "baseline 'b.json' (with --bash) and new artifact 'n.json' "
+				    "(without --bash)"));
+}
+
 static void test_formatting(void **state)
 {
 	char buf[32];
@@ -509,6 +533,7 @@ int main(void)
 	    cmocka_unit_test(test_noisy_warning),
 	    cmocka_unit_test(test_availability),
 	    cmocka_unit_test(test_formatting),
+	    cmocka_unit_test(test_mode_mismatch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
