@@ -557,7 +557,8 @@ static int compare_metric(const struct gate_spec *g, const struct gate_side *b,
 
 	if (b->n < GATE_MIN_RUNS || n->n < GATE_MIN_RUNS) {
 		gm->verdict = GATE_INCONCLUSIVE;
-		gm->more_helps = b->n >= GATE_MIN_RUNS;
+		/* A stored baseline cannot grow; in paired mode every added run adds a pair. */
+		gm->more_helps = b->n >= GATE_MIN_RUNS || paired;
 		snprintf(gm->note, sizeof(gm->note),
 			 "too few runs to decide: %zu baseline, %zu new (at least %d each)", b->n,
 			 n->n, GATE_MIN_RUNS);

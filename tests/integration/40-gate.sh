@@ -155,6 +155,14 @@ equal "paired: wall is gated by default, with cpu" \
 equal "paired: the baseline command was split, not given to a shell" "$(jqv paired.json '.comparison.baseline.argv | length')" 2
 check "paired: the report says the runs were interleaved" grep -q 'paired: runs interleaved' paired.err
 validate paired.json
+# Fewer than 5 pairs: each added run adds a pair, so runs are added until a
+# verdict is possible (a stored baseline cannot grow; a paired one can).
+"$TSARUN" -q -r 3 --metric cpu --baseline-cmd "$BURN 20" --json paired3.json -- "$BURN" 20
+equal "paired -r 3: exit 0" "$?" 0
+jcheck "paired -r 3: pairs were added up to 5 a side at least" \
+	'.comparison.runs_added >= 2 and (.comparison.metrics[0] | .base_n >= 5 and .new_n >= 5)' paired3.json
+equal "paired -r 3, no change: the verdict is pass" "$(jqv paired3.json '.comparison.verdict')" pass
+validate paired3.json
 "$TSARUN" -q -r 5 --baseline-cmd "$BURN 20" --json paired.json -- "$BURN" 25
 equal "paired, 25% slower: exit 3" "$?" 3
 "$TSARUN" -q -r 5 --baseline-cmd "$BURN 20 | cat" --json paired.json -- "$BURN" 20

@@ -250,6 +250,12 @@ static void test_inconclusive_policy_and_few_runs(void **state)
 	assert_int_equal(gate_compare(&g, &n, &b, false, &c), 0);
 	assert_false(gate_wants_more(&c));
 	comparison__free(&c);
+	/* Paired (--baseline-cmd -r 3): each added run adds a pair, so both sides grow. */
+	assert_int_equal(gate_compare(&g, &n, &n, true, &c), 0);
+	assert_int_equal(c.metrics[0].verdict, GATE_INCONCLUSIVE);
+	assert_true(c.metrics[0].more_helps);
+	assert_true(gate_wants_more(&c));
+	comparison__free(&c);
 
 	/* A stored side too short for any verdict is refused up front. */
 	assert_int_equal(gate_check_runs(&n, "baseline 'b.json'", err, sizeof(err)), -ERANGE);
