@@ -1014,8 +1014,11 @@ static cJSON *comparison_json(const struct session *s)
 		add_num(sn, "base_median_ns", c->sentinel.base_median);
 		add_num(sn, "new_median_ns", c->sentinel.new_median);
 		add_num(sn, "excess_ns", c->sentinel.excess);
-		add_num(sn, "limit_ns", c->sentinel.limit);
-		cJSON_AddBoolToObject(sn, "fired", c->sentinel.fired);
+		/* Only a wall verdict has a threshold to derive a limit from. */
+		if (!isnan(c->sentinel.limit)) {
+			add_num(sn, "limit_ns", c->sentinel.limit);
+			cJSON_AddBoolToObject(sn, "fired", c->sentinel.fired);
+		}
 	} else {
 		add_str(sn, "reason", c->sentinel.why);
 	}

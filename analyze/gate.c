@@ -518,9 +518,13 @@ static void sentinel(const struct gate_spec *g, const struct gate_side *b,
 	s->available = true;
 	s->base_median = noise_median(b, 0, 0);
 	s->new_median = noise_median(n, 0, 0);
-	s->limit = 0.5 * g->threshold[METRIC_WALL] * median_of(b->v[METRIC_WALL], b->n);
 	s->excess = excess_noise(b, n);
-	s->fired = s->excess > s->limit;
+	/* It only acts on a wall verdict: without one there is no threshold, so no limit. */
+	s->limit = NAN;
+	if (g->gated[METRIC_WALL]) {
+		s->limit = 0.5 * g->threshold[METRIC_WALL] * median_of(b->v[METRIC_WALL], b->n);
+		s->fired = s->excess > s->limit;
+	}
 }
 
 static int compare_metric(const struct gate_spec *g, const struct gate_side *b,

@@ -126,8 +126,8 @@ struct gate_sentinel {
 	 * per on-CPU ns times the run's on-CPU time), new side less baseline.
 	 */
 	double excess;
-	double limit; /* excess that fires it: half the wall threshold of base wall */
-	bool fired;
+	double limit; /* excess that fires it: half the wall threshold of base wall; */
+	bool fired;   /* NAN and false when wall is not gated (nothing for it to act on) */
 };
 
 struct comparison {

@@ -78,6 +78,9 @@ within "25% slower: the ratio is the new runs' median over the baseline's" \
 	"$(jqv slow.json '.comparison.metrics[0].ratio')" \
 	"$(jqv slow.json "(.comparison.metrics[0].new_values | $median) / (.comparison.metrics[0].base_values | $median)")" 0.001
 jcheck "25% slower: the whole interval is above +10%" '.comparison.metrics[0].ci_low > 1.1' slow.json
+# The sentinel only acts on a wall verdict; cpu alone has no wall threshold to give it a limit.
+jcheck "cpu alone: the noise sentinel is measured, with no limit and nothing fired" \
+	'.comparison.noise_sentinel | .available and has("excess_ns") and (has("limit_ns") or has("fired") | not)' slow.json
 equal "annotations: one, not one per thread" "$(grep -c '^::' slow.err)" 1
 check "JUnit: valid XML with a failure for cpu" python3 -c "
 import sys, xml.etree.ElementTree as ET

@@ -369,6 +369,17 @@ static void test_noise_sentinel_downgrades_wall(void **state)
 	assert_int_equal(c.metrics[1].outcome, GATE_FAIL);
 	comparison__free(&c);
 
+	/*
+	 * cpu alone gated on the same busier machine: the sentinel is measured,
+	 * but with no wall threshold there is no limit, and nothing fired.
+	 */
+	compare("cpu=10%", NULL, 1.0, 31, NULL, NULL, &c);
+	assert_true(c.sentinel.available);
+	assert_true(fabs(c.sentinel.excess - 30 * MS) < 1e3);
+	assert_true(isnan(c.sentinel.limit));
+	assert_false(c.sentinel.fired);
+	comparison__free(&c);
+
 	/* Inconclusive wall on a busier machine: the sentinel is a note of its own (annotated). */
 	compare("wall=10%", NULL, 1.10, 31, NULL, NULL, &c);
 	assert_int_equal(c.metrics[0].verdict, GATE_INCONCLUSIVE);
