@@ -477,7 +477,7 @@ void gate_report_session_markdown(FILE *f, const struct session *s, int top, enu
 	int counted;
 
 	fprintf(f, "### tsarun: ");
-	md_code(f, s->argc ? s->argv[0] : "");
+	md_code(f, session_command(s));
 	if (r) {
 		status_describe(r, st, sizeof(st));
 		fprintf(f, ": ");
@@ -552,5 +552,5 @@ void gate_report_session_markdown(FILE *f, const struct session *s, int top, enu
 	}
 	fputc('\n', f);
 	if (s->cmp)
-		gate_report_markdown(f, s->cmp, s->argc ? s->argv[0] : "");
+		gate_report_markdown(f, s->cmp, session_command(s));
 }

@@ -146,6 +146,34 @@ static void test_markdown_escaping(void **state)
 	comparison__free(&c);
 }
 
+/*
+ * tsarun report --format markdown names the command as the table does (and
+ * as the run's own step summary did): for --bash the script, not "bash".
+ */
+static void test_session_markdown_command(void **state)
+{
+	char *argv[] = {"bash", "-c", "make test", NULL};
+	struct session s = {.tool_version = "tsarun 0", .argv = argv, .argc = 3, .mode = "bash"};
+	struct comparison c;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	make(&c, "cpu=10%", 1.0, 1);
+	s.runs = runs_of(base10, 5, 1, 1);
+	s.nruns = 5;
+	s.cmp = &c;
+	f = open_memstream(&text, &len);
+	gate_report_session_markdown(f, &s, 5, SORT_WALL);
+	fclose(f);
+	assert_non_null(strstr(text, "### tsarun: ` make test `: exit 0"));
+	assert_non_null(strstr(text, "` make test ` against the baseline "));
+	assert_null(strstr(text, "` bash `"));
+	free(text);
+	free(s.runs);
+	comparison__free(&c);
+}
+
 /* JUnit: one test case per gated metric, a failure element only on failure. */
 static void test_junit_structure(void **state)
 {
@@ -173,6 +201,7 @@ int main(void)
 	    cmocka_unit_test(test_annotation_escaping),
 	    cmocka_unit_test(test_markdown_escaping),
 	    cmocka_unit_test(test_junit_structure),
+	    cmocka_unit_test(test_session_markdown_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
