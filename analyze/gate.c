@@ -614,6 +614,14 @@ static int compare_metric(const struct gate_spec *g, const struct gate_side *b,
 	return 0;
 }
 
+/* "./build/bench" and "/opt/old/bench" run the same program: compare the last path component. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 int gate_compare(const struct gate_spec *g, const struct gate_side *b, const struct gate_side *n,
 		 bool paired, struct comparison *c)
 {
@@ -647,6 +655,12 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 		     "warnings; take the baseline on this machine, or use --baseline-cmd",
 		     all);
 	}
+	if (!paired && c->base_command && c->new_command &&
+	    strcmp(base_name(c->base_command), base_name(c->new_command)))
+		note(c,
+		     "the baseline ran '%.100s' and the new runs '%.100s': the verdict holds only "
+		     "if both do the same work",
+		     c->base_command, c->new_command);
 	if (g->gated[METRIC_WALL] && !c->sentinel.available)
 		note(c, "wall is gated without noise sentinels: %s", c->sentinel.why);
 	c->nmetrics = 0;

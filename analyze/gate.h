@@ -134,7 +134,13 @@ struct comparison {
 	/* the baseline */
 	const char *baseline_kind; /* "artifact" or "command" */
 	const char *baseline_name; /* the file, or the command line */
-	char kind_buf[16];	   /* where they point in a comparison read back */
+	/*
+	 * What each side ran (session_command()), set by the caller for a stored
+	 * baseline: when the programs differ, a note says so. NULL: not checked.
+	 */
+	const char *base_command;
+	const char *new_command;
+	char kind_buf[16]; /* where they point in a comparison read back */
 	char name_buf[512];
 	bool paired;
 	char fingerprint_diff[4][160];

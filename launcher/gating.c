@@ -41,6 +41,7 @@ int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, si
 			return ret;
 		g->cmp.baseline_kind = "artifact";
 		g->cmp.baseline_name = o->baseline_path;
+		g->cmp.base_command = session_command(&g->base);
 		return 0;
 	}
 	/*
@@ -129,9 +130,11 @@ static int compare(struct gating *g, struct series *se, struct session *s, char 
 	if (!ret && paired)
 		ret = gate_check_available(&g->o->gate_spec, &bside, "the baseline command's run",
 					   err, errlen);
-	if (!ret)
+	if (!ret) {
+		g->cmp.new_command = session_command(s);
 		ret = gate_compare(&g->o->gate_spec, paired ? &bside : &g->bside, &nside, paired,
 				   &g->cmp);
+	}
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	else if (ret && ret != -ENODATA)

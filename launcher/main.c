@@ -404,6 +404,8 @@ static int compare_main(const struct tsarun_opts *o)
 		ret = gate_check_runs(&nside, what, err, sizeof(err));
 	if (ret)
 		goto out_err;
+	cmp.base_command = session_command(&base);
+	cmp.new_command = session_command(&new);
 	ret = gate_compare(&o->gate_spec, &bside, &nside, false, &cmp);
 	if (ret) {
 		snprintf(err, sizeof(err), "cannot compare: %s", strerror(-ret));

@@ -103,6 +103,12 @@ equal "compare gives the live verdict's change and interval exactly" "$offline" 
 equal "compare --fail-over 50%: passes" "$?" 0
 "$TSARUN" compare -q slow.json base.json
 equal "compare the other way: an improvement, exit 0" "$?" 0
+# Another program's baseline: the verdict stands, and a note says what each side ran.
+jq '.command.argv = ["/bin/sleep", "0.2"]' base.json >sleepbase.json
+"$TSARUN" compare --color never sleepbase.json slow.json >other-cmd.out
+check "compare against another program's baseline: a note says so" \
+	grep -qF "note: the baseline ran '/bin/sleep' and the new runs '$BURN'" other-cmd.out
+check "... and none for the same program with other arguments" sh -c "! grep -q 'the baseline ran' compare.out"
 
 # --- an improvement never fails, and says the baseline may be refreshed.
 "$TSARUN" --color never -r 5 --baseline slow.json --json fast.json -- "$BURN" $BASE_MS 2>fast.err

@@ -497,6 +497,41 @@ static void test_mode_mismatch(void **state)
 				    "(without --bash)"));
 }
 
+/* A stored baseline of another program: the verdict stands, with a note saying so. */
+static void test_command_differs_note(void **state)
+{
+	struct gate_spec g;
+	struct gate_side b, n;
+	struct run *r = runs_of(base10, 10, 1, true);
+	struct comparison c = {0};
+	bool said = false;
+
+	gate_spec_defaults(&g);
+	gate_spec_finish(&g, false);
+	assert_int_equal(gate_side_init(&b, r, 10, NULL), 0);
+	assert_int_equal(gate_side_init(&n, r, 10, NULL), 0);
+	c.baseline_kind = "artifact";
+	c.baseline_name = "b.json";
+	/* The same program from another directory, other arguments aside: no note. */
+	c.base_command = "/opt/old/bench";
+	c.new_command = "./build/bench";
+	assert_int_equal(gate_compare(&g, &b, &n, false, &c), 0);
+	assert_int_equal(c.nnotes, 0);
+	c.base_command = "sleep";
+	c.new_command = "./build/bench";
+	assert_int_equal(gate_compare(&g, &b, &n, false, &c), 0);
+	assert_int_equal(c.verdict, GATE_PASS);
+	for (int i = 0; i < c.nnotes; i++)
+		said |=
+		    c.note_metric[i] < 0 &&
+		    strstr(c.notes[i], "the baseline ran 'sleep' and the new runs './build/bench'");
+	assert_true(said);
+	comparison__free(&c);
+	gate_side_free(&b);
+	gate_side_free(&n);
+	free(r);
+}
+
 static void test_formatting(void **state)
 {
 	char buf[32];
@@ -551,6 +586,7 @@ int main(void)
 	    cmocka_unit_test(test_availability),
 	    cmocka_unit_test(test_formatting),
 	    cmocka_unit_test(test_mode_mismatch),
+	    cmocka_unit_test(test_command_differs_note),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
