@@ -698,10 +698,11 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 		if (gm->verdict == GATE_INCONCLUSIVE && !isnan(gm->ci_low))
 			note_m(c, m,
 			       "%s: the interval [%s, %s] straddles the %s threshold after %zu "
-			       "runs: allow more runs (--max-runs), reduce the noise, or choose a "
-			       "threshold the noise allows",
+			       "runs: %s, reduce the noise, or choose a threshold the noise allows",
 			       metric_def(m)->name, gate_fmt_change(gm->ci_low, lo, sizeof(lo)),
-			       gate_fmt_change(gm->ci_high, hi, sizeof(hi)), th, gm->nn);
+			       gate_fmt_change(gm->ci_high, hi, sizeof(hi)), th, gm->nn,
+			       c->offline ? "record more runs (--runs)"
+					  : "allow more runs (--max-runs)");
 		/* Said once: in wall's own note when it turned a failure into a warning. */
 		if (m == METRIC_WALL && c->sentinel.fired && !gm->note[0])
 			note(

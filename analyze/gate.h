@@ -157,6 +157,7 @@ struct comparison {
 
 	unsigned runs_added; /* by the launcher while inconclusive */
 	unsigned max_runs;
+	bool offline; /* tsarun compare: no run can be added, --max-runs means nothing */
 
 	enum gate_verdict verdict;
 	enum gate_outcome outcome;

@@ -369,7 +369,8 @@ static int compare_main(const struct tsarun_opts *o)
 {
 	struct session base = {0}, new = {0};
 	struct gate_side bside = {0}, nside = {0};
-	struct comparison cmp = {.baseline_kind = "artifact", .baseline_name = o->compare_base};
+	struct comparison cmp = {
+	    .baseline_kind = "artifact", .baseline_name = o->compare_base, .offline = true};
 	char err[1536], what[600], nwhat[600];
 	int code = EXIT_TSARUN, ret;
 	bool color;

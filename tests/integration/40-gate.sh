@@ -149,6 +149,12 @@ equal "inconclusive: runs were added up to --max-runs 8" "$(jqv inc.json '.compa
 check "inconclusive: the report says what to do" grep -q 'straddles the +10% threshold after 8 runs' inc.err
 "$TSARUN" -q -r 5 --max-runs 5 --inconclusive fail --baseline spread.json --json inc.json -- "$BURN" 22
 equal "inconclusive with --inconclusive fail: exit 3" "$?" 3
+"$TSARUN" compare --color never spread.json inc.json >inc-offline.out
+equal "compare, inconclusive: exit 0 (a warning)" "$?" 0
+check "compare, inconclusive: the advice is to record more runs" \
+	grep -qF 'straddles the +10% threshold after 5 runs: record more runs (--runs)' inc-offline.out
+check "compare, inconclusive: not --max-runs, which compare does not take" \
+	sh -c "! grep -q -- --max-runs inc-offline.out"
 validate inc.json
 
 # --- paired mode: the old and the new command interleaved in one job.

@@ -532,6 +532,37 @@ static void test_command_differs_note(void **state)
 	free(r);
 }
 
+/* Offline (tsarun compare) no run can be added: the advice is to record more, not --max-runs. */
+static void test_inconclusive_advice_offline(void **state)
+{
+	struct gate_spec g;
+	struct gate_side b, n;
+	double x[10];
+	struct run *rb, *rn;
+	struct comparison c = {.baseline_kind = "artifact", .baseline_name = "b.json"};
+
+	for (int i = 0; i < 10; i++)
+		x[i] = base10[i] * 1.10;
+	rb = runs_of(base10, 10, 1, true);
+	rn = runs_of(x, 10, 1, true);
+	gate_spec_defaults(&g);
+	gate_spec_finish(&g, false);
+	assert_int_equal(gate_side_init(&b, rb, 10, NULL), 0);
+	assert_int_equal(gate_side_init(&n, rn, 10, NULL), 0);
+	assert_int_equal(gate_compare(&g, &b, &n, false, &c), 0);
+	assert_int_equal(c.metrics[0].verdict, GATE_INCONCLUSIVE);
+	assert_non_null(strstr(c.notes[c.nnotes - 1], "allow more runs (--max-runs)"));
+	c.offline = true;
+	assert_int_equal(gate_compare(&g, &b, &n, false, &c), 0);
+	assert_non_null(strstr(c.notes[c.nnotes - 1], "after 10 runs: record more runs (--runs)"));
+	assert_null(strstr(c.notes[c.nnotes - 1], "--max-runs"));
+	comparison__free(&c);
+	gate_side_free(&b);
+	gate_side_free(&n);
+	free(rb);
+	free(rn);
+}
+
 static void test_formatting(void **state)
 {
 	char buf[32];
@@ -587,6 +618,7 @@ int main(void)
 	    cmocka_unit_test(test_formatting),
 	    cmocka_unit_test(test_mode_mismatch),
 	    cmocka_unit_test(test_command_differs_note),
+	    cmocka_unit_test(test_inconclusive_advice_offline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
