@@ -836,11 +836,27 @@ static double get_ratio(const cJSON *o, const char *key, double base_median)
 	return base_median == 0 ? INFINITY : NAN;
 }
 
+/*
+ * A bound of an interval that was computed (enough runs a side) is never
+ * unknown: null there is +inf, as when replicates drew a zero baseline
+ * median (a count such as involuntary_switches, often 0) though the
+ * baseline's own median is not 0. Not computed (too few runs): unknown.
+ */
+static double get_bound(const cJSON *o, const char *key, bool computed)
+{
+	const cJSON *i = item(o, key);
+
+	if (cJSON_IsNumber(i))
+		return i->valuedouble;
+	return computed ? INFINITY : NAN;
+}
+
 static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
 {
 	static const char *const verdicts[] = {"pass", "improved", "inconclusive", "regression"};
 	static const char *const outcomes[] = {"ok", "warning", "fail"};
 	const cJSON *b = item(o, "baseline"), *st = item(o, "statistic"), *sn, *i;
+	size_t min_runs;
 	int v;
 
 	memset(c, 0, sizeof(*c));
@@ -859,6 +875,7 @@ static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
 	c->resamples = (unsigned)get_num_in(st, "resamples", 0, 0, UINT32_MAX);
 	c->seed = (uint64_t)get_num_in(st, "seed", 0, 0, 1.8446744073709550e19);
 	c->paired = cJSON_IsTrue(item(st, "paired"));
+	min_runs = (size_t)get_num_in(st, "min_runs", GATE_MIN_RUNS, 1, 1e6);
 	v = enum_of(item(o, "verdict"), verdicts, 4);
 	c->verdict = v < 0 ? GATE_INCONCLUSIVE : (enum gate_verdict)v;
 	v = enum_of(item(o, "outcome"), outcomes, 3);
@@ -878,8 +895,6 @@ static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
 		gm->base_median = get_num(i, "base_median", NAN);
 		gm->new_median = get_num(i, "new_median", NAN);
 		gm->ratio = get_ratio(i, "ratio", gm->base_median);
-		gm->ci_low = get_ratio(i, "ci_low", gm->base_median);
-		gm->ci_high = get_ratio(i, "ci_high", gm->base_median);
 		gm->threshold = get_num(i, "threshold", NAN);
 		v = enum_of(item(i, "verdict"), verdicts, 4);
 		gm->verdict = v < 0 ? GATE_INCONCLUSIVE : (enum gate_verdict)v;
@@ -895,6 +910,8 @@ static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
 		gm->new_values = read_values(item(i, "new_values"), &gm->nn);
 		if (!gm->base_values || !gm->new_values)
 			return bad(d, -ENOMEM, "out of memory");
+		gm->ci_low = get_bound(i, "ci_low", gm->nb >= min_runs && gm->nn >= min_runs);
+		gm->ci_high = get_bound(i, "ci_high", gm->nb >= min_runs && gm->nn >= min_runs);
 	}
 	sn = item(o, "noise_sentinel");
 	c->sentinel.available = cJSON_IsTrue(item(sn, "available"));

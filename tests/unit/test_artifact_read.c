@@ -14,6 +14,7 @@
 #include "gate.h"
 #include "metrics.h"
 #include "run.h"
+#include "stats.h"
 #include "status.h"
 
 static const struct artifact_read_opts baseline = {.what = "baseline"};
@@ -287,6 +288,58 @@ static void test_detail_and_comparison(void **state)
 	run__free_detail(&r[2]);
 }
 
+/*
+ * An interval with an unbounded top (replicates that drew a zero baseline
+ * median, the baseline's own median not 0) is written with a null bound and
+ * reads back as +inf, so a report of the artifact says what the run said.
+ */
+static void test_unbounded_interval(void **state)
+{
+	static const double bv[] = {0, 0, 1, 2, 3}, nv[] = {20, 9, 18, 16, 10};
+	struct session s, back;
+	struct run r[3];
+	struct comparison c = {.baseline_kind = "artifact", .baseline_name = "b.json"}, cb;
+	bool have = false;
+	struct artifact_read_opts ro = {.what = "run", .cmp = &cb, .have_cmp = &have};
+	struct gate_metric *gm = &c.metrics[0];
+	char *text, err[512];
+
+	make_session(&s, r);
+	c.seed = STATS_SEED;
+	c.resamples = STATS_RESAMPLES;
+	c.confidence = STATS_CONFIDENCE;
+	c.nmetrics = 1;
+	*gm = (struct gate_metric){.metric = METRIC_INVOLUNTARY,
+				   .threshold = 0.1,
+				   .nb = 5,
+				   .nn = 5,
+				   .base_median = 1,
+				   .new_median = 16,
+				   .ratio = 16,
+				   .ci_low = 3,
+				   .ci_high = INFINITY,
+				   .verdict = GATE_REGRESSION,
+				   .outcome = GATE_FAIL};
+	gm->base_values = malloc(sizeof(bv));
+	gm->new_values = malloc(sizeof(nv));
+	memcpy(gm->base_values, bv, sizeof(bv));
+	memcpy(gm->new_values, nv, sizeof(nv));
+	s.cmp = &c;
+	text = artifact_render(&s);
+	assert_non_null(strstr(text, "\"ci_high\":null"));
+	assert_int_equal(artifact_parse(text, strlen(text), "a.json", &ro, &back, err, sizeof(err)),
+			 0);
+	assert_true(have);
+	assert_true(cb.metrics[0].ci_low == 3);
+	assert_true(isinf(cb.metrics[0].ci_high) && cb.metrics[0].ci_high > 0);
+	assert_true(cb.metrics[0].ratio == 16);
+	comparison__free(&cb);
+	comparison__free(&c);
+	session__free(&back);
+	free(text);
+	run__free_detail(&r[2]);
+}
+
 static void test_read_file_errors(void **state)
 {
 	struct session s;
@@ -315,6 +368,7 @@ int main(void)
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_bad_input),
 	    cmocka_unit_test(test_detail_and_comparison),
+	    cmocka_unit_test(test_unbounded_interval),
 	    cmocka_unit_test(test_read_file_errors),
 	};
 
