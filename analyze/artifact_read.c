@@ -984,6 +984,20 @@ int artifact_parse(const char *text, size_t len, const char *name,
 		ret = bad(&d, -EINVAL, "not a tsarun artifact (no \"schema\" key)");
 		goto out;
 	}
+	/* Another kind of tsarun output: no version of tsarun reads it as an artifact. */
+	if (!strncmp(sch->valuestring, "tsarun-", 7)) {
+		const char *what = "another tsarun output";
+
+		if (!strncmp(sch->valuestring, "tsarun-monitor/", 15))
+			what = "tsarun -p's JSON Lines";
+		else if (!strncmp(sch->valuestring, "tsarun-doctor/", 14))
+			what = "tsarun doctor --json's report";
+		ret = bad(&d, -EPROTO,
+			  "schema '%.40s' is not supported: that is %s, not a run's artifact "
+			  "(record one with tsarun --json FILE -- COMMAND)",
+			  sch->valuestring, what);
+		goto out;
+	}
 	if (strcmp(sch->valuestring, ARTIFACT_SCHEMA)) {
 		/* A report of a newer artifact cannot be taken again: say what can be done. */
 		ret = bad(&d, -EPROTO,

@@ -156,6 +156,7 @@ static void expect_bad(const char *text, size_t len, const char *says)
 
 static void test_bad_input(void **state)
 {
+	static const char mon[] = "{\"schema\":\"tsarun-monitor/1\",\"type\":\"interval\"}\n{}\n";
 	struct session s;
 	struct run r[3];
 	char *text, *bad;
@@ -173,7 +174,12 @@ static void test_bad_input(void **state)
 	expect_bad("[1, 2]", 6, "not an object");
 	expect_bad("{}", 2, "no \"schema\" key");
 	expect_bad("{\"schema\": \"tsarun-doctor/1\"}", 29,
-		   "schema 'tsarun-doctor/1' is not supported");
+		   "schema 'tsarun-doctor/1' is not supported: that is tsarun doctor --json's "
+		   "report, not a run's artifact");
+	/* tsarun -p --output json: JSON Lines, whose first line parses as an object. */
+	expect_bad(mon, strlen(mon),
+		   "schema 'tsarun-monitor/1' is not supported: that is tsarun -p's JSON Lines, "
+		   "not a run's artifact (record one with tsarun --json FILE -- COMMAND)");
 
 	bad = edit(text, "tsarun/1", "tsarun/2");
 	expect_bad(bad, strlen(bad),
