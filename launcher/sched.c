@@ -144,11 +144,36 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+/* TSARUN_BPF_COMPAT: a comma-separated list of these words (see sched_probe__new()). */
+static const char *const compat_words[] = {"libbpf", "prev_state", "wakeup"};
+
+/* Is what one of the list's words? With what NULL: the first word that is none of compat_words. */
+static const char *compat_word(const char *what, char *word, size_t len)
+{
+	const char *v = getenv("TSARUN_BPF_COMPAT"), *end;
+
+	for (; v && *v; v = *end ? end + 1 : end) {
+		bool known = false;
+
+		end = strchrnul(v, ',');
+		snprintf(word, len, "%.*s", (int)(end - v), v);
+		if (!word[0])
+			continue;
+		if (what && !strcmp(word, what))
+			return word;
+		for (size_t i = 0; i < sizeof(compat_words) / sizeof(compat_words[0]); i++)
+			known |= !strcmp(word, compat_words[i]);
+		if (!what && !known)
+			return word;
+	}
+	return NULL;
+}
+
 static bool compat(const char *what)
 {
-	const char *v = getenv("TSARUN_BPF_COMPAT");
+	char word[64];
 
-	return v && strstr(v, what);
+	return compat_word(what, word, sizeof(word)) != NULL;
 }
 
 /* The fd of one of the object's maps, whoever loaded it. */
@@ -517,6 +542,19 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		ret = p->ncpus ? p->ncpus : -EINVAL;
 		snprintf(err, errlen, "cannot count possible CPUs");
 		goto out_free;
+	}
+	/* A misspelt variant would test the default one and pass for the other. */
+	{
+		char word[64];
+
+		if (compat_word(NULL, word, sizeof(word))) {
+			ret = -EINVAL;
+			snprintf(err, errlen,
+				 "TSARUN_BPF_COMPAT: unknown variant '%s' (libbpf, prev_state, "
+				 "wakeup, comma-separated)",
+				 word);
+			goto out_free;
+		}
 	}
 	/*
 	 * The first variant that loads wins, newest kernels first: without

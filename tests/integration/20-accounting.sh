@@ -194,6 +194,10 @@ if [ "$kver" -ge 5017 ]; then
 fi
 check "doctor: libbpf loads it when asked" \
 	sh -c "TSARUN_BPF_COMPAT=libbpf '$TSARUN' doctor | grep -q 'loaded by libbpf'"
+# A misspelt variant must not test the default one and pass for the other.
+TSARUN_BPF_COMPAT=prev-state "$TSARUN" -q -b ebpf --json "$J" -- true 2>"$T_TMP/err"
+equal "TSARUN_BPF_COMPAT with an unknown word: eBPF is refused (125 with -b ebpf)" "$?" 125
+check "... naming the word and the known ones" grep -q "TSARUN_BPF_COMPAT: unknown variant 'prev-state' (libbpf, prev_state, wakeup" "$T_TMP/err"
 TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- taskset -c "$CPU1" "$WORKLOADS/vfork_wait" 200
 vfork_d "loaded by libbpf" 200 one-cpu
 TSARUN_BPF_COMPAT=libbpf "$TSARUN" -q --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
