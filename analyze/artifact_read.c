@@ -253,6 +253,8 @@ static int read_totals(struct rd *d, const cJSON *t, struct run_totals *tot)
 	if (!ret)
 		ret = get_u64(d, t, "steal_ns", false, &tot->steal_ns);
 	if (!ret)
+		ret = get_u64(d, t, "throttled_ns", false, &tot->throttled_ns);
+	if (!ret)
 		ret = get_u64(d, t, "processes", false, &v);
 	tot->processes = (uint32_t)v;
 	if (!ret)
@@ -351,6 +353,8 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 		ret = get_u64(d, o, "wakeups", false, &t->wakeups);
 	if (!ret)
 		ret = get_u64(d, o, "steal_ns", false, &t->steal_ns);
+	if (!ret)
+		ret = get_u64(d, o, "throttled_ns", false, &t->throttled_ns);
 	if (!ret && cJSON_IsObject(lat)) {
 		ret = get_u64(d, lat, "count", false, &t->wakeup_lat_count);
 		if (!ret)
@@ -390,6 +394,8 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 			t->unmeasured |= ACCT_NO_MIGRATIONS;
 		if (cJSON_IsNull(item(o, "steal_ns")))
 			t->unmeasured |= ACCT_NO_STEAL;
+		if (cJSON_IsNull(item(o, "throttled_ns")))
+			t->unmeasured |= ACCT_NO_THROTTLE;
 		if (cJSON_IsNull(item(o, "offcpu_hist_log2_us")))
 			t->unmeasured |= ACCT_NO_HIST;
 		if (cJSON_IsNull(item(o, "slices")))

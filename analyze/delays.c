@@ -274,8 +274,8 @@ static void from_record(struct thread_acct *t, const struct ts_record *rec, uint
 	t->involuntary = rec->nivcsw;
 	t->exit_status = (int)rec->exitcode;
 	t->first_state_known = true;
-	t->unmeasured = ACCT_NO_WAKEUPS | ACCT_NO_MIGRATIONS | ACCT_NO_STEAL | ACCT_NO_HIST |
-			(rec->have_switches ? 0 : ACCT_NO_SWITCHES);
+	t->unmeasured = ACCT_NO_WAKEUPS | ACCT_NO_MIGRATIONS | ACCT_NO_STEAL | ACCT_NO_THROTTLE |
+			ACCT_NO_HIST | (rec->have_switches ? 0 : ACCT_NO_SWITCHES);
 	attach(t, rec, o, q);
 }
 

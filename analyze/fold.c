@@ -77,6 +77,8 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 	t->wakeup_lat_count = s->wakeup_lat_count;
 	t->steal_ns =
 	    s->steal_ns < s->state_ns[TSA_ST_ONCPU] ? s->steal_ns : s->state_ns[TSA_ST_ONCPU];
+	t->throttled_ns =
+	    s->throttled_ns < s->state_ns[TSA_ST_RUNQ] ? s->throttled_ns : s->state_ns[TSA_ST_RUNQ];
 	t->exit_status = s->exit_status;
 	t->execs = s->execs;
 	t->first_state_known = !(s->flags & TSA_F_PREEXISTING);
@@ -455,6 +457,7 @@ static int finish(struct run *r)
 		tot->wakeup_lat_sum += t->wakeup_lat_sum;
 		tot->wakeup_lat_count += t->wakeup_lat_count;
 		tot->steal_ns += t->steal_ns;
+		tot->throttled_ns += t->throttled_ns;
 		tot->unmeasured |= t->unmeasured;
 		if (t->wakeup_lat_max > tot->wakeup_lat_max)
 			tot->wakeup_lat_max = t->wakeup_lat_max;

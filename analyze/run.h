@@ -68,8 +68,9 @@ enum acct_unmeasured {
 	ACCT_NO_WAKEUPS = 1u << 1,  /* wakeups, wakeup latency */
 	ACCT_NO_MIGRATIONS = 1u << 2,
 	ACCT_NO_STEAL = 1u << 3,
-	ACCT_NO_HIST = 1u << 4,	  /* off-CPU duration histogram */
-	ACCT_NO_SLICES = 1u << 5, /* switch-ins */
+	ACCT_NO_HIST = 1u << 4,	    /* off-CPU duration histogram */
+	ACCT_NO_SLICES = 1u << 5,   /* switch-ins */
+	ACCT_NO_THROTTLE = 1u << 6, /* throttled part of the runqueue time */
 };
 
 /*
@@ -119,8 +120,9 @@ struct thread_acct {
 	uint64_t wakeup_lat_sum;
 	uint64_t wakeup_lat_max;
 	uint64_t wakeup_lat_count;
-	uint64_t steal_ns; /* part of on-CPU time the CPU gave to the hypervisor (or IRQs) */
-	int exit_status;   /* wait(2) status when TSA_F_EXITED */
+	uint64_t steal_ns;     /* part of on-CPU time the CPU gave to the hypervisor (or IRQs) */
+	uint64_t throttled_ns; /* part of runqueue time out of CPU quota (tsarun.h) */
+	int exit_status;       /* wait(2) status when TSA_F_EXITED */
 	uint32_t execs;
 	bool first_state_known;
 
@@ -201,6 +203,7 @@ struct run_totals {
 	uint64_t wakeup_lat_max;
 	uint64_t wakeup_lat_count;
 	uint64_t steal_ns;
+	uint64_t throttled_ns;
 	uint64_t max_threads_alive; /* peak concurrency of live threads */
 	uint32_t unmeasured; /* enum acct_unmeasured: what some thread's source could not count */
 };

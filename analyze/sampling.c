@@ -191,8 +191,8 @@ void smp_thread_acct(const struct smp_thread *t, struct thread_acct *a, uint64_t
 	rq = a->sampled.runqueue_ns;
 
 	a->source = ACCT_SRC_PROC;
-	a->unmeasured =
-	    ACCT_NO_SWITCHES | ACCT_NO_WAKEUPS | ACCT_NO_MIGRATIONS | ACCT_NO_STEAL | ACCT_NO_HIST;
+	a->unmeasured = ACCT_NO_SWITCHES | ACCT_NO_WAKEUPS | ACCT_NO_MIGRATIONS | ACCT_NO_STEAL |
+			ACCT_NO_HIST | ACCT_NO_THROTTLE;
 	a->tid = t->tid;
 	a->pid = t->pid;
 	a->ppid = t->ppid;

@@ -412,6 +412,15 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 			"runqueue\n",
 			fmt_dur((uint64_t)q->kernel_shift_ns, d, sizeof(d)));
 	}
+	/* Throttled time is runnable time the kernel counts as run_delay: say what it was. */
+	if (r->totals.throttled_ns) {
+		char d[32];
+
+		fprintf(f,
+			"  note: %s of RUNQ was throttling: the task group had spent its CPU quota "
+			"(cgroup cpu.max), no wait for a free CPU\n",
+			fmt_dur(r->totals.throttled_ns, d, sizeof(d)));
+	}
 	if (q->lost_events)
 		fprintf(f,
 			"%s  warning: %llu thread records were lost (ring buffer full; raise "

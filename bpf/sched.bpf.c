@@ -482,6 +482,33 @@ static __always_inline __u32 classify(unsigned int st)
 	return TSA_ST_SLEEP; /* interruptible, parked */
 }
 
+/*
+ * A runnable task switching out: is it leaving because its task group has
+ * spent its CPU quota (CFS bandwidth: cgroup cpu.max, cpu.cfs_quota_us)?
+ * Since 6.18 a throttled task is taken off the runqueue on its way back to
+ * user space and marked (task->throttled) until its group gets quota
+ * again; it may run in the kernel before that, so the mark, not the group,
+ * says so. Before, the whole group leaves the runqueue at once, and its
+ * tasks wait until it is unthrottled. Either way the kernel counts the
+ * wait in run_delay, as tsarun counts it in runqueue.
+ */
+static __always_inline bool throttled(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->throttled))
+		return p->throttled;
+	if (bpf_core_field_exists(struct cfs_rq, throttle_count))
+		return BPF_CORE_READ(p, se.cfs_rq, throttle_count) > 0;
+	return false;
+}
+
+/* A runqueue wait that began throttled ends at now (the switch-in). */
+static __always_inline void end_throttled(struct tsa_thread *t, __u64 now)
+{
+	if (t->state == TSA_ST_RUNQ && now > t->since_ns)
+		t->throttled_ns += now - t->since_ns;
+	t->flags &= ~TSA_F_THROTTLED;
+}
+
 /* The task is dead: what it exited with, and whether its process is done. */
 static __always_inline void read_exit(struct tsa_thread *t, struct task_struct *p)
 {
@@ -808,6 +835,8 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 				   false);
 		woke(t, now - ran - wait);
 	}
+	if (t->flags & TSA_F_THROTTLED)
+		end_throttled(t, now - ran);
 	close_interval(t, now - ran); /* the runqueue wait ends at the inferred switch-in */
 	t->state_ns[TSA_ST_ONCPU] += ran;
 	if (t->flags & TSA_F_WOKEN) {
@@ -877,6 +906,8 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 	else
 		t->involuntary++;
 	st = preempt ? TSA_ST_RUNQ : classify(prev_state);
+	if (st == TSA_ST_RUNQ && throttled(p))
+		t->flags |= TSA_F_THROTTLED;
 	t->state = st;
 	t->flags &= ~TSA_F_WOKEN; /* a preemption wait is not wakeup latency */
 	if (targ_stacks && (st == TSA_ST_SLEEP || st == TSA_ST_DISK))
@@ -934,6 +965,8 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 		/* A wait the kernel's run_delay will not have (tsarun.h). */
 		if (unstamped && t->state == TSA_ST_RUNQ && now > t->since_ns)
 			t->unstamped_wait_ns += now - t->since_ns;
+		if (t->flags & TSA_F_THROTTLED)
+			end_throttled(t, now);
 		close_interval(t, now);
 	}
 	if (t->flags & TSA_F_WOKEN) {
@@ -1250,6 +1283,8 @@ int tsa_survivors(struct tsa_iter_task *ctx)
 			if (wait)
 				woke(s, wait < now - s->since_ns ? now - wait : s->since_ns);
 		}
+		if (s->flags & TSA_F_THROTTLED)
+			end_throttled(s, now); /* still throttled: so far */
 		close_interval(s, now);
 	}
 	if (s->state == TSA_ST_ONCPU && s->steal_mark) {

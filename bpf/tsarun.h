@@ -41,6 +41,7 @@ enum tsa_thread_flags {
 	TSA_F_WOKEN = 1u << 6,	     /* runnable because of a wakeup: latency clock running */
 	TSA_F_PREEXISTING = 1u << 7, /* existed before tracking began (monitor mode) */
 	TSA_F_EXECED = 1u << 8,	     /* called exec at least once */
+	TSA_F_THROTTLED = 1u << 9,   /* its runqueue wait began with its CPU quota spent */
 };
 
 /* Which kernel counters are sampled at the start and the end of tracking. */
@@ -220,6 +221,12 @@ struct tsa_thread {
 	 * for a CPU like any other, and run_delay never sees that wait.
 	 */
 	__u64 unstamped_wait_ns;
+	/*
+	 * Of the runqueue time, the waits that began when its task group had
+	 * spent its CPU quota (cgroup cpu.max, cpu.cfs_quota_us): throttled,
+	 * not waiting for a free CPU. The kernel counts them in run_delay.
+	 */
+	__u64 throttled_ns;
 
 	/* Cold: identity, the start and the end. */
 	__u32 tid;
@@ -270,7 +277,7 @@ struct tsa_thread {
 	struct tsa_stack_id waker_kstack;
 };
 
-#define TSA_THREAD_SIZE 984
+#define TSA_THREAD_SIZE 992
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {

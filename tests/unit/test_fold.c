@@ -263,6 +263,25 @@ static void test_survivors_are_not_in_rusage(void **state)
 	run__free_detail(&r);
 }
 
+/* Throttled time is part of the runqueue time: never more than it, summed in the totals. */
+static void test_throttled_is_part_of_runqueue(void **state)
+{
+	struct tsa_thread t[2] = {
+	    fx_thread(100, 100, 1, "main", 0, 500, 300, 20, 170, 5),
+	    fx_thread(101, 100, 1, "worker", 0, 500, 300, 40, 150, 5),
+	};
+	struct run r;
+
+	t[0].throttled_ns = 15 * MS;
+	t[1].throttled_ns = 50 * MS; /* more than its runqueue time: cannot be */
+	fold(&r, t, 2);
+	assert_int_equal(r.threads[0].throttled_ns, 15 * MS);
+	assert_int_equal(r.threads[1].throttled_ns, 40 * MS);
+	assert_int_equal(r.totals.throttled_ns, 55 * MS);
+	assert_int_equal(r.totals.state_ns[TSA_ST_RUNQ], 60 * MS);
+	run__free_detail(&r);
+}
+
 static void test_empty(void **state)
 {
 	struct run r;
@@ -288,6 +307,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_check_finds_unseen_threads),
 	    cmocka_unit_test(test_order_and_dedupe_in_place),
 	    cmocka_unit_test(test_survivors_are_not_in_rusage),
+	    cmocka_unit_test(test_throttled_is_part_of_runqueue),
 	    cmocka_unit_test(test_empty),
 	};
 
