@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The command's life starts when its exec barrier opens, as the run's wall
+# time does. tsarun marks the command earlier, while it arms its other
+# sources; on a busy machine the command may not have reached its barrier
+# by then (queued behind other tasks, or still running towards it), and
+# that wait is tsarun's start-up, not the command's runqueue time.
+. "$(dirname "$0")/../lib.sh"
+need_bpf "barrier tests"
+cd "$T_TMP"
+J=$T_TMP/b.json
+
+# A busy machine: both CPUs taken, so the command often waits to reach its
+# barrier. Each burner spins on its own CPU time, for longer than the runs.
+for c in 0 1; do taskset -c $c "$WORKLOADS/burn" 5000 & done
+hogs=$(jobs -p)
+# 30 runs of true: each its own barrier, mark and release (about 1 in 5
+# reached its barrier after the mark under this load before the fix).
+"$TSARUN" -q -r 30 --json "$J" -- true
+kill $hogs 2>/dev/null
+wait 2>/dev/null
+validate "$J"
+equal "30 runs" "$(jq '.runs | length' "$J")" 30
+# One thread per run: its lifetime (from its start to its exit) cannot
+# exceed the run's wall time (from the release to the exit).
+equal "no run's command lived longer than its run (lifetime <= wall)" \
+	"$(jq '[.runs[] | select(.totals.lifetime_ns > .wall_ns)] | length' "$J")" 0
+at_least "the last run's command starts at or after the release (ns)" \
+	"$(jq '.runs[-1].threads[0].start_ns' "$J")" 0
+# What it counts is still what the kernel counts from there.
+equal "the command closes" "$(jq '.runs[-1].threads[0] | .lifetime_ns - (.on_cpu_ns + .runqueue_ns + .sleeping_ns + .uninterruptible_ns + .stopped_ns + .residual_ns)' "$J")" 0
