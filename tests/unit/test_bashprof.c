@@ -662,6 +662,43 @@ static void test_wall_stretch(void **state)
 }
 
 /*
+ * A script that ran on its CPU all along has its wall time corrected at
+ * its own stretch (1), not at the run's average (3 here, as when only the
+ * start-up measurement waited for a CPU): the total and the node agree.
+ */
+static void test_total_wall_own_stretch(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	struct w w;
+	struct tsa_hello *h;
+	struct tsa_end *e;
+	const struct bash_total *tot;
+
+	w_begin(&w, 100, 1);
+	h = w_hello(&w, bp, TSA_HELLO_START, 0, 1, 0, 0, 0, 1000);
+	h->cal[TSA_COST_BASE].wall_ns = 3000;
+	w_text(&w, bp, 1, "x");
+	for (int i = 0; i < 10; i++) {
+		struct tsa_cmd *c = w_rec(&w, bp, sizeof(*c), TSA_R_CMD, TSA_RUN, 1);
+
+		c->t = c->cpu = 10000 * (uint64_t)(i + 1);
+		c->text = 1;
+	}
+	e = w_rec(&w, bp, sizeof(*e), TSA_R_END, 0, 0);
+	e->t = e->cpu = 110000;
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	tot = bashprof__total(bp);
+	assert_int_equal(bashprof__quality(bp)->stretch_milli, 3000);
+	assert_int_equal(tot->raw_self_wall_ns, 110000);
+	/* Ten trap runs of 1000 ns of CPU each, at stretch 1. */
+	assert_int_equal(tot->self_wall_ns, 110000 - 10 * 1000);
+	assert_int_equal(tot->total_wall_ns, tot->self_wall_ns);
+	assert_int_equal(find(bp, "x", 1)->cor_wall_ns, find(bp, "x", 1)->cor_cpu_ns);
+	bashprof__free(bp);
+}
+
+/*
  * The flame graph: one stack per node, named as in bash.folded, valued by
  * the node's own time (its children's taken away), in the SVG renderer.
  */
@@ -898,6 +935,7 @@ int main(void)
 	    cmocka_unit_test(test_background_child),
 	    cmocka_unit_test(test_calibration_chunks),
 	    cmocka_unit_test(test_wall_stretch),
+	    cmocka_unit_test(test_total_wall_own_stretch),
 	    cmocka_unit_test(test_function_body_corrected),
 	    cmocka_unit_test(test_flame),
 	    cmocka_unit_test(test_nested_through_programs),
