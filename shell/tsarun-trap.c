@@ -115,6 +115,7 @@ static char buf[TSA_WIRE_MAX_CHUNK] __attribute__((aligned(8)));
 static int need_hello; /* a forked child says HELLO with its first record */
 static int is_root;
 static struct tsa_cost cal[TSA_COST_NR];
+static int have_cal; /* cal holds a measurement (this process's, or its first bash's) */
 static uint64_t cal_spent_cpu;
 static uint32_t cal_pre; /* permille of a trap run before the builtin's clock read */
 static uint64_t debug_t; /* when the last trap run read the clock */
@@ -394,8 +395,7 @@ static void hello(uint32_t how, uint64_t t, uint64_t cpu)
 	h->cal_pre_permille = cal_pre;
 	h->span_med_ns = span_head ? clamp16(span_med[0] + span_med[1]) : 0;
 	h->span_tty_ns = span_head && span_tty ? clamp16(span_tty_med) : 0;
-	h->hflags =
-	    (cal[TSA_COST_BASE].wall_ns ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0);
+	h->hflags = (have_cal ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0);
 	h->bash_version = 502;
 }
 
@@ -1356,13 +1356,20 @@ static void cache_destroy(struct tsa_objcache *c)
 	c->cs = 0;
 }
 
-/* The base: a loop without and with the trap (which must run under the script's set -u too). */
+/*
+ * The base: a loop without and with the trap (which must run under the
+ * script's set -u too). In wall time, its CPU cost at the stretch the
+ * loops had (their wall over their CPU): a difference of wall times is
+ * mostly the waits for a CPU that fell in one loop and not the other (on a
+ * loaded machine, from -3.9 to +25 ms a round), and its mean came out at
+ * 0 or below in one start-up in six there.
+ */
 static void cal_base(void)
 {
 	static const char loop[] = "for ((__tsa_i = 0; __tsa_i < 200; __tsa_i++)); do "
 				   "__tsa_v=$((${__tsa_v:-0} + __tsa_i)); done";
 	struct cal_round bare[CAL_ROUNDS], trap[CAL_ROUNDS];
-	uint64_t events = 0;
+	uint64_t events = 0, all_w = 0, all_c = 0;
 
 	for (int round = 0; round < CAL_ROUNDS; round++) {
 		uint64_t w0, c0, s0;
@@ -1372,6 +1379,8 @@ static void cal_base(void)
 		eval(loop);
 		bare[round].w = mono_ns() - w0;
 		bare[round].c = cpu_ns() - c0;
+		all_w += bare[round].w;
+		all_c += bare[round].c;
 
 		eval("trap '" TRAP_STRING "' DEBUG");
 		/* The full recording path runs. */
@@ -1382,6 +1391,8 @@ static void cal_base(void)
 		w0 = mono_ns();
 		c0 = cpu_ns();
 		eval(loop);
+		all_w += mono_ns() - w0;
+		all_c += cpu_ns() - c0;
 		/* What the runs timed is charged as timed: the estimate is the rest. */
 		trap[round].w = mono_ns() - w0 - (span_sum - s0);
 		trap[round].c = cpu_ns() - c0 - (span_sum - s0);
@@ -1392,6 +1403,11 @@ static void cal_base(void)
 	}
 	eval("unset __tsa_i __tsa_v");
 	cal[TSA_COST_BASE] = cal_mean(trap, bare, CAL_ROUNDS, events);
+	if (all_c && all_w > all_c)
+		cal[TSA_COST_BASE].wall_ns =
+		    (uint32_t)((uint64_t)cal[TSA_COST_BASE].cpu_ns * all_w / all_c);
+	else
+		cal[TSA_COST_BASE].wall_ns = cal[TSA_COST_BASE].cpu_ns;
 }
 
 /* Where the builtin reads the clock within a trap run: the median over single runs. */
@@ -1547,6 +1563,7 @@ static void calibrate(void)
 	tty_seen = tty_calls;
 	last_jobs = 0;
 	cal_spent_cpu = cpu_ns() - c0;
+	have_cal = 1;
 }
 
 /* bash expands BASH_ENV before reading it; so do we with the user's. */
@@ -1641,11 +1658,12 @@ static int start(void)
 		export_var(TSA_ENV_ROOT, pidbuf);
 	}
 	/* A nested bash takes its first one's figures (TSA_ENV_CAL: cal, cal_pre, the spans). */
-	if (cal_env &&
-	    sscanf(cal_env, "%u %u %u %u %u %u %u %d %d %d %d %u %u %u", &cal[0].wall_ns,
-		   &cal[0].cpu_ns, &cal[1].wall_ns, &cal[1].cpu_ns, &cal[2].wall_ns, &cal[2].cpu_ns,
-		   &cal_pre, &span_head, &span_tail, &span_tty, &span_jobs, &span_med[0],
-		   &span_med[1], &span_tty_med) != 2 * TSA_COST_NR + 8)
+	have_cal = cal_env &&
+		   sscanf(cal_env, "%u %u %u %u %u %u %u %d %d %d %d %u %u %u", &cal[0].wall_ns,
+			  &cal[0].cpu_ns, &cal[1].wall_ns, &cal[1].cpu_ns, &cal[2].wall_ns,
+			  &cal[2].cpu_ns, &cal_pre, &span_head, &span_tail, &span_tty, &span_jobs,
+			  &span_med[0], &span_med[1], &span_tty_med) == 2 * TSA_COST_NR + 8;
+	if (!have_cal)
 		memset(cal, 0, sizeof(cal));
 	if (!registered) {
 		registered = 1;
@@ -1653,10 +1671,12 @@ static int start(void)
 	}
 	/* Figures that assumed timed trap runs are no use to a bash that cannot time them. */
 	if (span_head < 0 || span_tail < 0 || span_tty < 0 || span_jobs < 0 ||
-	    (span_head && !real_sigprocmask_hooked()))
+	    (span_head && !real_sigprocmask_hooked())) {
 		memset(cal, 0, sizeof(cal));
+		have_cal = 0;
+	}
 	source_user_env();
-	if (!cal[TSA_COST_BASE].wall_ns) {
+	if (!have_cal) {
 		char v[160];
 
 		calibrate();
