@@ -56,13 +56,24 @@ static cJSON *host_json(const struct host_info *h)
 	return o;
 }
 
-static cJSON *states_json(cJSON *o, const uint64_t *st, uint64_t residual)
+static void add_u64_or_null(cJSON *o, const char *name, uint64_t v, bool null)
 {
+	if (null)
+		cJSON_AddNullToObject(o, name);
+	else
+		add_u64(o, name, v);
+}
+
+/* Off-CPU time a source did not split by state is null there, and in the residual. */
+static cJSON *states_json(cJSON *o, const uint64_t *st, uint64_t residual, uint32_t unmeasured)
+{
+	bool split = !(unmeasured & ACCT_NO_STATES);
+
 	add_u64(o, "on_cpu_ns", st[TSA_ST_ONCPU]);
 	add_u64(o, "runqueue_ns", st[TSA_ST_RUNQ]);
-	add_u64(o, "sleeping_ns", st[TSA_ST_SLEEP]);
-	add_u64(o, "uninterruptible_ns", st[TSA_ST_DISK]);
-	add_u64(o, "stopped_ns", st[TSA_ST_STOPPED]);
+	add_u64_or_null(o, "sleeping_ns", st[TSA_ST_SLEEP], !split);
+	add_u64_or_null(o, "uninterruptible_ns", st[TSA_ST_DISK], !split);
+	add_u64_or_null(o, "stopped_ns", st[TSA_ST_STOPPED], !split);
 	add_u64(o, "residual_ns", residual);
 	return o;
 }
@@ -125,14 +136,6 @@ static cJSON *exit_json(int ws, bool exited)
 	return o;
 }
 
-static void add_u64_or_null(cJSON *o, const char *name, uint64_t v, bool null)
-{
-	if (null)
-		cJSON_AddNullToObject(o, name);
-	else
-		add_u64(o, name, v);
-}
-
 static const char *acct_source_name(int src)
 {
 	switch (src) {
@@ -181,7 +184,7 @@ static cJSON *thread_json(const struct thread_acct *t)
 	add_i64(o, "start_ns", t->start_ns);
 	add_i64(o, "end_ns", t->end_ns);
 	add_u64(o, "lifetime_ns", t->lifetime_ns);
-	states_json(o, t->state_ns, t->residual_ns);
+	states_json(o, t->state_ns, t->residual_ns, t->unmeasured);
 	add_str(o, "accounting_source", acct_source_name(t->source));
 	/* What the source could not measure is null, never 0. */
 	add_u64_or_null(o, "slices", t->slices, t->unmeasured & ACCT_NO_SLICES);
@@ -293,7 +296,7 @@ static cJSON *proc_json(const struct proc_acct *p)
 	cJSON_AddNumberToObject(o, "threads", p->threads);
 	cJSON_AddNumberToObject(o, "execs", p->execs);
 	add_u64(o, "thread_lifetime_ns", p->thread_lifetime_ns);
-	states_json(o, p->state_ns, p->residual_ns);
+	states_json(o, p->state_ns, p->residual_ns, p->unmeasured);
 	return o;
 }
 
@@ -304,7 +307,7 @@ static cJSON *totals_json(const struct run_totals *t)
 	cJSON_AddNumberToObject(o, "processes", t->processes);
 	cJSON_AddNumberToObject(o, "threads", t->threads);
 	add_u64(o, "lifetime_ns", t->lifetime_ns);
-	states_json(o, t->state_ns, t->residual_ns);
+	states_json(o, t->state_ns, t->residual_ns, t->unmeasured);
 	/* A sum over threads one of which could not count it is no count. */
 	add_u64_or_null(o, "slices", t->slices, t->unmeasured & ACCT_NO_SLICES);
 	add_u64_or_null(o, "voluntary_switches", t->voluntary, t->unmeasured & ACCT_NO_SWITCHES);
@@ -448,7 +451,7 @@ static cJSON *quality_json(const struct run_quality *q, bool ebpf)
 	lost = cJSON_CreateObject();
 	add_u64(lost, "records", q->lost.records);
 	add_u64(lost, "lifetime_ns", q->lost.lifetime_ns);
-	states_json(lost, (const uint64_t *)q->lost.state_ns, 0);
+	states_json(lost, (const uint64_t *)q->lost.state_ns, 0, 0);
 	cJSON_DeleteItemFromObject(lost, "residual_ns");
 	cJSON_AddItemToObject(o, "lost_threads", lost);
 	cc = cJSON_CreateObject();
@@ -764,9 +767,12 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 			add_u64(pj, "wall_ns", p->wall_ns);
 			add_u64(pj, "on_cpu_ns", p->state_ns[TSA_ST_ONCPU]);
 			add_u64(pj, "runqueue_ns", p->state_ns[TSA_ST_RUNQ]);
-			add_u64(pj, "sleeping_ns", p->state_ns[TSA_ST_SLEEP]);
-			add_u64(pj, "uninterruptible_ns", p->state_ns[TSA_ST_DISK]);
-			add_u64(pj, "stopped_ns", p->state_ns[TSA_ST_STOPPED]);
+			add_u64_or_null(pj, "sleeping_ns", p->state_ns[TSA_ST_SLEEP],
+					p->unmeasured & ACCT_NO_STATES);
+			add_u64_or_null(pj, "uninterruptible_ns", p->state_ns[TSA_ST_DISK],
+					p->unmeasured & ACCT_NO_STATES);
+			add_u64_or_null(pj, "stopped_ns", p->state_ns[TSA_ST_STOPPED],
+					p->unmeasured & ACCT_NO_STATES);
 			add_u64(pj, "with_bash_before_exec", p->with_bash);
 			cJSON_AddItemToArray(procs, pj);
 		}

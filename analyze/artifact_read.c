@@ -216,25 +216,44 @@ static int read_sources(struct rd *d, const cJSON *q, struct run *r)
 	return 0;
 }
 
+static const struct {
+	const char *key;
+	int st;
+} state_keys[] = {
+    {"on_cpu_ns", TSA_ST_ONCPU},    {"runqueue_ns", TSA_ST_RUNQ},
+    {"sleeping_ns", TSA_ST_SLEEP},  {"uninterruptible_ns", TSA_ST_DISK},
+    {"stopped_ns", TSA_ST_STOPPED},
+};
+
+/* S, D and stopped are null where a source did not split the off-CPU time (*unmeasured). */
+static int read_states(struct rd *d, const cJSON *o, uint64_t *st, uint64_t *residual,
+		       uint32_t *unmeasured)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(state_keys) / sizeof(state_keys[0]) && !ret; i++) {
+		bool always = state_keys[i].st == TSA_ST_ONCPU || state_keys[i].st == TSA_ST_RUNQ;
+
+		if (!always && cJSON_IsNull(item(o, state_keys[i].key))) {
+			st[state_keys[i].st] = 0;
+			*unmeasured |= ACCT_NO_STATES;
+			continue;
+		}
+		ret = get_u64(d, o, state_keys[i].key, true, &st[state_keys[i].st]);
+	}
+	if (!ret)
+		ret = get_u64(d, o, "residual_ns", false, residual);
+	return ret;
+}
+
 static int read_totals(struct rd *d, const cJSON *t, struct run_totals *tot)
 {
-	static const struct {
-		const char *key;
-		int st;
-	} states[] = {
-	    {"on_cpu_ns", TSA_ST_ONCPU},    {"runqueue_ns", TSA_ST_RUNQ},
-	    {"sleeping_ns", TSA_ST_SLEEP},  {"uninterruptible_ns", TSA_ST_DISK},
-	    {"stopped_ns", TSA_ST_STOPPED},
-	};
 	uint64_t v = 0;
 	int ret = 0;
 
 	if (!cJSON_IsObject(t))
 		return bad(d, -EINVAL, "'totals' is missing");
-	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]) && !ret; i++)
-		ret = get_u64(d, t, states[i].key, true, &tot->state_ns[states[i].st]);
-	if (!ret)
-		ret = get_u64(d, t, "residual_ns", false, &tot->residual_ns);
+	ret = read_states(d, t, tot->state_ns, &tot->residual_ns, &tot->unmeasured);
 	if (!ret)
 		ret = get_u64(d, t, "lifetime_ns", false, &tot->lifetime_ns);
 	/* null: a thread's source could not count them (procfs); absent: not an artifact. */
@@ -260,26 +279,6 @@ static int read_totals(struct rd *d, const cJSON *t, struct run_totals *tot)
 	if (!ret)
 		ret = get_u64(d, t, "threads", false, &v);
 	tot->threads = (uint32_t)v;
-	return ret;
-}
-
-static const struct {
-	const char *key;
-	int st;
-} state_keys[] = {
-    {"on_cpu_ns", TSA_ST_ONCPU},    {"runqueue_ns", TSA_ST_RUNQ},
-    {"sleeping_ns", TSA_ST_SLEEP},  {"uninterruptible_ns", TSA_ST_DISK},
-    {"stopped_ns", TSA_ST_STOPPED},
-};
-
-static int read_states(struct rd *d, const cJSON *o, uint64_t *st, uint64_t *residual)
-{
-	int ret = 0;
-
-	for (size_t i = 0; i < sizeof(state_keys) / sizeof(state_keys[0]) && !ret; i++)
-		ret = get_u64(d, o, state_keys[i].key, true, &st[state_keys[i].st]);
-	if (!ret)
-		ret = get_u64(d, o, "residual_ns", false, residual);
 	return ret;
 }
 
@@ -342,7 +341,7 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 	if (!ret)
 		ret = get_u64(d, o, "lifetime_ns", true, &t->lifetime_ns);
 	if (!ret)
-		ret = read_states(d, o, t->state_ns, &t->residual_ns);
+		ret = read_states(d, o, t->state_ns, &t->residual_ns, &t->unmeasured);
 	if (!ret)
 		ret = get_u64(d, o, "slices", false, &t->slices);
 	if (!ret)
@@ -429,7 +428,7 @@ static int read_proc(struct rd *d, const cJSON *o, struct proc_acct *p)
 	if (!ret)
 		ret = get_u64(d, o, "thread_lifetime_ns", false, &p->thread_lifetime_ns);
 	if (!ret)
-		ret = read_states(d, o, p->state_ns, &p->residual_ns);
+		ret = read_states(d, o, p->state_ns, &p->residual_ns, &p->unmeasured);
 	if (!ret && cJSON_IsObject(ex)) {
 		ret = get_int(d, ex, "code", false, 0, 255, &code);
 		if (!ret)

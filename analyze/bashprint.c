@@ -8,6 +8,7 @@
 
 #include "bashprof.h"
 #include "flame.h"
+#include "run.h"
 #include "tsarun.h"
 
 /* A one-line, bounded rendering of a text: newlines and tabs become spaces. */
@@ -282,21 +283,29 @@ static void print_node(FILE *f, const struct bash_node *n, const char *prefix, b
 	snprintf(pre, sizeof(pre), "%s%s", prefix, n->parent ? (last ? "  " : "│ ") : "");
 	for (uint32_t i = 0; i < n->nprocs; i++) {
 		const struct bash_procs *p = &n->procs[i];
-		char pw[32], pc[32], pr[32], ps[32], pd[32];
+		char pw[32], pc[32], pr[32], ps[32], pd[32], rest[96];
 
 		fmt_dur(pw, sizeof(pw), p->wall_ns);
 		fmt_dur(pc, sizeof(pc), p->state_ns[TSA_ST_ONCPU]);
 		fmt_dur(pr, sizeof(pr), p->state_ns[TSA_ST_RUNQ]);
 		fmt_dur(ps, sizeof(ps), p->state_ns[TSA_ST_SLEEP]);
 		fmt_dur(pd, sizeof(pd), p->state_ns[TSA_ST_DISK]);
-		fprintf(
-		    f,
-		    "%6s %5s %11s %7s %7s %11s %8u  %s  ↳ %s (pid %u%s%s): %s = %s CPU + %s runq "
-		    "+ %s S + %s D\n",
-		    "", "", "", "", "", "", p->count, pre, p->comm, p->first_pid,
-		    p->count > 1 ? ", ..." : "",
-		    p->with_bash ? ", with the script's commands before its exec" : "", pw, pc, pr,
-		    ps, pd);
+		if (p->unmeasured & ACCT_NO_STATES) {
+			/* Known by their taskstats records: the rest of their life is not split. */
+			uint64_t on = p->state_ns[TSA_ST_ONCPU] + p->state_ns[TSA_ST_RUNQ];
+
+			fmt_dur(ps, sizeof(ps), p->wall_ns > on ? p->wall_ns - on : 0);
+			snprintf(rest, sizeof(rest), "%s off-CPU, not split by state", ps);
+		} else {
+			snprintf(rest, sizeof(rest), "%s S + %s D", ps, pd);
+		}
+		fprintf(f,
+			"%6s %5s %11s %7s %7s %11s %8u  %s  ↳ %s (pid %u%s%s): %s = %s CPU + %s "
+			"runq + %s\n",
+			"", "", "", "", "", "", p->count, pre, p->comm, p->first_pid,
+			p->count > 1 ? ", ..." : "",
+			p->with_bash ? ", with the script's commands before its exec" : "", pw, pc,
+			pr, rest);
 	}
 	for (const struct bash_node *ch = n->child; ch; ch = ch->next)
 		print_node(f, ch, pre, ch->next == NULL, total, o);

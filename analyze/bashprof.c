@@ -1575,6 +1575,7 @@ static void attach_processes(struct bashprof *bp, const struct run *r, uint64_t 
 		slot->wall_ns += p->end_ns > p->start_ns ? (uint64_t)(p->end_ns - p->start_ns) : 0;
 		for (int st = 0; st < 5 && st < TSA_ST_NR; st++)
 			slot->state_ns[st] += p->state_ns[st];
+		slot->unmeasured |= p->unmeasured;
 		node->tree_cpu_ns += tree ? tree[p - r->procs] : p->state_ns[TSA_ST_ONCPU];
 		bp->q.attached_processes++;
 	}

@@ -61,6 +61,8 @@ struct bash_procs {
 	 * figures, which are the process's, hold those commands too.
 	 */
 	uint32_t with_bash;
+	uint32_t
+	    unmeasured; /* enum acct_unmeasured, of any of them (ACCT_NO_STATES: S, D unsplit) */
 };
 
 struct bash_node {

@@ -274,8 +274,9 @@ static void from_record(struct thread_acct *t, const struct ts_record *rec, uint
 	t->involuntary = rec->nivcsw;
 	t->exit_status = (int)rec->exitcode;
 	t->first_state_known = true;
+	/* Its off-CPU time is not split by state: it is all in the residual. */
 	t->unmeasured = ACCT_NO_WAKEUPS | ACCT_NO_MIGRATIONS | ACCT_NO_STEAL | ACCT_NO_THROTTLE |
-			ACCT_NO_HIST | (rec->have_switches ? 0 : ACCT_NO_SWITCHES);
+			ACCT_NO_HIST | ACCT_NO_STATES | (rec->have_switches ? 0 : ACCT_NO_SWITCHES);
 	attach(t, rec, o, q);
 }
 

@@ -164,6 +164,7 @@ static int build_procs(struct run *r)
 		p->residual_ns += t->residual_ns;
 		for (int s = 0; s < TSA_ST_NR; s++)
 			p->state_ns[s] += t->state_ns[s];
+		p->unmeasured |= t->unmeasured;
 	}
 	free(has_leader);
 	r->procs = procs;

@@ -536,8 +536,12 @@ void gate_report_session_markdown(FILE *f, const struct session *s, int top, enu
 				md_ms(f, t->lifetime_ns);
 				md_ms(f, t->state_ns[TSA_ST_ONCPU]);
 				md_ms(f, t->state_ns[TSA_ST_RUNQ]);
-				md_ms(f, t->state_ns[TSA_ST_SLEEP]);
-				md_ms(f, t->state_ns[TSA_ST_DISK]);
+				if (t->unmeasured & ACCT_NO_STATES) {
+					fprintf(f, " - | - |");
+				} else {
+					md_ms(f, t->state_ns[TSA_ST_SLEEP]);
+					md_ms(f, t->state_ns[TSA_ST_DISK]);
+				}
 				md_ms(f, t->state_ns[TSA_ST_STOPPED] + t->residual_ns);
 				/* Not counted (procfs, taskstats): no figure, not 0. */
 				if (t->unmeasured & ACCT_NO_SWITCHES)

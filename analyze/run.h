@@ -71,6 +71,7 @@ enum acct_unmeasured {
 	ACCT_NO_HIST = 1u << 4,	    /* off-CPU duration histogram */
 	ACCT_NO_SLICES = 1u << 5,   /* switch-ins */
 	ACCT_NO_THROTTLE = 1u << 6, /* throttled part of the runqueue time */
+	ACCT_NO_STATES = 1u << 7,   /* sleeping, uninterruptible, stopped: off-CPU time not split */
 };
 
 /*
@@ -186,6 +187,7 @@ struct proc_acct {
 	uint64_t thread_lifetime_ns; /* sum over its threads */
 	uint64_t state_ns[TSA_ST_NR];
 	uint64_t residual_ns;
+	uint32_t unmeasured; /* enum acct_unmeasured: what some thread's source could not count */
 };
 
 struct run_totals {

@@ -182,15 +182,21 @@ struct cols {
 /* What the run's sources could not count (switches under procfs): shown as "-". */
 static uint32_t g_unmeasured;
 
+/* unmeasured: of the row's threads (ACCT_NO_STATES: S and D shown as "-", in OTHER). */
 static void fill_cols(struct cols *c, uint64_t life, const uint64_t *st, uint64_t residual,
 		      uint64_t lat_sum, uint64_t lat_n, uint64_t lat_max, uint64_t vol,
-		      uint64_t invol)
+		      uint64_t invol, uint32_t unmeasured)
 {
 	fmt_ms(life, c->life, sizeof(c->life));
 	fmt_ms(st[TSA_ST_ONCPU], c->cpu, sizeof(c->cpu));
 	fmt_ms(st[TSA_ST_RUNQ], c->rq, sizeof(c->rq));
-	fmt_ms(st[TSA_ST_SLEEP], c->s, sizeof(c->s));
-	fmt_ms(st[TSA_ST_DISK], c->d, sizeof(c->d));
+	if (unmeasured & ACCT_NO_STATES) {
+		snprintf(c->s, sizeof(c->s), "-");
+		snprintf(c->d, sizeof(c->d), "-");
+	} else {
+		fmt_ms(st[TSA_ST_SLEEP], c->s, sizeof(c->s));
+		fmt_ms(st[TSA_ST_DISK], c->d, sizeof(c->d));
+	}
 	fmt_ms(other_ns(st, residual), c->other, sizeof(c->other));
 	if (lat_n)
 		snprintf(c->wake, sizeof(c->wake), "%.0f/%.0f",
@@ -218,7 +224,8 @@ static void thread_row(FILE *f, const struct table_opts *o, const struct thread_
 	char tid[16];
 
 	fill_cols(&c, t->lifetime_ns, t->state_ns, t->residual_ns, t->wakeup_lat_sum,
-		  t->wakeup_lat_count, t->wakeup_lat_max, t->voluntary, t->involuntary);
+		  t->wakeup_lat_count, t->wakeup_lat_max, t->voluntary, t->involuntary,
+		  t->unmeasured);
 	snprintf(tid, sizeof(tid), "%u", t->tid);
 	print_row(f, o, false, "", tid, t->comm, &c);
 }
@@ -448,11 +455,32 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 	if (q->unsettled)
 		fprintf(f, "%s  warning: %llu threads never delivered their final record%s\n", warn,
 			(unsigned long long)q->unsettled, reset);
-	if (q->residual_percent > 1.0)
+	if (q->residual_percent > 1.0 && (r->totals.unmeasured & ACCT_NO_STATES)) {
+		/* Threads known only by their exit record: no state to put the rest in. */
+		uint64_t life = 0, res = 0;
+
+		for (size_t i = 0; i < r->nthreads; i++) {
+			if (r->threads[i].unmeasured & ACCT_NO_STATES)
+				continue;
+			life += r->threads[i].lifetime_ns;
+			res += r->threads[i].residual_ns;
+		}
+		fprintf(f,
+			"  note: %.2f%% of thread time is unattributed: threads known only by "
+			"their taskstats record have on-CPU and runqueue time, the rest of their "
+			"lives is not split by state\n",
+			q->residual_percent);
+		if (life && (double)res * 100.0 / (double)life > 1.0)
+			fprintf(f,
+				"%s  warning: %.2f%% of the other threads' time is unattributed: "
+				"their figures may not add up%s\n",
+				warn, (double)res * 100.0 / (double)life, reset);
+	} else if (q->residual_percent > 1.0) {
 		fprintf(f,
 			"%s  warning: %.2f%% of thread time is unattributed: the other figures may "
 			"not add up%s\n",
 			warn, q->residual_percent, reset);
+	}
 	for (int i = 0; i < q->nnotes; i++)
 		fprintf(f, "  note: %s\n", q->notes[i]);
 }
@@ -575,6 +603,7 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 	const struct run_totals *tot = &r->totals;
 	size_t *pidx = NULL, *tidx = NULL, shown = 0, tcount = 0;
 	uint64_t rest_st[TSA_ST_NR] = {0}, rest_life = 0, rest_res = 0;
+	uint32_t rest_unm = 0;
 	int64_t span_lo = 0, span_hi = 0;
 	struct cols c;
 
@@ -626,6 +655,7 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 
 				rest_life += t->lifetime_ns;
 				rest_res += t->residual_ns;
+				rest_unm |= t->unmeasured;
 				for (int s = 0; s < TSA_ST_NR; s++)
 					rest_st[s] += t->state_ns[s];
 				tcount++;
@@ -641,7 +671,7 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 
 			fill_cols(&c, t->lifetime_ns, t->state_ns, t->residual_ns,
 				  t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max,
-				  t->voluntary, t->involuntary);
+				  t->voluntary, t->involuntary, t->unmeasured);
 			snprintf(tid, sizeof(tid), "%u", t->tid);
 			print_row(f, o, false, pid, tid, t->comm, &c);
 			shown++;
@@ -649,7 +679,7 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 		}
 		/* Process row: the process's own span, its threads' sums. */
 		fill_cols(&c, (uint64_t)(p->end_ns - p->start_ns), p->state_ns, p->residual_ns,
-			  lat_sum, lat_n, lat_max, vol, invol);
+			  lat_sum, lat_n, lat_max, vol, invol, p->unmeasured);
 		print_row(f, o, true, pid, "", p->comm, &c);
 		for (size_t k = 0; k < n; k++) {
 			const struct thread_acct *t = &r->threads[tidx[k]];
@@ -661,20 +691,22 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 			}
 			rest_life += t->lifetime_ns;
 			rest_res += t->residual_ns;
+			rest_unm |= t->unmeasured;
 			for (int s = 0; s < TSA_ST_NR; s++)
 				rest_st[s] += t->state_ns[s];
 			tcount++;
 		}
 	}
 	if (tcount) {
-		fill_cols(&c, rest_life, rest_st, rest_res, 0, 0, 0, 0, 0);
+		fill_cols(&c, rest_life, rest_st, rest_res, 0, 0, 0, 0, 0, rest_unm);
 		fprintf(f, "%s  ... %zu more thread%s (sums; every thread is in %s)%s\n",
 			o->color ? C_DIM : "", tcount, tcount == 1 ? "" : "s",
 			o->artifact ? o->artifact : "the artifact", o->color ? C_RESET : "");
 		print_row(f, o, false, "", "", "(the rest)", &c);
 	}
 	fill_cols(&c, tot->lifetime_ns, tot->state_ns, tot->residual_ns, tot->wakeup_lat_sum,
-		  tot->wakeup_lat_count, tot->wakeup_lat_max, tot->voluntary, tot->involuntary);
+		  tot->wakeup_lat_count, tot->wakeup_lat_max, tot->voluntary, tot->involuntary,
+		  tot->unmeasured);
 	print_row(f, o, true, "TOTAL", "", "", &c);
 	fprintf(f, "%7s %7s  %u process%s, %u thread%s (WALL is the sum of thread lifetimes)\n", "",
 		"", tot->processes, tot->processes == 1 ? "" : "es", tot->threads,
@@ -690,16 +722,24 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 	}
 	if (span_hi > span_lo) {
 		double span = (double)(span_hi - span_lo);
+		uint64_t on = tot->state_ns[TSA_ST_ONCPU], rq = tot->state_ns[TSA_ST_RUNQ];
+		char off[96];
 
-		fprintf(
-		    f,
-		    "\n  concurrency over %.1f ms: on average %.2f threads on-CPU, %.2f runnable, "
-		    "%.2f sleeping, %.2f in D; at most %llu alive\n",
-		    span / 1e6, (double)tot->state_ns[TSA_ST_ONCPU] / span,
-		    (double)tot->state_ns[TSA_ST_RUNQ] / span,
-		    (double)tot->state_ns[TSA_ST_SLEEP] / span,
-		    (double)tot->state_ns[TSA_ST_DISK] / span,
-		    (unsigned long long)tot->max_threads_alive);
+		/* Without the states (taskstats alone), the rest of the time is not split. */
+		if (tot->unmeasured & ACCT_NO_STATES)
+			snprintf(
+			    off, sizeof(off), "%.2f off-CPU (not split by state)",
+			    (double)(tot->lifetime_ns > on + rq ? tot->lifetime_ns - on - rq : 0) /
+				span);
+		else
+			snprintf(off, sizeof(off), "%.2f sleeping, %.2f in D",
+				 (double)tot->state_ns[TSA_ST_SLEEP] / span,
+				 (double)tot->state_ns[TSA_ST_DISK] / span);
+		fprintf(f,
+			"\n  concurrency over %.1f ms: on average %.2f threads on-CPU, %.2f "
+			"runnable, %s; at most %llu alive\n",
+			span / 1e6, (double)on / span, (double)rq / span, off,
+			(unsigned long long)tot->max_threads_alive);
 	}
 	if (r->stacks)
 		print_stacks(f, r, o);

@@ -171,6 +171,30 @@ equal "... those no sample saw come from their exit records" \
 	"$((201 - $(jqv "$J" '.runs[0].quality.procfs.threads_seen')))"
 equal "... every record attached on identity, none ambiguous" \
 	"$(jqv "$J" '.runs[0].quality.taskstats | "\(.attached) \(.identity_mismatches)"')" "201 0"
+# A thread known only by its exit record has on-CPU and runqueue time; the
+# rest of its life is not split by state: S, D and stopped are null (they
+# were 0), and so is any sum over it. Sampled threads keep theirs.
+equal "... those have S, D and stopped null, not 0" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.accounting_source == "taskstats") | [.sleeping_ns, .uninterruptible_ns, .stopped_ns] | select(. != [null, null, null])] | length')" 0
+equal "... sampled threads keep theirs" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.accounting_source == "procfs") | .sleeping_ns | numbers] | length')" \
+	"$(jqv "$J" '.runs[0].quality.procfs.threads_seen')"
+equal "... and a sum over both kinds is null too (process, totals)" \
+	"$(jqv "$J" '[.runs[0].totals.sleeping_ns, .runs[0].processes[0].uninterruptible_ns]' | tr -d ' \n')" "[null,null]"
+"$TSARUN" report "$J" >"$T_TMP/rep" 2>&1
+check "... tsarun report reads them back: the totals row shows no S or D" \
+	grep -Eq '^ +TOTAL( +[0-9.]+){3} +- +- ' "$T_TMP/rep"
+# taskstats alone: every thread's off-CPU time is in its residual, and the
+# report says why rather than warn that the figures may not add up.
+"$TSARUN" -q -b taskstats --json "$T_TMP/ts.json" -- sh -c 'sleep 0.1; true' 2>"$T_TMP/err"
+validate "$T_TMP/ts.json"
+equal "taskstats alone: S, D and stopped null for every thread and the totals" \
+	"$(jqv "$T_TMP/ts.json" '[(.runs[0].threads[], .runs[0].totals) | .sleeping_ns, .uninterruptible_ns, .stopped_ns | numbers] | length')" 0
+"$TSARUN" report "$T_TMP/ts.json" >"$T_TMP/rep" 2>&1
+check "... the report says the residual is off-CPU time not split by state" \
+	grep -q 'lives is not split by state' "$T_TMP/rep"
+check "... without the warning that the figures may not add up" \
+	sh -c "! grep -q 'may not add up' \"\$1\"" _ "$T_TMP/rep"
 # A sampled thread's exit record carries its counters at its exit: they
 # replace the last sample's, never less (counters only grow). Its on-CPU
 # time missed at most the gap after the last sample and a tick of
