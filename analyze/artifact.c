@@ -508,16 +508,6 @@ static const char *trace_status(const struct run_stacks *s, uint32_t idx)
 	return idx < s->ntraces ? stack_status_name(s->traces[idx].status) : "unknown";
 }
 
-static const char *thread_comm_of(const struct run *r, uint32_t tid, uint32_t pid)
-{
-	const char *c = "";
-
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].tid == tid && r->threads[i].pid == pid)
-			c = r->threads[i].comm;
-	return c;
-}
-
 static void add_stack_pair(cJSON *o, const struct run_stacks *s, uint32_t u, uint32_t k)
 {
 	cJSON_AddItemToObject(o, "user", frames_json(s, u));
@@ -581,7 +571,7 @@ static cJSON *stacks_json(const struct run *r)
 
 		cJSON_AddNumberToObject(e, "pid", a->pid);
 		cJSON_AddNumberToObject(e, "tid", a->tid);
-		add_str(e, "comm", thread_comm_of(r, a->tid, a->pid));
+		add_str(e, "comm", stack_agg_comm(r, a));
 		if (a->kind == STACK_OFFCPU)
 			add_str(e, "state", a->state == TSA_ST_DISK ? "D" : "S");
 		add_u64(e, "count", a->count);

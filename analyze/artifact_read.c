@@ -662,6 +662,8 @@ static int read_stacks(struct rd *d, const cJSON *o, struct run *r)
 				      : TSA_ST_SLEEP;
 			get_u64(d, e, "count", false, &a.count);
 			get_u64(d, e, "total_ns", false, &a.total_ns);
+			/* The name it had then; the thread's own when the same (stacks.h). */
+			get_str(e, "comm", a.comm, sizeof(a.comm), "");
 			a.ustack = (uint32_t)u;
 			a.kstack = (uint32_t)k;
 			if (cJSON_IsObject(w)) {

@@ -148,7 +148,7 @@ static bool same_agg(const struct stack_agg *a, const struct stack_agg *b)
 	       a->ustack == b->ustack && a->kstack == b->kstack && a->has_waker == b->has_waker &&
 	       a->waker_pid == b->waker_pid && a->waker_tid == b->waker_tid &&
 	       a->waker_ustack == b->waker_ustack && a->waker_kstack == b->waker_kstack &&
-	       !strcmp(a->waker_comm, b->waker_comm);
+	       !strcmp(a->waker_comm, b->waker_comm) && !strcmp(a->comm, b->comm);
 }
 
 static int cmp_identity(const void *pa, const void *pb)
@@ -161,10 +161,13 @@ static int cmp_identity(const void *pa, const void *pb)
 			      b->ustack,       b->kstack,      b->waker_pid, b->waker_tid,
 			      b->waker_ustack, b->waker_kstack};
 
+	int c;
+
 	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
 		if (x[i] != y[i])
 			return x[i] < y[i] ? -1 : 1;
-	return strcmp(a->waker_comm, b->waker_comm);
+	c = strcmp(a->waker_comm, b->waker_comm);
+	return c ? c : strcmp(a->comm, b->comm);
 }
 
 /*
@@ -365,6 +368,19 @@ static const char *thread_comm(const struct run *r, uint32_t tid, uint32_t pid)
 	return t ? t->comm : "?";
 }
 
+const char *stack_agg_comm(const struct run *r, const struct stack_agg *a)
+{
+	return a->comm[0] ? a->comm : thread_comm(r, a->tid, a->pid);
+}
+
+/* A stack taken before its process exec'd: the process had the name it had then. */
+static void agg_labels(struct profile *p, const struct stack_agg *a)
+{
+	labels(p, a->pid, a->tid, stack_agg_comm(p->r, a));
+	if (a->comm[0] && a->tid == a->pid)
+		snprintf(p->proc_label, sizeof(p->proc_label), "%s-%u", a->comm, a->pid);
+}
+
 static int offcpu_profile(struct profile *p, bool with_state)
 {
 	const struct run_stacks *s = p->r->stacks;
@@ -375,7 +391,7 @@ static int offcpu_profile(struct profile *p, bool with_state)
 
 		if (a->kind != STACK_OFFCPU || !a->total_ns)
 			continue;
-		labels(p, a->pid, a->tid, thread_comm(p->r, a->tid, a->pid));
+		agg_labels(p, a);
 		if (with_state)
 			push(p, state_frame(a->state));
 		push_trace(p, trace(s, a->ustack), false);
@@ -405,7 +421,7 @@ static int oncpu_profile(struct profile *p)
 
 		if (a->kind != STACK_ONCPU || !a->count)
 			continue;
-		labels(p, a->pid, a->tid, thread_comm(p->r, a->tid, a->pid));
+		agg_labels(p, a);
 		push_trace(p, trace(s, a->ustack), false);
 		push_trace(p, trace(s, a->kstack), false);
 		err = p->emit(p->ctx, p->frames, p->n, a->count, WALL_ONCPU);

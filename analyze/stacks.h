@@ -57,6 +57,11 @@ struct stack_agg {
 	uint32_t waker_kstack;
 	uint64_t count;	   /* sleeps, or samples */
 	uint64_t total_ns; /* off-CPU: blocked time; on-CPU: 0 */
+	/*
+	 * The thread's name when the stack was taken, when that is not its
+	 * last: a process that exec'd later ("": the thread's comm).
+	 */
+	char comm[TSA_COMM_LEN];
 };
 
 /* Why stacks are missing or partial, for quality.stack_drops and the report. */
@@ -111,6 +116,9 @@ int64_t run_stacks__add_trace(struct run_stacks *s, const char *const *frames, s
 int64_t run_stacks__add_missing(struct run_stacks *s, bool kernel, uint8_t status);
 
 int run_stacks__add_agg(struct run_stacks *s, const struct stack_agg *a);
+
+/* The name of the thread an aggregate is of, as it was when its stack was taken. */
+const char *stack_agg_comm(const struct run *r, const struct stack_agg *a);
 
 /*
  * Merge traces that read the same and aggregates that then match, and sort:

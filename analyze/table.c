@@ -541,14 +541,11 @@ static void print_stacks(FILE *f, const struct run *r, const struct table_opts *
 		fmt_dur(s->offcpu_min_ns, d4, sizeof(d4)));
 	for (size_t i = 0; i < s->naggs && shown < STACK_ROWS; i++) {
 		const struct stack_agg *a = &s->aggs[i];
-		const char *comm = "?";
+		const char *comm = stack_agg_comm(r, a);
 		char st[STACK_WIDTH + 8];
 
 		if (a->kind != STACK_OFFCPU)
 			continue;
-		for (size_t t = 0; t < r->nthreads; t++)
-			if (r->threads[t].tid == a->tid && r->threads[t].pid == a->pid)
-				comm = r->threads[t].comm;
 		short_stack(s, a, st, sizeof(st));
 		fprintf(f, "  %9s ms %s %-16.16s %7u %6llux  %s\n",
 			fmt_ms(a->total_ns, d1, sizeof(d1)), a->state == TSA_ST_DISK ? "D" : "S",

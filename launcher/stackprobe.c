@@ -330,7 +330,11 @@ static void parse_record(struct stacks_probe *p, const struct perf_event_header 
 		if (!(h->misc & PERF_RECORD_MISC_COMM_EXEC))
 			return;
 		memcpy(&r.pid, d + sizeof(*h), 4);
-		add_rec(p, &r);
+		/* The name after the exec (path holds it): stacks before it had another. */
+		r.path = strndup((const char *)d + sizeof(*h) + 8,
+				 len > sizeof(*h) + 8 + 16 ? len - sizeof(*h) - 8 - 16 : 0);
+		if (!r.path || add_rec(p, &r))
+			free(r.path);
 		return;
 	case PERF_RECORD_FORK:
 		memcpy(&r.pid, d + sizeof(*h), 4);
@@ -466,6 +470,7 @@ struct idmap {
 	struct tsa_stack_id *ids;
 	uint32_t *idx;
 	bool *kernel;
+	uint64_t *time; /* a user stack's first capture (CLOCK_MONOTONIC), 0: unknown */
 	size_t cap, n;
 };
 
@@ -483,6 +488,7 @@ static bool id_eq(const struct tsa_stack_id *a, const struct tsa_stack_id *b)
 
 struct symctx {
 	struct stacks_probe *p;
+	const struct run *r;
 	struct symbolizer *sym;
 	struct run_stacks *rs;
 	struct idmap map;
@@ -528,7 +534,7 @@ static int64_t kernel_trace(struct symctx *c, const struct tsa_stack_id *id)
 	return ret;
 }
 
-static int64_t user_trace(struct symctx *c, const struct tsa_stack_id *id)
+static int64_t user_trace(struct symctx *c, const struct tsa_stack_id *id, uint64_t *time)
 {
 	struct stack_key k = {id->h1, id->h2, id->nr};
 	struct tsa_ustack *us = malloc(sizeof(*us));
@@ -546,6 +552,7 @@ static int64_t user_trace(struct symctx *c, const struct tsa_stack_id *id)
 		free(us);
 		return run_stacks__add_missing(c->rs, false, TSA_SS_FAILED);
 	}
+	*time = us->time_ns;
 	n = symbolizer__repair(
 	    c->sym, us->pid, us->time_ns, (const uint64_t *)us->frames,
 	    us->nr > TSA_STACK_DEPTH ? TSA_STACK_DEPTH : us->nr, us->ip, us->sp, us->bp, us->region,
@@ -589,22 +596,35 @@ static int64_t user_trace(struct symctx *c, const struct tsa_stack_id *id)
 	return ret;
 }
 
-/* The trace index of a stack id, symbolized on first sight. */
-static int64_t trace_of(struct symctx *c, const struct tsa_stack_id *id, bool kernel)
+/*
+ * The trace index of a stack id, symbolized on first sight; time (may be
+ * NULL) gets a user stack's first capture, 0 when not known.
+ */
+static int64_t trace_of(struct symctx *c, const struct tsa_stack_id *id, bool kernel,
+			uint64_t *time)
 {
 	struct idmap *m = &c->map;
+	uint64_t when = 0;
 	size_t i;
 	int64_t t;
 
+	if (time)
+		*time = 0;
+
 	if (!m->cap || (m->n + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 1024;
-		struct idmap nm = {calloc(cap, sizeof(*nm.ids)), calloc(cap, sizeof(*nm.idx)),
-				   calloc(cap, sizeof(*nm.kernel)), cap, 0};
+		struct idmap nm = {calloc(cap, sizeof(*nm.ids)),
+				   calloc(cap, sizeof(*nm.idx)),
+				   calloc(cap, sizeof(*nm.kernel)),
+				   calloc(cap, sizeof(*nm.time)),
+				   cap,
+				   0};
 
-		if (!nm.ids || !nm.idx || !nm.kernel) {
+		if (!nm.ids || !nm.idx || !nm.kernel || !nm.time) {
 			free(nm.ids);
 			free(nm.idx);
 			free(nm.kernel);
+			free(nm.time);
 			return -ENOMEM;
 		}
 		for (size_t j = 0; j < m->cap; j++) {
@@ -616,17 +636,22 @@ static int64_t trace_of(struct symctx *c, const struct tsa_stack_id *id, bool ke
 			nm.ids[i] = m->ids[j];
 			nm.idx[i] = m->idx[j];
 			nm.kernel[i] = m->kernel[j];
+			nm.time[i] = m->time[j];
 			nm.n++;
 		}
 		free(m->ids);
 		free(m->idx);
 		free(m->kernel);
+		free(m->time);
 		*m = nm;
 	}
 	i = id_hash(id, kernel) & (m->cap - 1);
 	while (m->idx[i]) {
-		if (m->kernel[i] == kernel && id_eq(&m->ids[i], id))
+		if (m->kernel[i] == kernel && id_eq(&m->ids[i], id)) {
+			if (time)
+				*time = m->time[i];
 			return m->idx[i] - 1;
+		}
 		i = (i + 1) & (m->cap - 1);
 	}
 	if (id->status != TSA_SS_OK)
@@ -634,14 +659,77 @@ static int64_t trace_of(struct symctx *c, const struct tsa_stack_id *id, bool ke
 	else if (kernel)
 		t = kernel_trace(c, id);
 	else
-		t = user_trace(c, id);
+		t = user_trace(c, id, &when);
 	if (t < 0)
 		return t;
+	if (time)
+		*time = when;
+	m->time[i] = when;
 	m->ids[i] = *id;
 	m->idx[i] = (uint32_t)t + 1;
 	m->kernel[i] = kernel;
 	m->n++;
 	return t;
+}
+
+/*
+ * The name process pid had at time t, when it exec'd after t (a stack
+ * then was of another program, and the thread's last name is the new
+ * one's): the name its last exec before t gave it, else the one it was
+ * forked with, its parent's then; the command before its exec is a clone
+ * of tsarun's spawner. NULL when no exec came after t, or not known.
+ */
+static const char *comm_before_exec(const struct symctx *c, uint32_t pid, uint64_t t, int depth)
+{
+	const struct stacks_probe *p = c->p;
+	const char *before = NULL;
+	uint64_t fork_t = 0;
+	uint32_t ppid = 0;
+	bool later = false;
+
+	if (!t || depth > 16)
+		return NULL;
+	/* The records are in time order (collect). */
+	for (size_t i = 0; i < p->nrecs; i++) {
+		const struct prec *x = &p->recs[i];
+
+		if (x->pid != pid)
+			continue;
+		if (x->type == PERF_RECORD_FORK && x->time <= t) {
+			before = NULL; /* a pid used again: a new process */
+			ppid = x->ppid;
+			fork_t = x->time;
+		} else if (x->type == PERF_RECORD_COMM) {
+			if (x->time > t)
+				later = true;
+			else
+				before = x->path;
+		}
+	}
+	if (!later)
+		return NULL;
+	if (before)
+		return before;
+	if (ppid) {
+		const char *pc = comm_before_exec(c, ppid, fork_t, depth + 1);
+
+		if (pc)
+			return pc;
+		for (size_t i = 0; i < c->r->nthreads; i++)
+			if (c->r->threads[i].tid == ppid && c->r->threads[i].pid == ppid)
+				return c->r->threads[i].comm;
+		return NULL;
+	}
+	return pid == c->r->root_pid ? program_invocation_short_name : NULL;
+}
+
+/* An aggregate of the thread that survives its process's exec takes its name then. */
+static void agg_comm(const struct symctx *c, struct stack_agg *ag, uint64_t when)
+{
+	const char *name = ag->tid == ag->pid ? comm_before_exec(c, ag->pid, when, 0) : NULL;
+
+	if (name)
+		snprintf(ag->comm, sizeof(ag->comm), "%s", name);
 }
 
 static bool irq_stack(const struct run_stacks *rs, uint32_t t)
@@ -663,13 +751,14 @@ static int add_offcpu(struct symctx *c, const struct tsa_offcpu_key *k, const st
 {
 	struct stack_agg ag;
 	int64_t u, kk, wu = 0, wk = 0;
+	uint64_t when;
 	bool irq = false;
 
 	memset(&ag, 0, sizeof(ag));
-	u = trace_of(c, &k->ustack, false);
-	kk = trace_of(c, &k->kstack, true);
+	u = trace_of(c, &k->ustack, false, &when);
+	kk = trace_of(c, &k->kstack, true, NULL);
 	if (c->p->waker) {
-		wk = trace_of(c, &k->waker_kstack, true);
+		wk = trace_of(c, &k->waker_kstack, true, NULL);
 		/*
 		 * A wakeup from an interrupt (a timer, a device) runs on whatever
 		 * task it interrupted: that task is not the waker and its user
@@ -678,7 +767,7 @@ static int add_offcpu(struct symctx *c, const struct tsa_offcpu_key *k, const st
 		irq = wk >= 0 && irq_stack(c->rs, (uint32_t)wk);
 		wu = trace_of(
 		    c, irq ? &(struct tsa_stack_id){.status = TSA_SS_NONE} : &k->waker_ustack,
-		    false);
+		    false, NULL);
 	}
 	if (u < 0 || kk < 0 || wu < 0 || wk < 0)
 		return -ENOMEM;
@@ -705,6 +794,7 @@ static int add_offcpu(struct symctx *c, const struct tsa_offcpu_key *k, const st
 	}
 	ag.count = a->count;
 	ag.total_ns = a->total_ns;
+	agg_comm(c, &ag, when);
 	c->cut += (c->rs->traces[u].cut ? a->count : 0) +
 		  (c->p->waker && c->rs->traces[wu].cut ? a->count : 0);
 	return run_stacks__add_agg(c->rs, &ag);
@@ -766,13 +856,13 @@ static int read_oncpu(struct symctx *c)
 		return -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++) {
 		struct stack_agg ag;
-		uint64_t cnt;
+		uint64_t cnt, when;
 		int64_t u, k;
 
 		if (bpf_map_lookup_elem(fd, &keys[i], &cnt))
 			continue;
-		u = trace_of(c, &keys[i].ustack, false);
-		k = trace_of(c, &keys[i].kstack, true);
+		u = trace_of(c, &keys[i].ustack, false, &when);
+		k = trace_of(c, &keys[i].kstack, true, NULL);
 		if (u < 0 || k < 0) {
 			err = -ENOMEM;
 			break;
@@ -785,6 +875,7 @@ static int read_oncpu(struct symctx *c)
 		ag.ustack = (uint32_t)u;
 		ag.kstack = (uint32_t)k;
 		ag.count = cnt;
+		agg_comm(c, &ag, when);
 		c->rs->oncpu_samples += cnt;
 		c->cut += c->rs->traces[u].cut ? cnt : 0;
 		err = run_stacks__add_agg(c->rs, &ag);
@@ -833,7 +924,7 @@ static void self_maps(struct symbolizer *sym, uint32_t pid)
 static int st_collect(struct probe *pr, struct run *r)
 {
 	struct stacks_probe *p = pr->ctx;
-	struct symctx c = {.p = p};
+	struct symctx c = {.p = p, .r = r};
 	struct run_stacks *rs;
 	bool perf_was_on = p->perf_on;
 	int err = 0;
@@ -909,6 +1000,7 @@ out:
 	free(c.map.ids);
 	free(c.map.idx);
 	free(c.map.kernel);
+	free(c.map.time);
 	symbolizer__free(c.sym);
 	run_stacks__free(rs);
 	free_recs(p);

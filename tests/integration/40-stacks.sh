@@ -178,6 +178,21 @@ for w in two_paths two_paths_nofp; do
 	equal "$w: ... which is no drop" "$(jq '.runs[0].quality.stack_drops' "$J")" 0
 done
 
+# A process that execs: its stacks before the exec are another program's,
+# and carry the name it had then (they once took the new program's: bash
+# waiting for its job was shown as sleep, in the table, the artifact and
+# the flame graphs alike).
+"$TSARUN" -q --stacks --flame --out-dir "$T_TMP/ex" --json "$J" -- bash -c 'sleep 0.2 & wait; exec sleep 0.2'
+validate "$J"
+root=$(jqv "$J" '.runs[0].root_pid')
+rows() { jq -r --argjson p "$root" --arg f "$1" '[.runs[0].stacks.offcpu_stacks[] | select(.tid == $p and any(.user[]; test($f))) | .comm] | unique | join(",")' "$J"; }
+equal "exec: the leader's stack waiting for its job, before the exec, is bash's" "$(rows '^wait_for$')" bash ||
+	jq -c --argjson p "$root" '.runs[0].stacks.offcpu_stacks[] | select(.tid == $p) | [.comm, .user]' "$J" | sed 's/^/#   /'
+equal "exec: ... its sleep after it, sleep's" "$(rows '^nanosleep$')" sleep
+check "exec: ... in the flame graph too" grep -q "^bash-$root;bash-$root;.*wait" "$T_TMP/ex/offcpu.folded"
+"$TSARUN" report "$J" >"$T_TMP/rep" 2>&1
+check "exec: ... and in tsarun report's table" grep -Eq "S bash +$root " "$T_TMP/rep"
+
 # Without --stacks there are no stacks and nothing is counted below a threshold.
 "$TSARUN" -q --json "$T_TMP/n.json" -- "$WORKLOADS/mutex_wait" 20 10
 equal "without --stacks: stacks is null" "$(jq -r '.runs[0].stacks' "$T_TMP/n.json")" null
