@@ -288,3 +288,20 @@ else
 	not_ok "make install DESTDIR=... works" "$(cat "$T_TMP/install.log")"
 fi
 check "--help documents the exit codes" sh -c "'$TSARUN' --help | grep -q '127 when it was not found'"
+
+# The wall time ends at the command's exit as the scheduler saw it, not when
+# tsarun got to notice it: a tsarun stopped across the exit (as a loaded
+# machine can leave it waiting for a CPU) still gives the command's 200 ms,
+# not the 450 ms until it ran again.
+"$TSARUN" -q --json "$T_TMP/w.json" -- sleep 0.2 &
+tp=$!
+for _ in $(seq 200); do pgrep -P $tp -x sleep >/dev/null && break; sleep 0.01; done
+kill -STOP $tp
+sleep 0.45
+kill -CONT $tp
+wait $tp
+equal "tsarun stopped across the command's exit: its status" "$?" 0
+validate "$T_TMP/w.json"
+# sleep 0.2 and an exit: 200-205 ms alone; a loaded machine adds a few.
+at_least "... the wall time is the command's (ms)" "$(jqv "$T_TMP/w.json" '.runs[0].wall_ns / 1e6')" 200
+at_most "... not the time tsarun saw its exit (ms)" "$(jqv "$T_TMP/w.json" '.runs[0].wall_ns / 1e6')" 250
