@@ -108,9 +108,38 @@ int run_stacks__add_agg(struct run_stacks *s, const struct stack_agg *a)
 	return 0;
 }
 
-static int cmp_agg(const void *pa, const void *pb)
+/* Two traces by their frames (then kind and status), not by where they are stored. */
+static int cmp_trace(const struct run_stacks *s, uint32_t x, uint32_t y)
+{
+	const struct stack_trace *a, *b;
+
+	if (x >= s->ntraces || y >= s->ntraces)
+		return x < y ? -1 : x > y;
+	a = &s->traces[x];
+	b = &s->traces[y];
+	for (uint32_t i = 0; i < a->nframes && i < b->nframes; i++) {
+		int c = strcmp(a->frames[i], b->frames[i]);
+
+		if (c)
+			return c;
+	}
+	if (a->nframes != b->nframes)
+		return a->nframes < b->nframes ? -1 : 1;
+	if (a->kernel != b->kernel)
+		return a->kernel ? 1 : -1;
+	return a->status < b->status ? -1 : a->status > b->status;
+}
+
+/*
+ * Largest first, then by content alone: the order is the same whether the
+ * traces were stored as a run symbolized them or as an artifact lists them
+ * (tsarun report writes the files --flame wrote, byte for byte).
+ */
+static int cmp_agg(const void *pa, const void *pb, void *ctx)
 {
 	const struct stack_agg *a = pa, *b = pb;
+	const struct run_stacks *s = ctx;
+	int c;
 
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
@@ -122,13 +151,16 @@ static int cmp_agg(const void *pa, const void *pb)
 		return a->tid < b->tid ? -1 : 1;
 	if (a->state != b->state)
 		return a->state < b->state ? -1 : 1;
-	if (a->ustack != b->ustack)
-		return a->ustack < b->ustack ? -1 : 1;
-	if (a->kstack != b->kstack)
-		return a->kstack < b->kstack ? -1 : 1;
+	if ((c = cmp_trace(s, a->ustack, b->ustack)) || (c = cmp_trace(s, a->kstack, b->kstack)))
+		return c;
 	if (a->waker_tid != b->waker_tid)
 		return a->waker_tid < b->waker_tid ? -1 : 1;
-	return a->waker_kstack < b->waker_kstack ? -1 : a->waker_kstack > b->waker_kstack;
+	if ((c = cmp_trace(s, a->waker_ustack, b->waker_ustack)) ||
+	    (c = cmp_trace(s, a->waker_kstack, b->waker_kstack)))
+		return c;
+	if ((c = strcmp(a->waker_comm, b->waker_comm)))
+		return c;
+	return strcmp(a->comm, b->comm);
 }
 
 static bool same_trace(const struct stack_trace *a, const struct stack_trace *b)
@@ -262,7 +294,7 @@ static void merge(struct run_stacks *s)
 void run_stacks__sort(struct run_stacks *s)
 {
 	merge(s);
-	qsort(s->aggs, s->naggs, sizeof(*s->aggs), cmp_agg);
+	qsort_r(s->aggs, s->naggs, sizeof(*s->aggs), cmp_agg, s);
 }
 
 uint64_t stack_drops_total(const struct stack_drops *d)

@@ -32,6 +32,7 @@
 #include "sandbox.h"
 #include "series.h"
 #include "spawn.h"
+#include "stacks.h"
 #include "status.h"
 #include "supervise.h"
 #include "table.h"
@@ -431,6 +432,37 @@ out:
 	return code;
 }
 
+/* tsarun report --format folded|svg: the last run's stacks, as --flame wrote them. */
+static int report_stacks(const struct tsarun_opts *o, const struct session *s, const char *command)
+{
+	static const char *const views[] = {"offcpu", "oncpu", "wall"};
+	const struct run *r = &s->runs[s->nruns - 1];
+	int ret;
+
+	if (!r->stacks) {
+		fprintf(stderr,
+			"tsarun: report: '%s' has no stacks: record them with --stacks (where "
+			"threads blocked) or --flame (and where they ran)\n",
+			o->report_artifact);
+		return EXIT_TSARUN;
+	}
+	if (o->report_profile == REPORT_ONCPU && !r->stacks->oncpu) {
+		fprintf(
+		    stderr,
+		    "tsarun: report: '%s' has no on-CPU samples: record them with --flame%s%s\n",
+		    o->report_artifact, r->stacks->oncpu_reason[0] ? " (this run: " : "",
+		    r->stacks->oncpu_reason[0] ? r->stacks->oncpu_reason : "");
+		return EXIT_TSARUN;
+	}
+	ret = outputs_stack_profile(stdout, r, o->report_profile, o->report_svg, command);
+	if (ret) {
+		fprintf(stderr, "tsarun: report: cannot write the %s view: %s\n",
+			views[o->report_profile], strerror(-ret));
+		return EXIT_TSARUN;
+	}
+	return 0;
+}
+
 /* tsarun report RUN.json: a stored artifact's report, again, to stdout. */
 static int report_main(const struct tsarun_opts *o)
 {
@@ -451,7 +483,9 @@ static int report_main(const struct tsarun_opts *o)
 	if (have_cmp)
 		s.cmp = &cmp;
 	command = session_command(&s);
-	if (o->report_markdown) {
+	if (o->report_profile >= 0) {
+		code = report_stacks(o, &s, command);
+	} else if (o->report_markdown) {
 		gate_report_session_markdown(stdout, &s, o->top, o->sort);
 	} else {
 		const struct run *r = &s.runs[s.nruns - 1];

@@ -17,7 +17,8 @@ static const char usage[] =
     "       tsarun [OPTIONS] --bash -c 'COMMANDS' [ARG...]\n"
     "       tsarun compare BASE.json NEW.json [--fail-over SPEC] [--metric LIST]\n"
     "                      [--inconclusive WHAT] [--junit FILE] [--markdown FILE]\n"
-    "       tsarun report RUN.json [--format table|markdown] [--sort KEY] [--top N]\n"
+    "       tsarun report RUN.json [--format table|markdown|folded|svg] [--view VIEW]\n"
+    "                      [--sort KEY] [--top N]\n"
     "       tsarun -p PID [--interval DUR] [--count N] [--output table|json]\n"
     "       tsarun doctor [--json]\n"
     "\n"
@@ -145,7 +146,11 @@ static const char usage[] =
     "Subcommands:\n"
     "  compare BASE NEW         the gate's verdict on two artifacts, offline\n"
     "  report RUN.json          the report of a stored artifact, again: the table\n"
-    "                           (default) or Markdown, to stdout\n"
+    "                           (default) or Markdown, to stdout; --format folded\n"
+    "                           or svg: its stacks (recorded with --stacks or\n"
+    "                           --flame) as folded text or a flame graph, --view\n"
+    "                           wall (every thread's life, the default), offcpu\n"
+    "                           or oncpu\n"
     "  doctor [--json]          what this machine and user allow, and why\n"
     "\n"
     "Exit status: the command's own; 128+N when it was killed by signal N;\n"
@@ -182,6 +187,7 @@ void options_defaults(struct tsarun_opts *o)
 	o->ringbuf_bytes = 4ull << 20;
 	o->offcpu_min_ns = OFFCPU_MIN_DEFAULT_NS;
 	o->freq = 99;
+	o->report_profile = -1;
 	o->runs = 1;
 	o->sample_ns = 10000000ull;
 	o->interval_ns = 1000000000ull;
@@ -376,6 +382,7 @@ enum {
 	OPT_COMM,
 	OPT_SHOW_IDLE,
 	OPT_NO_HEADER,
+	OPT_VIEW,
 };
 
 static const struct option long_opts[] = {
@@ -553,6 +560,7 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 
 static const struct option report_opts[] = {
     {"format", required_argument, NULL, 'f'},
+    {"view", required_argument, NULL, OPT_VIEW},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"color", required_argument, NULL, OPT_COLOR},
@@ -565,8 +573,10 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 {
 	const struct option *opts = report_opts;
 	static const char *const colors[] = {"auto", "always", "never"};
+	static const char *const formats[] = {"table", "markdown", "folded", "svg"};
+	static const char *const views[] = {"offcpu", "oncpu", "wall"};
+	int c, i, npos = 0, view = -1, format = 0;
 	uint64_t v;
-	int c, i, npos = 0;
 
 	o->mode = MODE_REPORT;
 	optind = 0;
@@ -574,16 +584,20 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 	while ((c = getopt_long(argc - 1, argv + 1, ":f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "table"))
-				o->report_markdown = false;
-			else if (!strcmp(optarg, "markdown"))
-				o->report_markdown = true;
-			else
+			format = parse_enum(optarg, formats, 4);
+			if (format < 0)
 				return fail(
 				    err, errlen,
-				    "report: --format '%s' is not table or markdown (folded "
-				    "stacks and flame graphs are written beside the artifact)",
+				    "report: --format '%s' is not table, markdown, folded or "
+				    "svg",
 				    optarg);
+			break;
+		case OPT_VIEW:
+			view = parse_enum(optarg, views, 3);
+			if (view < 0)
+				return fail(err, errlen,
+					    "report: --view '%s' is not offcpu, oncpu or wall",
+					    optarg);
 			break;
 		case OPT_SORT:
 			i = parse_enum(optarg, sort_names,
@@ -613,9 +627,19 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		default:
 			return fail(err, errlen,
 				    "report: unknown option '%s' (usage: tsarun report RUN.json "
-				    "[--format table|markdown])",
+				    "[--format table|markdown|folded|svg])",
 				    argv[optind]);
 		}
+	}
+	o->report_markdown = format == 1;
+	/* folded and svg are a stacked view: the whole life of every thread unless told. */
+	if (format >= 2) {
+		o->report_profile = view >= 0 ? view : REPORT_WALL;
+		o->report_svg = format == 3;
+	} else if (view >= 0) {
+		return fail(err, errlen,
+			    "report: --view is for --format folded or svg (the table is not a "
+			    "stacked view)");
 	}
 	for (i = optind + 1; i < argc; i++, npos++)
 		if (npos == 0)
@@ -623,7 +647,7 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 	if (npos != 1)
 		return fail(err, errlen,
 			    "report: needs one artifact, got %d (usage: tsarun report RUN.json "
-			    "[--format table|markdown])",
+			    "[--format table|markdown|folded|svg])",
 			    npos);
 	return 0;
 }

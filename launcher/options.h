@@ -44,6 +44,13 @@ enum backend_bits {
 	BACKEND_PROC = 1u << 2,
 };
 
+/* tsarun report --format folded|svg --view: which stacked view of the run (stacks.h). */
+enum report_profile {
+	REPORT_OFFCPU = 0, /* blocked time by stack */
+	REPORT_ONCPU,	   /* on-CPU samples by stack */
+	REPORT_WALL,	   /* every thread's life by state, stacks where known */
+};
+
 struct tsarun_opts {
 	enum tsarun_mode mode;
 	char *const *argv; /* the command, NULL-terminated, points into the caller's argv */
@@ -108,6 +115,8 @@ struct tsarun_opts {
 	/* tsarun report RUN.json */
 	const char *report_artifact;
 	bool report_markdown; /* --format markdown (default: table) */
+	int report_profile;   /* --format folded|svg: enum report_profile (-1: a table) */
+	bool report_svg;      /* ... as an SVG flame graph, not folded text */
 
 	/* Stacks (--stacks, --offcpu-min, --waker, --flame, --freq). */
 	bool stacks;		/* off-CPU stacks of sleeps */

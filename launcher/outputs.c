@@ -319,6 +319,32 @@ static char *profile_dir(const struct session *s, const struct tsarun_opts *o,
 
 enum { PROF_FOLDED, PROF_SVG, PROF_BASH_SVG };
 
+int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, const char *command)
+{
+	static const char *const titles[] = {"Off-CPU time: where threads blocked",
+					     "On-CPU samples: where threads ran",
+					     "Wall-clock time: every thread's whole life"};
+	static const char *const units[] = {"ns", "samples", "ns"};
+	struct flame *fl;
+	char sub[256];
+	int ret;
+
+	if (!svg)
+		return which == 0   ? stacks_write_offcpu_folded(f, r)
+		       : which == 1 ? stacks_write_oncpu_folded(f, r)
+				    : stacks_write_wall_folded(f, r);
+	fl = flame__new();
+	snprintf(sub, sizeof(sub), "tsarun -- %s (run %d)", command ? command : "", r->index);
+	ret = fl ? stacks_flame(fl, r, which) : -ENOMEM;
+	if (!ret)
+		ret = flame__write_svg(fl, f,
+				       &(struct flame_svg_opts){.title = titles[which],
+								.subtitle = sub,
+								.units = units[which]});
+	flame__free(fl);
+	return ret;
+}
+
 /* Write one profile file atomically (temporary file, rename), owned like the artifact. */
 static int write_profile(const char *dir, const char *name, const struct run *r, int which,
 			 int kind, const struct target_user *user, const char *command)
@@ -353,27 +379,8 @@ static int write_profile(const char *dir, const char *name, const struct run *r,
 						     .subtitle = sub,
 						     .units = "ns"});
 		flame__free(fl);
-	} else if (kind == PROF_FOLDED) {
-		ret = which == 0   ? stacks_write_offcpu_folded(f, r)
-		      : which == 1 ? stacks_write_oncpu_folded(f, r)
-				   : stacks_write_wall_folded(f, r);
 	} else {
-		static const char *const titles[] = {"Off-CPU time: where threads blocked",
-						     "On-CPU samples: where threads ran",
-						     "Wall-clock time: every thread's whole life"};
-		static const char *const units[] = {"ns", "samples", "ns"};
-		struct flame *fl = flame__new();
-		char sub[256];
-
-		snprintf(sub, sizeof(sub), "tsarun -- %s (run %d)", command ? command : "",
-			 r->index);
-		ret = fl ? stacks_flame(fl, r, which) : -ENOMEM;
-		if (!ret)
-			ret = flame__write_svg(fl, f,
-					       &(struct flame_svg_opts){.title = titles[which],
-									.subtitle = sub,
-									.units = units[which]});
-		flame__free(fl);
+		ret = outputs_stack_profile(f, r, which, kind == PROF_SVG, command);
 	}
 	if (!ret && fchmod(fileno(f), 0644))
 		ret = -errno;

@@ -50,4 +50,14 @@ int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const 
  */
 bool outputs_use_color(const struct tsarun_opts *o, FILE *f);
 
+struct run;
+
+/*
+ * One stacked view of a run (enum report_profile: off-CPU, on-CPU, wall)
+ * to f, as folded text or an SVG flame graph titled for command: the
+ * files --flame writes, and tsarun report --format folded|svg. Returns 0,
+ * -ENOENT when the run has no stacks, or -errno.
+ */
+int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, const char *command);
+
 #endif /* TSARUN_OUTPUTS_H */

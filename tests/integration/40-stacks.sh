@@ -144,6 +144,23 @@ equal "wall.folded: each thread's widths add up to its lifetime (0.1%)" "$bad" 0
 check "wall.folded has on-CPU stacks, the runqueue and blocked stacks" \
 	sh -c "grep -q 'spin_cpu_ms' '$T_TMP/fl/wall.folded' && grep -q '\[runqueue\]' '$T_TMP/fl/wall.folded' && grep -q '\[S\];' '$T_TMP/fl/wall.folded'"
 
+# tsarun report --format folded|svg: the stored artifact gives back what
+# --flame wrote, view by view (the stacks are read back whole).
+for v in wall offcpu oncpu; do
+	"$TSARUN" report --format folded --view "$v" "$J" >"$T_TMP/r-$v.folded"
+	equal "report --format folded --view $v: the $v.folded the run wrote" \
+		"$(cmp "$T_TMP/r-$v.folded" "$T_TMP/fl/$v.folded" && echo same)" same
+done
+"$TSARUN" report --format svg "$J" >"$T_TMP/r.svg"
+check "report --format svg: the wall flame graph (the default view) the run wrote" \
+	cmp "$T_TMP/r.svg" "$T_TMP/fl/wall.svg"
+"$TSARUN" -q --json "$T_TMP/n0.json" -- true
+"$TSARUN" report --format folded "$T_TMP/n0.json" >/dev/null 2>"$T_TMP/err"
+equal "report --format folded of a run without stacks: refused (125)" "$?" 125
+check "... saying how to record them" grep -q "no stacks: record them with --stacks" "$T_TMP/err"
+"$TSARUN" report --view offcpu "$J" >/dev/null 2>"$T_TMP/err"
+equal "report --view without a stacked format: refused (125)" "$?" 125
+
 # Blocking points that differ only in the caller the frame-pointer walk
 # skips (nanosleep is the C library's, which has no frame pointer): two
 # functions behind one call site, and a function of its own per thread.

@@ -233,7 +233,21 @@ static void test_compare(void **state)
 	assert_string_equal(o.report_artifact, "r.json");
 	assert_true(o.report_markdown);
 	assert_int_equal(o.top, 3);
-	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "svg"), -EINVAL);
+	assert_int_equal(o.report_profile, -1);
+	/* folded and svg: the stacks, the wall view unless --view says. */
+	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "svg"), 0);
+	assert_int_equal(o.report_profile, REPORT_WALL);
+	assert_true(o.report_svg);
+	options_defaults(&o);
+	assert_int_equal(
+	    PARSE(&o, err, "report", "r.json", "--format", "folded", "--view", "oncpu"), 0);
+	assert_int_equal(o.report_profile, REPORT_ONCPU);
+	assert_false(o.report_svg);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--view", "offcpu"), -EINVAL);
+	assert_non_null(strstr(err, "--view is for --format folded or svg"));
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "trace"), -EINVAL);
+	assert_non_null(strstr(err, "is not table, markdown, folded or svg"));
 	assert_int_equal(PARSE(&o, err, "report"), -EINVAL);
 	assert_non_null(strstr(err, "needs one artifact, got 0"));
 	/* A command called compare runs after --. */
@@ -439,6 +453,7 @@ static const struct {
     {MODE_COMPARE, "color", {"sometimes"}},
     {MODE_COMPARE, "colour", {"sometimes"}},
     {MODE_REPORT, "format", {"svg2", "", "TABLE"}},
+    {MODE_REPORT, "view", {"off-cpu", "", "WALL"}},
     {MODE_REPORT, "sort", {"nope", ""}},
     {MODE_REPORT, "top", {"0", "abc", ""}},
     {MODE_REPORT, "color", {"sometimes"}},
