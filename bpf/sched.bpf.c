@@ -135,6 +135,15 @@ struct {
  */
 const volatile bool targ_wakeup_events = false;
 
+/*
+ * Tests only (TSARUN_TEST_DROP_SWITCH_IN=N): every Nth switch-in of a
+ * tracked thread goes unseen, as this VM's kernel leaves some at random,
+ * so that the repair of one is tested on purpose. 0 (always, outside
+ * tests): the verifier removes it.
+ */
+const volatile __u32 targ_test_drop_in = 0;
+__u32 test_drop_seq = 0;
+
 #define CLOCK_SAMPLE_NS	  1000000ull  /* fresh_time(): an older offset is sampled again */
 #define CLOCK_WINDOW_NS	  10000000ull /* a window's smallest sample is the offset */
 #define CLOCK_MAX_STEP_NS 2000ull     /* how far a new window may raise it (drift) */
@@ -763,12 +772,20 @@ static __always_inline void sleep_ends(struct tsa_thread *t, struct task_struct 
 		}
 	}
 	t->charged_ns += d;
-	if (t->stk_mode == TSA_STK_DEFER) {
+	/*
+	 * Not walk: it has run since (a switch-in went untraced), so it has
+	 * left the system call it slept in; the end of the next one would give
+	 * another call's stack (seen: a 15 ms sleep in one function charged to
+	 * the 5 ms sleeps of its neighbour, under load).
+	 */
+	if (t->stk_mode == TSA_STK_DEFER && walk) {
 		park(t, p, k, d);
 		return;
 	}
 	if (t->stk_mode == TSA_STK_NOW)
 		k->ustack = t->ustack;
+	else if (t->stk_mode == TSA_STK_DEFER)
+		id_status(&k->ustack, TSA_SS_MISSED);
 	else
 		id_status(&k->ustack, TSA_SS_NONE);
 	agg_add(k, 1, d);
@@ -1100,6 +1117,9 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		switch_out(ctx, tp, prev, preempt, prev_state, not_before(tp, now), ri.taken,
 			   offset ? ri.clock + offset : 0);
 	}
+	if (tn && targ_test_drop_in &&
+	    (__sync_fetch_and_add(&test_drop_seq, 1) + 1) % targ_test_drop_in == 0)
+		return;
 	if (tn)
 		/*
 		 * The kernel's arrival, right after this event, skips a task

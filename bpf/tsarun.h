@@ -77,7 +77,7 @@ enum tsa_stack_status {
 	TSA_SS_EXECED,	 /* exec replaced the address space before the user stack was taken */
 	TSA_SS_OVERFLOW, /* too many distinct sleeps in one system call waiting for its stack */
 	TSA_SS_AT_END,	 /* still in the kernel when the run ended */
-	TSA_SS_MISSED,	 /* the waker was not seen (the sleep crossed the threshold late) */
+	TSA_SS_MISSED,	 /* not seen: the waker, or a stack gone when the sleep's end was seen */
 	TSA_SS_NR,
 };
 

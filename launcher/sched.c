@@ -145,7 +145,7 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 }
 
 /* TSARUN_BPF_COMPAT: a comma-separated list of these words (see sched_probe__new()). */
-static const char *const compat_words[] = {"libbpf", "prev_state", "wakeup"};
+static const char *const compat_words[] = {"libbpf", "prev_state", "wakeup", "no_defer"};
 
 /* Is what one of the list's words? With what NULL: the first word that is none of compat_words. */
 static const char *compat_word(const char *what, char *word, size_t len)
@@ -332,6 +332,10 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 	}
 	sk->rodata->targ_switch_has_state = v->has_state;
 	sk->rodata->targ_wakeup_events = v->wakeup_events;
+	/* Tests only: see targ_test_drop_in (sched.bpf.c). */
+	if (getenv("TSARUN_TEST_DROP_SWITCH_IN"))
+		sk->rodata->targ_test_drop_in =
+		    (__u32)strtoul(getenv("TSARUN_TEST_DROP_SWITCH_IN"), NULL, 10);
 	bpf_program__set_autoload(sk->progs.tsa_wakeup, v->wakeup_events);
 	ret = bpf_map__set_max_entries(sk->maps.records, round_pow2(o->ringbuf_bytes));
 	if (ret) {
@@ -551,7 +555,7 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 			ret = -EINVAL;
 			snprintf(err, errlen,
 				 "TSARUN_BPF_COMPAT: unknown variant '%s' (libbpf, prev_state, "
-				 "wakeup, comma-separated)",
+				 "wakeup, no_defer, comma-separated)",
 				 word);
 			goto out_free;
 		}
