@@ -49,6 +49,7 @@ struct mthread {
 	bool done;		 /* ended, and reported in the interval it ended in */
 	bool have_ts;		 /* taskstats queries answered for it */
 	bool ts_iv_ok, ts_first_ok;
+	uint64_t ts_gen; /* the scan whose read ts_cur goes with */
 	struct ts_record ts_first, ts_iv, ts_cur;
 };
 
@@ -103,13 +104,123 @@ static struct mthread *add_thread(struct monitor *m)
 	return &m->t[m->n++];
 }
 
-/* One scan of the process's threads. Returns 0, or -ESRCH when the process is gone. */
-static int scan(struct monitor *m, bool attach)
+/*
+ * The thread's taskstats counters at a bound (the attach, or an interval's
+ * end): the base of a thread there at the attach, of one born since, or of
+ * the next interval.
+ */
+static void ts_take(struct monitor *m, struct mthread *t, const struct ts_record *rec, bool attach)
+{
+	t->ts_cur = *rec;
+	t->ts_gen = m->gen;
+	if (!t->have_ts && !t->preexisting) {
+		/* Born during the attach: its counters started at 0. */
+		memset(&t->ts_first, 0, sizeof(t->ts_first));
+		for (int d = 0; d < DELAY_NR; d++)
+			t->ts_first.delays[d].available = rec->delays[d].available;
+		t->ts_iv = t->ts_first;
+		t->ts_first_ok = t->ts_iv_ok = true;
+	} else if (!t->have_ts) {
+		/* First answered later than the attach: a base for the next interval only. */
+		t->ts_first = t->ts_iv = *rec;
+		t->ts_first_ok = attach;
+		t->ts_iv_ok = attach;
+	}
+	t->have_ts = true;
+}
+
+/* Reads of a thread at a bound before its taskstats and schedstat are taken as agreeing. */
+#define PAIR_TRIES 8
+
+/*
+ * A thread's taskstats record at a bound, taken with its schedstat read.
+ * taskstats's CPU delay is the kernel's run_delay and pcount, the very
+ * counters schedstat shows as runqueue time and slices: queried a moment
+ * apart, a runqueue wait that ended in between makes one counter two
+ * figures over two different spans. So the schedstat read is taken again
+ * (st and ss updated) until the record agrees with it; a record that never
+ * agrees is still used (it is the thread's, moments apart). Returns true
+ * when rec holds the thread's record.
+ */
+static bool paired_query(struct monitor *m, const char *name, uint32_t tid, struct procfs_stat *st,
+			 struct procfs_schedstat *ss, struct ts_record *rec)
+{
+	struct procfs_stat st2;
+	struct procfs_schedstat ss2;
+
+	if (!m->ts || st->state == 'Z' || st->state == 'X' || ts_client__query(m->ts, tid, rec))
+		return false;
+	for (int k = 0; k < PAIR_TRIES; k++) {
+		const struct delay_counter *c = &rec->delays[DELAY_CPU];
+
+		if (!c->available || (c->count == ss->slices && c->total_ns == ss->run_delay_ns))
+			break;
+		if (procprobe_read_thread(m->taskfd, name, &st2, &ss2) ||
+		    st2.starttime_ticks != st->starttime_ticks)
+			return false; /* gone */
+		*st = st2;
+		*ss = ss2;
+		if (c->count == ss->slices && c->total_ns == ss->run_delay_ns)
+			break;
+		if (ts_client__query(m->ts, tid, rec))
+			return false;
+	}
+	return true;
+}
+
+/* A thread's read in a scan: its sample, or a new thread. */
+static int take(struct monitor *m, uint32_t tid, const struct procfs_stat *st,
+		const struct procfs_schedstat *ss, uint64_t now, const struct ts_record *rec,
+		bool attach)
+{
+	struct mthread *t = NULL;
+	uint64_t idx = 0;
+
+	if (pidset_get(&m->live, tid, &idx) && idx)
+		t = &m->t[idx - 1];
+	if (t && t->total.starttime_ticks == st->starttime_ticks) {
+		t->total.mark = m->gen;
+		if (t->total.ended)
+			return 0;
+		if (!smp_thread_sample(&t->total, st, ss, now)) {
+			smp_thread_sample(&t->iv, st, ss, now);
+			if (rec)
+				ts_take(m, t, rec, attach);
+			return 0;
+		}
+		/* Its counters went back: another task under the tid (exec). */
+		smp_thread_gone(&t->total, now);
+		smp_thread_gone(&t->iv, now);
+	} else if (t) {
+		smp_thread_gone(&t->total, now);
+		smp_thread_gone(&t->iv, now);
+	}
+	t = add_thread(m);
+	if (!t)
+		return -ENOMEM;
+	t->preexisting = attach;
+	/* Born after the attach: after the scan that did not see it. */
+	smp_thread_start(&t->total, st, ss, now, attach ? 0 : m->prev_scan_ns, &m->clk);
+	t->total.pid = m->pid;
+	t->total.mark = m->gen;
+	t->iv = t->total;
+	if (rec && !t->total.ended)
+		ts_take(m, t, rec, attach);
+	return pidset_put(&m->live, tid, m->n);
+}
+
+/*
+ * One scan of the process's threads; at a bound (the attach, an interval's
+ * end, the last look), with their taskstats records. Returns 0, or -ESRCH
+ * when the process is gone.
+ */
+static int scan(struct monitor *m, bool attach, bool bound)
 {
 	uint64_t start = mono_ns(), end;
 	char buf[8192];
 	long nread;
 	size_t listed = 0;
+	int ret;
 
 	m->gen++;
 	if (lseek(m->taskfd, 0, SEEK_SET) < 0)
@@ -119,8 +230,8 @@ static int scan(struct monitor *m, bool attach)
 			struct dent *de = (struct dent *)(buf + off);
 			struct procfs_stat st;
 			struct procfs_schedstat ss;
-			struct mthread *t = NULL;
-			uint64_t idx = 0, now;
+			struct ts_record rec;
+			bool have_rec = false;
 			unsigned long tid;
 			char *e;
 
@@ -130,37 +241,14 @@ static int scan(struct monitor *m, bool attach)
 				continue;
 			if (procprobe_read_thread(m->taskfd, de->d_name, &st, &ss))
 				continue;
-			now = mono_ns();
+			if (bound)
+				have_rec =
+				    paired_query(m, de->d_name, (uint32_t)tid, &st, &ss, &rec);
 			listed++;
-			if (pidset_get(&m->live, (uint32_t)tid, &idx) && idx)
-				t = &m->t[idx - 1];
-			if (t && t->total.starttime_ticks == st.starttime_ticks) {
-				t->total.mark = m->gen;
-				if (t->total.ended)
-					continue;
-				if (!smp_thread_sample(&t->total, &st, &ss, now)) {
-					smp_thread_sample(&t->iv, &st, &ss, now);
-					continue;
-				}
-				/* Its counters went back: another task under the tid (exec). */
-				smp_thread_gone(&t->total, now);
-				smp_thread_gone(&t->iv, now);
-			} else if (t) {
-				smp_thread_gone(&t->total, now);
-				smp_thread_gone(&t->iv, now);
-			}
-			t = add_thread(m);
-			if (!t)
-				return -ENOMEM;
-			t->preexisting = attach;
-			/* Born after the attach: after the scan that did not see it. */
-			smp_thread_start(&t->total, &st, &ss, now, attach ? 0 : m->prev_scan_ns,
-					 &m->clk);
-			t->total.pid = m->pid;
-			t->total.mark = m->gen;
-			t->iv = t->total;
-			if (pidset_put(&m->live, (uint32_t)tid, m->n))
-				return -ENOMEM;
+			ret = take(m, (uint32_t)tid, &st, &ss, mono_ns(), have_rec ? &rec : NULL,
+				   attach);
+			if (ret)
+				return ret;
 		}
 	}
 	end = mono_ns();
@@ -184,38 +272,6 @@ static int scan(struct monitor *m, bool attach)
 	m->iv_scans++;
 	m->scans++;
 	return listed ? 0 : -ESRCH;
-}
-
-/*
- * Taskstats counters of every live thread now: at the attach (the base of
- * the threads there then) and at each interval's boundary.
- */
-static void query(struct monitor *m, bool attach)
-{
-	if (!m->ts)
-		return;
-	for (size_t i = 0; i < m->n; i++) {
-		struct mthread *t = &m->t[i];
-		struct ts_record rec;
-
-		if (t->total.ended || ts_client__query(m->ts, t->total.tid, &rec))
-			continue;
-		t->ts_cur = rec;
-		if (!t->have_ts && !t->preexisting) {
-			/* Born during the attach: its counters started at 0. */
-			memset(&t->ts_first, 0, sizeof(t->ts_first));
-			for (int d = 0; d < DELAY_NR; d++)
-				t->ts_first.delays[d].available = rec.delays[d].available;
-			t->ts_iv = t->ts_first;
-			t->ts_first_ok = t->ts_iv_ok = true;
-		} else if (!t->have_ts) {
-			/* First answered later than the attach: a base for the next interval only. */
-			t->ts_first = t->ts_iv = rec;
-			t->ts_first_ok = attach;
-			t->ts_iv_ok = attach;
-		}
-		t->have_ts = true;
-	}
 }
 
 static void delays_between(struct thread_acct *a, const struct ts_record *from,
@@ -273,9 +329,14 @@ static int report(struct monitor *m, bool final, uint64_t index, uint64_t start,
 		smp_thread_acct(final ? &t->total : &t->iv, a, m->attach_ns, &m->clk);
 		a->first_state_known = !t->preexisting;
 		a->pid = m->pid;
-		if (final && t->have_ts && t->ts_first_ok)
+		/*
+		 * Only over the report's span: a record taken with the read at
+		 * its end (this scan's), from one at its start; not for a
+		 * thread that ended in it (its end has no record).
+		 */
+		if (final && t->have_ts && t->ts_first_ok && !t->total.ended && t->ts_gen == m->gen)
 			delays_between(a, &t->ts_first, &t->ts_cur);
-		else if (!final && t->have_ts && t->ts_iv_ok && !t->iv.ended)
+		else if (!final && t->have_ts && t->ts_iv_ok && !t->iv.ended && t->ts_gen == m->gen)
 			delays_between(a, &t->ts_iv, &t->ts_cur);
 		na++;
 	}
@@ -316,8 +377,9 @@ static void next_interval(struct monitor *m)
 		}
 		smp_thread_rebase(&t->iv);
 		if (t->have_ts) {
+			/* A record from an earlier bound is no base for this interval. */
 			t->ts_iv = t->ts_cur;
-			t->ts_iv_ok = true;
+			t->ts_iv_ok = t->ts_gen == m->gen;
 		}
 	}
 	m->iv_scans = 0;
@@ -456,7 +518,7 @@ int monitor_main(const struct tsarun_opts *o)
 		fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
 
 	m.attach_ns = m.iv_start_ns = mono_ns();
-	ret = scan(&m, true);
+	ret = scan(&m, true, true);
 	if (ret) {
 		fprintf(stderr, "tsarun: -p %u: cannot read its threads: %s\n", o->pid,
 			strerror(-ret));
@@ -473,7 +535,6 @@ int monitor_main(const struct tsarun_opts *o)
 			goto out_sigfd;
 		}
 	}
-	query(&m, true);
 	next_sample = m.attach_ns + o->sample_ns;
 	next_boundary = m.attach_ns + o->interval_ns;
 	for (;;) {
@@ -506,13 +567,12 @@ int monitor_main(const struct tsarun_opts *o)
 			}
 			continue;
 		}
-		ret = scan(&m, false);
+		ret = scan(&m, false, now >= next_boundary);
 		if (ret == -ESRCH) {
 			m.exited = true;
 			break;
 		}
 		if (now >= next_boundary) {
-			query(&m, false);
 			intervals++;
 			if (report(&m, false, intervals, m.iv_start_ns, m.prev_scan_ns))
 				goto out_sigfd;
@@ -533,7 +593,7 @@ int monitor_main(const struct tsarun_opts *o)
 		uint64_t end;
 
 		/* The last look: what ended since the last scan is gone now. */
-		scan(&m, false);
+		scan(&m, false, true);
 		end = m.prev_scan_ns;
 		/* The process ended within an interval: that interval is a report too. */
 		if (m.exited && (!o->count || intervals < o->count)) {
