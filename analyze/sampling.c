@@ -64,8 +64,13 @@ void smp_thread_start(struct smp_thread *t, const struct procfs_stat *st,
 	if (new_after_ns) {
 		t->from_birth = true;
 		/* Born after the scan that did not see it, before this one. */
-		if (new_after_ns > t->born_lo_ns && new_after_ns <= t->born_hi_ns)
+		if (new_after_ns > t->born_lo_ns && new_after_ns <= t->born_hi_ns) {
 			t->born_lo_ns = new_after_ns;
+		} else if (new_after_ns > t->born_hi_ns) {
+			/* Its start time is not its own (a thread that exec'd has its leader's). */
+			t->born_lo_ns = new_after_ns;
+			t->born_hi_ns = now > new_after_ns ? now : new_after_ns;
+		}
 		if (now < t->born_hi_ns && now >= t->born_lo_ns)
 			t->born_hi_ns = now;
 	} else {

@@ -209,6 +209,93 @@ static int take(struct monitor *m, uint32_t tid, const struct procfs_stat *st,
 	return pidset_put(&m->live, tid, m->n);
 }
 
+/* The leader's read in a scan, kept to its end. */
+struct lead {
+	bool have, have_rec;
+	struct procfs_stat st;
+	struct procfs_schedstat ss;
+	struct ts_record rec;
+	uint64_t now;
+};
+
+static bool continues(const struct procfs_schedstat *n, const struct procfs_schedstat *c)
+{
+	return n->on_cpu_ns >= c->on_cpu_ns && n->run_delay_ns >= c->run_delay_ns &&
+	       n->slices >= c->slices;
+}
+
+static uint64_t growth(const struct procfs_schedstat *n, const struct procfs_schedstat *c)
+{
+	return n->on_cpu_ns - c->on_cpu_ns + n->run_delay_ns - c->run_delay_ns;
+}
+
+/*
+ * The process's leader, after the scan's other threads. When a thread other
+ * than the leader execs, the kernel kills every other thread and gives it the
+ * leader's pid and start time: under the leader's tid, counters that were
+ * that thread's. Taken as the leader's, its CPU time would count twice: in
+ * its own row and again as the leader's growth over one gap (or from 0, as a
+ * thread born in the gap, when they are below the leader's). So when every
+ * other thread the last scan saw is gone, the read goes to whichever of them
+ * or the leader it continues most closely; a thread that took over is a new
+ * row from this read on, whose past is not known here (its time since its
+ * last read under its old tid is not observed).
+ */
+static int take_leader(struct monitor *m, const struct lead *l, size_t n0)
+{
+	const struct procfs_schedstat *n = &l->ss;
+	struct mthread *lt = NULL, *from = NULL, *t;
+	uint64_t idx = 0, best = UINT64_MAX;
+	bool others = false;
+
+	memcpy(m->comm, l->st.comm, sizeof(m->comm));
+	if (pidset_get(&m->live, m->pid, &idx) && idx)
+		lt = &m->t[idx - 1];
+	if (!lt || lt->total.ended || lt->total.starttime_ticks != l->st.starttime_ticks ||
+	    l->st.state == 'Z' || l->st.state == 'X')
+		goto as_is;
+	for (size_t i = 0; i < n0; i++) {
+		t = &m->t[i];
+		if (t == lt || t->total.ended)
+			continue;
+		if (t->total.mark == m->gen)
+			goto as_is; /* another thread is still there: no exec */
+		others = true;
+	}
+	if (!others)
+		goto as_is;
+	if (continues(n, &lt->total.cur)) {
+		from = lt;
+		best = growth(n, &lt->total.cur);
+	}
+	for (size_t i = 0; i < n0; i++) {
+		t = &m->t[i];
+		if (t == lt || t->total.ended || !continues(n, &t->total.cur) ||
+		    growth(n, &t->total.cur) >= best)
+			continue;
+		from = t;
+		best = growth(n, &t->total.cur);
+	}
+	if (!from || from == lt)
+		goto as_is;
+	/* A thread that exec'd has the leader's tid: the leader ended. */
+	smp_thread_gone(&lt->total, l->now);
+	smp_thread_gone(&lt->iv, l->now);
+	t = add_thread(m);
+	if (!t)
+		return -ENOMEM;
+	t->preexisting = true; /* its past is another row's */
+	smp_thread_start(&t->total, &l->st, &l->ss, l->now, 0, &m->clk);
+	t->total.pid = m->pid;
+	t->total.mark = m->gen;
+	t->iv = t->total;
+	if (l->have_rec)
+		ts_take(m, t, &l->rec, false);
+	return pidset_put(&m->live, m->pid, m->n);
+as_is:
+	return take(m, m->pid, &l->st, &l->ss, l->now, l->have_rec ? &l->rec : NULL, false);
+}
+
 /*
  * One scan of the process's threads; at a bound (the attach, an interval's
  * end, the last look), with their taskstats records. Returns 0, or -ESRCH
@@ -219,7 +306,8 @@ static int scan(struct monitor *m, bool attach, bool bound)
 	uint64_t start = mono_ns(), end;
 	char buf[8192];
 	long nread;
-	size_t listed = 0;
+	size_t listed = 0, n0 = m->n;
+	struct lead lead = {.have = false};
 	int ret;
 
 	m->gen++;
@@ -245,12 +333,23 @@ static int scan(struct monitor *m, bool attach, bool bound)
 				have_rec =
 				    paired_query(m, de->d_name, (uint32_t)tid, &st, &ss, &rec);
 			listed++;
+			if (tid == m->pid && !attach) {
+				lead = (struct lead){.have = true,
+						     .have_rec = have_rec,
+						     .st = st,
+						     .ss = ss,
+						     .rec = rec,
+						     .now = mono_ns()};
+				continue;
+			}
 			ret = take(m, (uint32_t)tid, &st, &ss, mono_ns(), have_rec ? &rec : NULL,
 				   attach);
 			if (ret)
 				return ret;
 		}
 	}
+	if (lead.have && (ret = take_leader(m, &lead, n0)))
+		return ret;
 	end = mono_ns();
 	for (size_t i = 0; i < m->n; i++) {
 		struct mthread *t = &m->t[i];

@@ -179,6 +179,30 @@ check "... the last line is the whole attach, saying it ended" \
 check "... threads that ended have no delays (null) in the whole attach" \
 	jq -e -s '[.[-1].threads[] | select(.alive | not) | .delays == null] | length > 0 and all' "$T_TMP/e.jsonl"
 
+# A thread that execs: the kernel gives it the leader's tid and start time,
+# with its own counters. The leader's row ends there and a new row under
+# that tid counts from the first read after the exec: the 300 ms the thread
+# spun are counted once (in its own row), not again as the leader's growth
+# over one gap (before: 594 ms in all, the leader 300 ms in a 228 ms interval).
+"$WORKLOADS/execthread" 300 300 500 &
+X=$!
+pids+=("$X")
+"$TSARUN" -p "$X" --interval 200ms --output json --show-idle >"$T_TMP/x.jsonl"
+equal "a thread execs: exit 0 at the process's end" "$?" 0
+bad=$(jq -r --argjson tick "$tick" '.index as $i | .interval_ns as $iv | .threads[] |
+	select(.on_cpu_ns > $iv + $tick) | "\($i) \(.tid): \(.on_cpu_ns) in \($iv)"' "$T_TMP/x.jsonl")
+equal "... no row has more CPU than its interval" "$bad" ""
+# What the exec'ing thread did after its last read under its old tid is not
+# seen (unobserved_max_ns); exec and start-up cost a few ms of CPU besides.
+on=$(jq -s '[.[-1].threads[].on_cpu_ns] | add' "$T_TMP/x.jsonl")
+lost=$(jq -s '[.[-1].threads[].unobserved_max_ns] | add' "$T_TMP/x.jsonl")
+check "... the whole attach's CPU is the 300 ms spun, once ($on ns, unobserved $lost ns)" \
+	test "$on" -le 310000000 -a "$on" -ge $((300000000 - lost - tick))
+equal "... the leader's tid: the leader's row ended, the exec'd one's first state not known" \
+	"$(jq -s -r --argjson p "$X" '[.[-1].threads[] | select(.tid == $p) | "\(.alive)/\(.first_state_known)"] | join(" ")' "$T_TMP/x.jsonl")" \
+	"false/false false/false"
+wait "$X"
+
 # Without privilege: procfs only, taskstats unavailable with the reason.
 setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$WORKLOADS/spinner" 5 &
 U=$!

@@ -162,6 +162,27 @@ static void test_counters_win_over_start_estimate(void **state)
 	assert_int_equal(a.end_ns - a.start_ns, (int64_t)a.lifetime_ns);
 }
 
+/*
+ * Born after a scan, but with a start time from long before it: a thread that
+ * exec'd has its leader's. It was born between the scans, not at that time.
+ */
+static void test_start_time_not_its_own(void **state)
+{
+	struct smp_thread t;
+	struct thread_acct a;
+	struct procfs_stat st = stat_of(42, 'R', 100); /* says [1000, 1010) ms */
+	struct procfs_schedstat ss = ss_of(3, 1, 2);
+
+	smp_thread_start(&t, &st, &ss, 5008 * MS, 5000 * MS, &clk);
+	assert_true(t.from_birth);
+	assert_int_equal(t.born_lo_ns, 5000 * MS);
+	assert_int_equal(t.born_hi_ns, 5008 * MS);
+	smp_thread_acct(&t, &a, 0, &clk);
+	assert_int_equal(a.start_ns, 5004 * MS);
+	assert_int_equal(a.lifetime_ns, 4 * MS);
+	(void)state;
+}
+
 static void test_start_bounds(void **state)
 {
 	struct smp_clock c = {.ns_per_tick = 10 * MS, .boot_minus_mono_ns = 3 * MS};
@@ -180,6 +201,7 @@ int main(void)
 	    cmocka_unit_test(test_zombie_final),
 	    cmocka_unit_test(test_counter_reset),
 	    cmocka_unit_test(test_counters_win_over_start_estimate),
+	    cmocka_unit_test(test_start_time_not_its_own),
 	    cmocka_unit_test(test_start_bounds),
 	};
 
