@@ -30,10 +30,6 @@ static double key(const struct thread_acct *t, enum sort_key k)
 {
 	if (k == SORT_SWITCHES)
 		return (double)t->slices; /* switches are not counted here: switch-ins are */
-	if (k == SORT_WAKEUP_LAT)
-		return t->have_delays && t->delays[DELAY_CPU].available
-			   ? (double)t->delays[DELAY_CPU].total_ns
-			   : 0;
 	return sort_key_thread(t, k);
 }
 

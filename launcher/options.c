@@ -134,7 +134,7 @@ static const char usage[] =
     "      --tid TID            only this thread\n"
     "      --comm PATTERN       only threads whose name contains PATTERN, or matches\n"
     "                           it when it has * ? or [ (a glob)\n"
-    "      --sort KEY           as above (default tid)\n"
+    "      --sort KEY           as above but wakeup (default tid)\n"
     "      --show-idle          also threads that did nothing in the interval (no CPU,\n"
     "                           no runqueue wait, only seen asleep in S)\n"
     "      --no-header          no table header\n"
@@ -1017,6 +1017,12 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 				    "-p: %s is for running a command, not for monitor mode (its "
 				    "report is the table on stderr, or --output json)",
 				    run_only);
+		if (o->sort == SORT_WAKEUP_LAT)
+			return fail(
+			    err, errlen,
+			    "-p --sort wakeup: monitor mode measures no wakeup latency "
+			    "(its counters are procfs's and taskstats's); --sort runq orders "
+			    "by the time waited for a CPU");
 		if (o->sample_ns >= o->interval_ns)
 			return fail(err, errlen,
 				    "--sample must be shorter than --interval (%llu ms >= %llu ms)",

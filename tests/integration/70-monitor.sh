@@ -230,3 +230,7 @@ equal "-p with a command: 125" "$?" 125
 equal "-p --backend ebpf: 125 (monitor mode samples procfs)" "$?" 125
 "$TSARUN" -p "$P" --interval 10ms --sample 10ms 2>"$T_TMP/err"
 equal "--sample not shorter than --interval: 125" "$?" 125
+# The CPU delay total ordered rows as --sort runq does: not a wakeup latency.
+"$TSARUN" -p "$P" --count 1 --sort wakeup 2>"$T_TMP/err"
+equal "-p --sort wakeup: 125 (no wakeup latency is measured)" "$?" 125
+check "... saying so" grep -q -- "--sort wakeup: monitor mode measures no wakeup latency" "$T_TMP/err"

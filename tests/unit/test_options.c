@@ -340,6 +340,10 @@ static void test_monitor(void **state)
 	assert_int_equal(PARSE(&o, err, "-p", "5", "-q"), -EINVAL);
 	assert_int_equal(PARSE(&o, err, "-p", "5", "--no-table"), -EINVAL);
 	assert_int_equal(PARSE(&o, err, "-p", "5", "-q", "--output", "json"), 0);
+	/* Monitor mode measures no wakeup latency: no order by one. */
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--sort", "wakeup"), -EINVAL);
+	assert_non_null(strstr(err, "--sort wakeup"));
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--sort", "runq"), 0);
 	/* Monitor mode's --interval is not silently ignored by a command's run. */
 	assert_int_equal(PARSE(&o, err, "--interval", "1s", "--", "true"), -EINVAL);
 	assert_non_null(strstr(err, "monitor mode"));
