@@ -623,6 +623,19 @@ int monitor_main(const struct tsarun_opts *o)
 			strerror(-ret));
 		goto out_sigfd;
 	}
+	{
+		size_t i;
+
+		for (i = 0; i < m.n && m.t[i].total.ended; i++)
+			;
+		if (i == m.n) {
+			fprintf(stderr,
+				"tsarun: -p %u: the process has ended (a zombie its parent has "
+				"not reaped): nothing to monitor\n",
+				o->pid);
+			goto out_sigfd;
+		}
+	}
 	if (o->tid) {
 		size_t i;
 

@@ -230,6 +230,16 @@ equal "-p with a command: 125" "$?" 125
 equal "-p --backend ebpf: 125 (monitor mode samples procfs)" "$?" 125
 "$TSARUN" -p "$P" --interval 10ms --sample 10ms 2>"$T_TMP/err"
 equal "--sample not shorter than --interval: 125" "$?" 125
+# A zombie (its parent, sleep after the exec, never waits for it) has nothing to watch.
+sh -c 'sleep 0.05 & exec sleep 3' &
+Z=$!
+pids+=("$Z")
+sleep 0.4
+zpid=$(cat "/proc/$Z/task/$Z/children" | tr -d ' ')
+"$TSARUN" -p "$zpid" --count 1 2>"$T_TMP/err"
+equal "-p of a zombie: 125" "$?" 125
+check "... saying it has ended" grep -q -- "-p $zpid: the process has ended" "$T_TMP/err"
+kill "$Z"
 # The CPU delay total ordered rows as --sort runq does: not a wakeup latency.
 "$TSARUN" -p "$P" --count 1 --sort wakeup 2>"$T_TMP/err"
 equal "-p --sort wakeup: 125 (no wakeup latency is measured)" "$?" 125
