@@ -175,22 +175,32 @@ static int take(struct monitor *m, uint32_t tid, const struct procfs_stat *st,
 {
 	struct mthread *t = NULL;
 	uint64_t idx = 0;
+	bool past_unknown = attach;
 
 	if (pidset_get(&m->live, tid, &idx) && idx)
 		t = &m->t[idx - 1];
 	if (t && t->total.starttime_ticks == st->starttime_ticks) {
 		t->total.mark = m->gen;
-		if (t->total.ended)
+		if (t->total.final && st->state != 'Z' && st->state != 'X') {
+			/*
+			 * Seen dead (the leader, a zombie), now alive: a thread
+			 * that exec'd after the leader exited has its tid and
+			 * start time. A new row from this read; its past is in
+			 * its old tid's row.
+			 */
+			past_unknown = true;
+		} else if (t->total.ended) {
 			return 0;
-		if (!smp_thread_sample(&t->total, st, ss, now)) {
+		} else if (!smp_thread_sample(&t->total, st, ss, now)) {
 			smp_thread_sample(&t->iv, st, ss, now);
 			if (rec)
 				ts_take(m, t, rec, attach);
 			return 0;
+		} else {
+			/* Its counters went back: another task under the tid (exec). */
+			smp_thread_gone(&t->total, now);
+			smp_thread_gone(&t->iv, now);
 		}
-		/* Its counters went back: another task under the tid (exec). */
-		smp_thread_gone(&t->total, now);
-		smp_thread_gone(&t->iv, now);
 	} else if (t) {
 		smp_thread_gone(&t->total, now);
 		smp_thread_gone(&t->iv, now);
@@ -198,9 +208,9 @@ static int take(struct monitor *m, uint32_t tid, const struct procfs_stat *st,
 	t = add_thread(m);
 	if (!t)
 		return -ENOMEM;
-	t->preexisting = attach;
+	t->preexisting = past_unknown;
 	/* Born after the attach: after the scan that did not see it. */
-	smp_thread_start(&t->total, st, ss, now, attach ? 0 : m->prev_scan_ns, &m->clk);
+	smp_thread_start(&t->total, st, ss, now, past_unknown ? 0 : m->prev_scan_ns, &m->clk);
 	t->total.pid = m->pid;
 	t->total.mark = m->gen;
 	t->iv = t->total;
@@ -235,18 +245,19 @@ static uint64_t growth(const struct procfs_schedstat *n, const struct procfs_sch
  * leader's pid and start time: under the leader's tid, counters that were
  * that thread's. Taken as the leader's, its CPU time would count twice: in
  * its own row and again as the leader's growth over one gap (or from 0, as a
- * thread born in the gap, when they are below the leader's). So when every
- * other thread the last scan saw is gone, the read goes to whichever of them
- * or the leader it continues most closely; a thread that took over is a new
- * row from this read on, whose past is not known here (its time since its
- * last read under its old tid is not observed).
+ * thread born in the gap, when they are below the leader's). So when no
+ * thread there at the leader's last read is left, the read goes to whichever
+ * it continues most closely: the leader, or a thread that went away since
+ * the leader's last read (in this scan, or in the last one when the exec
+ * came between the two reads of it). A thread that took over is a new row
+ * from this read on, whose past is in its old tid's row (its time since its
+ * last read there is not observed).
  */
 static int take_leader(struct monitor *m, const struct lead *l, size_t n0)
 {
 	const struct procfs_schedstat *n = &l->ss;
 	struct mthread *lt = NULL, *from = NULL, *t;
-	uint64_t idx = 0, best = UINT64_MAX;
-	bool others = false;
+	uint64_t idx = 0, best = UINT64_MAX, last;
 
 	memcpy(m->comm, l->st.comm, sizeof(m->comm));
 	if (pidset_get(&m->live, m->pid, &idx) && idx)
@@ -254,27 +265,27 @@ static int take_leader(struct monitor *m, const struct lead *l, size_t n0)
 	if (!lt || lt->total.ended || lt->total.starttime_ticks != l->st.starttime_ticks ||
 	    l->st.state == 'Z' || l->st.state == 'X')
 		goto as_is;
-	for (size_t i = 0; i < n0; i++) {
-		t = &m->t[i];
-		if (t == lt || t->total.ended)
-			continue;
-		if (t->total.mark == m->gen)
-			goto as_is; /* another thread is still there: no exec */
-		others = true;
-	}
-	if (!others)
-		goto as_is;
+	last = lt->total.last_ns;
 	if (continues(n, &lt->total.cur)) {
 		from = lt;
 		best = growth(n, &lt->total.cur);
 	}
 	for (size_t i = 0; i < n0; i++) {
+		bool seen = false, went = false;
+
 		t = &m->t[i];
-		if (t == lt || t->total.ended || !continues(n, &t->total.cur) ||
-		    growth(n, &t->total.cur) >= best)
+		if (t == lt || t->total.final)
 			continue;
-		from = t;
-		best = growth(n, &t->total.cur);
+		if (!t->total.ended)
+			seen = t->total.mark == m->gen, went = !seen;
+		else
+			went = t->total.end_hi_ns >= last;
+		if (seen && t->total.first_ns <= last)
+			goto as_is; /* there before and after: no exec */
+		if (went && continues(n, &t->total.cur) && growth(n, &t->total.cur) < best) {
+			from = t;
+			best = growth(n, &t->total.cur);
+		}
 	}
 	if (!from || from == lt)
 		goto as_is;

@@ -202,6 +202,20 @@ equal "... the leader's tid: the leader's row ended, the exec'd one's first stat
 	"$(jq -s -r --argjson p "$X" '[.[-1].threads[] | select(.tid == $p) | "\(.alive)/\(.first_state_known)"] | join(" ")' "$T_TMP/x.jsonl")" \
 	"false/false false/false"
 wait "$X"
+# The leader ended first (pthread_exit: a zombie while the process lives):
+# the thread that execs takes its tid all the same, and the program it runs
+# spins 200 ms of CPU: seen, not hidden behind the zombie's ended row
+# (before: 96 ms in all, the new program's 200 ms missing).
+"$WORKLOADS/execthread" 300 100 300 1 200 &
+X=$!
+pids+=("$X")
+"$TSARUN" -p "$X" --interval 200ms --output json --show-idle >"$T_TMP/x.jsonl"
+equal "the leader exited, then a thread execs: exit 0" "$?" 0
+on=$(jq -s '[.[-1].threads[].on_cpu_ns] | add' "$T_TMP/x.jsonl")
+lost=$(jq -s '[.[-1].threads[].unobserved_max_ns] | add' "$T_TMP/x.jsonl")
+check "... the whole attach's CPU is the 100 + 200 ms spun ($on ns, unobserved $lost ns)" \
+	test "$on" -le 310000000 -a "$on" -ge $((300000000 - lost - tick))
+wait "$X"
 
 # Without privilege: procfs only, taskstats unavailable with the reason.
 setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "$WORKLOADS/spinner" 5 &
