@@ -489,6 +489,8 @@ static bool id_eq(const struct tsa_stack_id *a, const struct tsa_stack_id *b)
 struct symctx {
 	struct stacks_probe *p;
 	const struct run *r;
+	const struct prec **names; /* the fork and exec records, in time order */
+	size_t nnames;
 	struct symbolizer *sym;
 	struct run_stacks *rs;
 	struct idmap map;
@@ -681,7 +683,6 @@ static int64_t trace_of(struct symctx *c, const struct tsa_stack_id *id, bool ke
  */
 static const char *comm_before_exec(const struct symctx *c, uint32_t pid, uint64_t t, int depth)
 {
-	const struct stacks_probe *p = c->p;
 	const char *before = NULL;
 	uint64_t fork_t = 0;
 	uint32_t ppid = 0;
@@ -689,9 +690,8 @@ static const char *comm_before_exec(const struct symctx *c, uint32_t pid, uint64
 
 	if (!t || depth > 16)
 		return NULL;
-	/* The records are in time order (collect). */
-	for (size_t i = 0; i < p->nrecs; i++) {
-		const struct prec *x = &p->recs[i];
+	for (size_t i = 0; i < c->nnames; i++) {
+		const struct prec *x = c->names[i];
 
 		if (x->pid != pid)
 			continue;
@@ -971,6 +971,15 @@ static int st_collect(struct probe *pr, struct run *r)
 			symbolizer__mmap(c.sym, x->pid, x->time, x->start, x->len, x->pgoff,
 					 x->path, x->bid_len ? x->bid : NULL, x->bid_len);
 	}
+	/* Names change at forks and execs: those records alone, for comm_before_exec(). */
+	c.names = calloc(p->nrecs ? p->nrecs : 1, sizeof(*c.names));
+	if (!c.names) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nrecs; i++)
+		if (p->recs[i].type == PERF_RECORD_FORK || p->recs[i].type == PERF_RECORD_COMM)
+			c.names[c.nnames++] = &p->recs[i];
 	err = read_offcpu(&c);
 	if (!err)
 		err = flush_pending(&c, r);
@@ -1001,6 +1010,7 @@ out:
 	free(c.map.idx);
 	free(c.map.kernel);
 	free(c.map.time);
+	free(c.names);
 	symbolizer__free(c.sym);
 	run_stacks__free(rs);
 	free_recs(p);
