@@ -316,7 +316,7 @@ static int read_delays(struct rd *d, const cJSON *o, struct thread_acct *t)
 static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 {
 	const cJSON *lat = item(o, "wakeup_latency_ns");
-	uint64_t v, avg;
+	uint64_t v, avg = 0;
 	int ret;
 
 	if (!cJSON_IsObject(o))
@@ -407,7 +407,7 @@ static int read_proc(struct rd *d, const cJSON *o, struct proc_acct *p)
 {
 	const cJSON *ex = item(o, "exit");
 	uint64_t v;
-	long code, sig;
+	long code = 0, sig = 0;
 	int ret;
 
 	if (!cJSON_IsObject(o))
