@@ -98,9 +98,6 @@ static bool consistent(const struct thread_acct *t, const struct ts_record *rec,
 		if (tail_pc)
 			late += t->state_ns[TSA_ST_SLEEP] + t->state_ns[TSA_ST_DISK] +
 				t->state_ns[TSA_ST_STOPPED] + t->residual_ns;
-		if (getenv("TSARUN_DEBUG_TS") && !tail_pc)
-			fprintf(stderr, "TSEST %lld %llu\n", (long long)(est - lo),
-				(unsigned long long)t->steal_ns);
 		return hi + late >= est;
 	}
 }
