@@ -174,13 +174,19 @@ for w in two_paths two_paths_nofp; do
 		jq --arg f "$1" --arg o "$2" --arg w "$w" "[.runs[0].stacks.offcpu_stacks[] |
 			select(.comm == \$w and (.user | index(\$f)) and ((.user | index(\$o)) | not))] | $3" "$J"
 	}
-	equal "$w: the 10 sleeps in fast_path are one stack" "$(path fast_path slow_path 'map(.count) | add')" 10
-	within "$w: ... with their 50 ms (ms)" "$(path fast_path slow_path 'map(.total_ns) | add / 1e6')" 50 10
-	equal "$w: the 10 sleeps in slow_path are another" "$(path slow_path fast_path 'map(.count) | add')" 10
-	within "$w: ... with their 150 ms (ms)" "$(path slow_path fast_path 'map(.total_ns) | add / 1e6')" 150 10
+	# A sleep whose switch-in the kernel left unreported has no user stack
+	# (not seen, see below): none on a quiet machine, a few under load. The
+	# others are each on their own function's stack, with their own time.
+	lost=$(jq --arg w "$w" '[.runs[0].stacks.offcpu_stacks[] | select(.comm == $w and .user_status == "not seen" and .total_ns > 4000000) | .count] | add // 0' "$J")
+	fast=$(path fast_path slow_path 'map(.count) | add // 0')
+	slow=$(path slow_path fast_path 'map(.count) | add // 0')
+	equal "$w: the 20 sleeps: 10 in fast_path, 10 in slow_path, each on its own stack (not seen: $lost)" \
+		"$(((fast <= 10 && slow <= 10) ? fast + slow + lost : -1))" 20
+	within "$w: ... fast_path's 5 ms each (ms)" "$(path fast_path slow_path 'map(.total_ns) | add / 1e6')" "$((5 * fast))" 10
+	within "$w: ... slow_path's 15 ms each (ms)" "$(path slow_path fast_path 'map(.total_ns) | add / 1e6')" "$((15 * slow))" 10
 	equal "$w: each thread's sleeps name its own function, and no other's" \
 		"$(jq '[.runs[0].stacks.offcpu_stacks[] | select(.comm | test("^own[0-2]$")) | . as $s
-			| select([$s.user[] | select(test("^own[0-2]$"))] != [$s.comm])] | length' "$J")" 0
+			| select($s.user_status != "not seen" and [$s.user[] | select(test("^own[0-2]$"))] != [$s.comm])] | length' "$J")" 0
 	equal "$w: ... 10 sleeps each" \
 		"$(jq -c '[.runs[0].stacks.offcpu_stacks[] | select(.comm | test("^own[0-2]$"))] | group_by(.comm) | map(map(.count) | add)' "$J")" "[10,10,10]"
 	# A sleep at the bottom of 30 recursive calls with 64-byte frames.
