@@ -83,8 +83,12 @@ static bool holder_alive(const char *dir, const char *name, int *pid_out, bool c
 	return false;
 }
 
-/* Count live holders other than self; last_dead gets a dead one's pid. */
-static int live_holders(const char *dir, const char *self, int *last_dead, bool cleanup)
+/*
+ * Count live holders other than self; last_dead gets a dead one's pid,
+ * first_live (may be NULL) a live one's.
+ */
+static int live_holders(const char *dir, const char *self, int *last_dead, int *first_live,
+			bool cleanup)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -103,10 +107,13 @@ static int live_holders(const char *dir, const char *self, int *last_dead, bool 
 			continue; /* not delayacct.<digits> */
 		if (self && !strcmp(de->d_name, self))
 			continue;
-		if (holder_alive(dir, de->d_name, &pid, cleanup))
+		if (holder_alive(dir, de->d_name, &pid, cleanup)) {
+			if (first_live && !n)
+				*first_live = pid;
 			n++;
-		else if (last_dead && pid)
+		} else if (last_dead && pid) {
 			*last_dead = pid;
+		}
 	}
 	closedir(d);
 	return n;
@@ -150,7 +157,7 @@ static void repair(const char *dir, const char *self, char *msg, size_t len)
 	char p[512];
 
 	msg[0] = '\0';
-	if (saved < 0 || live_holders(dir, self, &dead, true))
+	if (saved < 0 || live_holders(dir, self, &dead, NULL, true))
 		return;
 	cur = delayacct_read();
 	if (cur != saved && write_sysctl(saved))
@@ -358,33 +365,10 @@ void delayacct__release(struct delayacct_hold *h)
 
 int delayacct_holders(const char *dir, int *saved, int *pid)
 {
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
 	dir = dir ? dir : DELAYACCT_STATE_DIR;
 	*saved = read_saved(dir);
 	*pid = 0;
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		int p = 0;
-		char *end;
-
-		if (strncmp(de->d_name, HOLDER_PFX, strlen(HOLDER_PFX)))
-			continue;
-		strtol(de->d_name + strlen(HOLDER_PFX), &end, 10);
-		if (*end || end == de->d_name + strlen(HOLDER_PFX))
-			continue;
-		if (holder_alive(dir, de->d_name, &p, false)) {
-			n++;
-			if (!*pid)
-				*pid = p;
-		}
-	}
-	closedir(d);
-	return n;
+	return live_holders(dir, NULL, NULL, pid, false);
 }
 
 bool delayacct_stale(const char *dir, char *msg, size_t len)
@@ -393,7 +377,7 @@ bool delayacct_stale(const char *dir, char *msg, size_t len)
 
 	dir = dir ? dir : DELAYACCT_STATE_DIR;
 	saved = read_saved(dir);
-	if (saved < 0 || live_holders(dir, NULL, &dead, false))
+	if (saved < 0 || live_holders(dir, NULL, &dead, NULL, false))
 		return false;
 	snprintf(msg, len,
 		 "kernel.task_delayacct is %d; tsarun switched it on and did not exit cleanly "
