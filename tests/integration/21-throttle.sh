@@ -82,11 +82,17 @@ equal "totals.throttled_ns is the threads' sum" \
 check "the table says how much of RUNQ was throttling" grep -q "of RUNQ was throttling" q.txt
 
 # Without a quota, a wait for a CPU is no throttling: two burners on one CPU.
+# Contention by mechanism, not by luck: two processes started by sh need not
+# overlap (one can end before the other starts) and need not share a CPU.
+# pinned's two threads are pinned to one CPU and start spinning together
+# (a barrier), so until the first of them has had its 40 ms of CPU the
+# other is runnable and waits: their runqueue times add up to 40 ms at least
+# (the bound is the one the sh version had).
 quota max 100000
 J=$T_TMP/c.json
-"$TSARUN" --json "$J" --report c.txt -- sh -c "echo \$\$ >$procs && taskset -c 0 $WORKLOADS/burn 40 & taskset -c 0 $WORKLOADS/burn 40; wait"
+"$TSARUN" --json "$J" --report c.txt -- sh -c "echo \$\$ >$procs && exec $WORKLOADS/pinned 40 0"
 validate "$J"
 at_least "two burners on one CPU wait in the runqueue (ms)" \
-	"$(jq '[.runs[0].threads[] | select(.comm == "burn") | .runqueue_ns] | add / 1e6' "$J")" 20
+	"$(jq '[.runs[0].threads[] | select(.comm | startswith("pinned-")) | .runqueue_ns] | add / 1e6' "$J")" 20
 equal "no quota: nothing throttled" "$(jq '.runs[0].totals.throttled_ns' "$J")" 0
 check "no quota: the table has no throttling note" bash -c "! grep -q 'of RUNQ was throttling' c.txt"
