@@ -187,16 +187,6 @@ __s64 live_tasks = 0;
 /* CPUs without a clock offset yet: user space sets it to the online CPUs. */
 __s64 clocks_unset = 0;
 
-/*
- * The run's start: CLOCK_MONOTONIC when the command's barrier opens, set by
- * user space just before it opens it (0 until then). The command is marked
- * earlier, while tsarun still arms its other sources: it may still be on
- * its way to the barrier then, running or queued, and its switches until
- * the release are tsarun's start-up, not the command's life (which would
- * otherwise begin before the run, and count that wait as its runqueue).
- */
-__u64 release_ns = 0;
-
 struct task_struct___pre_5_14 {
 	long state;
 } __attribute__((preserve_access_index));
@@ -879,51 +869,6 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 }
 
 /*
- * The command before and at the release of its barrier (TSA_F_BARRIER, in
- * state UNKNOWN until then). An event before the release only notes the
- * state the command is left in (st) and returns true. The first one after
- * it starts the command's life at release_ns in the state it had then and
- * returns false: the caller goes on with the event as for any thread (in
- * state UNKNOWN still if no switch came before the release). Only the
- * command's first events come here.
- */
-static __always_inline bool at_barrier(struct tsa_thread *t, struct task_struct *p, __u64 now,
-				       __u32 st, bool out)
-{
-	__u64 rel = release_ns;
-	__u32 pre = t->pre_state;
-
-	if (!rel || now < rel) {
-		t->pre_state = st + 1;
-		t->since_ns = now;
-		return true;
-	}
-	t->flags &= ~TSA_F_BARRIER;
-	if (t->since_ns < rel)
-		t->since_ns = rel;
-	if (pre == 0 && !out)
-		return false; /* off the CPU since the mark: the switch-in says since when */
-	t->start_ns = rel;
-	begin(t, p, rel);
-	if (pre == 0 || (pre == TSA_ST_ONCPU + 1 && out)) {
-		/*
-		 * On a CPU since before the release (since the mark, or since a
-		 * switch-in before it): its CPU time since the release is in
-		 * sum_exec_runtime already, not in the counters at its start.
-		 */
-		__u64 ran = now - rel;
-
-		t->state = TSA_ST_ONCPU;
-		t->kstart[TSA_K_SUM_EXEC] =
-		    t->kstart[TSA_K_SUM_EXEC] > ran ? t->kstart[TSA_K_SUM_EXEC] - ran : 0;
-	} else {
-		/* Off the CPU at the release, in the state its last switch left it in. */
-		t->state = pre - 1 < TSA_ST_NR ? pre - 1 : TSA_ST_RUNQ;
-	}
-	return false;
-}
-
-/*
  * taken: rq->clock - rq->clock_task now (steal); refreshed: CLOCK_MONOTONIC
  * of the runqueue clock, where __schedule() last brought the task's
  * counters up to date (0: this CPU has no offset yet).
@@ -936,9 +881,6 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 	__u32 st;
 
 	if (t->state == TSA_ST_DEAD)
-		return;
-	if (t->state == TSA_ST_UNKNOWN && (t->flags & TSA_F_BARRIER) &&
-	    at_barrier(t, p, now, preempt ? TSA_ST_RUNQ : classify(prev_state), true))
 		return;
 	if (t->state == TSA_ST_UNKNOWN) {
 		/* Unknown until now; a task that switches out was on a CPU. */
@@ -995,9 +937,6 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 	__u64 wake;
 
 	if (t->state == TSA_ST_DEAD)
-		return;
-	if (t->state == TSA_ST_UNKNOWN && (t->flags & TSA_F_BARRIER) &&
-	    at_barrier(t, p, now, TSA_ST_ONCPU, false))
 		return;
 	if (t->state == TSA_ST_UNKNOWN) {
 		wake = now;
@@ -1146,9 +1085,6 @@ static __always_inline void on_wakeup(struct task_struct *p)
 	    t->state != TSA_ST_UNKNOWN)
 		return;
 	now = not_before(t, fresh_time(&ri));
-	if (t->state == TSA_ST_UNKNOWN && (t->flags & TSA_F_BARRIER) &&
-	    at_barrier(t, p, now, TSA_ST_RUNQ, false))
-		return;
 	if (t->state == TSA_ST_UNKNOWN) {
 		/* Blocked since before tracking, S or D we cannot tell: left as residual. */
 		begin(t, p, now);

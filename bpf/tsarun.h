@@ -42,7 +42,6 @@ enum tsa_thread_flags {
 	TSA_F_PREEXISTING = 1u << 7, /* existed before tracking began (monitor mode) */
 	TSA_F_EXECED = 1u << 8,	     /* called exec at least once */
 	TSA_F_THROTTLED = 1u << 9,   /* its runqueue wait began with its CPU quota spent */
-	TSA_F_BARRIER = 1u << 10,    /* the command at its barrier: its life starts at release_ns */
 };
 
 /* Which kernel counters are sampled at the start and the end of tracking. */
@@ -240,11 +239,11 @@ struct tsa_thread {
 	 * thread's start_time; task_start_ns stays its own.
 	 */
 	__u32 tid_before_exec;
-	__u32 pre_state;     /* TSA_F_BARRIER: 1 + its state after its last switch before release */
-	__u64 start_ns;	     /* tracking began (wakeup_new for new tasks) */
-	__u64 end_ns;	     /* final switch-out, or the snapshot time */
-	__u64 task_start_ns; /* task->start_time: identity, with tid */
-	__u64 boot_start_ns; /* task->start_boottime: /proc starttime is this in ticks */
+	__u32 reserved;
+	__u64 start_ns;		/* tracking began (wakeup_new for new tasks) */
+	__u64 end_ns;		/* final switch-out, or the snapshot time */
+	__u64 task_start_ns;	/* task->start_time: identity, with tid */
+	__u64 boot_start_ns;	/* task->start_boottime: /proc starttime is this in ticks */
 	__u64 kstart[TSA_K_NR]; /* kernel counters when tracking began */
 	__u64 kend[TSA_K_NR];	/* and at the end */
 	/*

@@ -6,8 +6,6 @@
  *   arm()       while the child waits at the exec barrier: mark it, start
  *               listening. An error makes the source unavailable for the
  *               run, with the reason recorded; the run goes on.
- *   release()   just before the barrier opens, with the run's start
- *               (CLOCK_MONOTONIC): under the sandbox, so no system call.
  *   on_ready()  whenever fd() is readable during the run.
  *   on_tick()   every tick_ns, when set (sampling sources).
  *   on_exit()   once, when the command has exited and is not yet reaped:
@@ -38,7 +36,6 @@ struct probe {
 	bool armed; /* set by the supervisor when arm() succeeded */
 	char reason[192];
 	int (*arm)(struct probe *p, const struct spawn *child, struct run *r);
-	void (*release)(struct probe *p, uint64_t start_ns);
 	int (*fd)(struct probe *p);
 	int (*on_ready)(struct probe *p);
 	uint64_t tick_ns;

@@ -906,10 +906,16 @@ static int sp_arm(struct probe *pr, const struct spawn *child, struct run *r)
 	sched_probe__new_generation(sp);
 	sched_probe__stats(sp, &(struct sched_probe_stats){0}); /* reset the deltas */
 	sp->origin = &r->start_mono_ns; /* records arrive only after the barrier opens */
-	/* The command's life starts when its barrier opens (sp_release), not at the mark. */
-	__atomic_store_n(&sp->bss->release_ns, 0, __ATOMIC_RELEASE);
-	ret = sched_probe__mark(sp, child->pidfd, child->pid, child->pid, getpid(),
-				TSA_F_ROOT | TSA_F_BARRIER, 0);
+	/*
+	 * The command's life, like the run's wall time, starts when its
+	 * barrier opens. Just cloned, it may still be queued or running
+	 * towards the barrier, and those switches would be taken for its life
+	 * (its wait for tsarun as its runqueue time). Once it is blocked there,
+	 * its first event after the mark is the release's wakeup. (Past the
+	 * wait's bound, under extreme load, it is marked anyway.)
+	 */
+	(void)spawn__wait_blocked(child);
+	ret = sched_probe__mark(sp, child->pidfd, child->pid, child->pid, getpid(), TSA_F_ROOT, 0);
 	if (ret) {
 		snprintf(pr->reason, sizeof(pr->reason), "cannot mark the command: %s",
 			 strerror(-ret));
@@ -917,13 +923,6 @@ static int sp_arm(struct probe *pr, const struct spawn *child, struct run *r)
 	}
 	run__source(r, "ebpf", true, NULL);
 	return 0;
-}
-
-static void sp_release(struct probe *pr, uint64_t start_ns)
-{
-	struct sched_probe *sp = pr->ctx;
-
-	__atomic_store_n(&sp->bss->release_ns, start_ns, __ATOMIC_RELEASE);
 }
 
 static int sp_fd(struct probe *pr)
@@ -980,7 +979,6 @@ void sched_probe__as_probe(struct sched_probe *sp, struct probe *out)
 	out->name = "ebpf";
 	out->ctx = sp;
 	out->arm = sp_arm;
-	out->release = sp_release;
 	out->fd = sp_fd;
 	out->on_ready = sp_ready;
 	out->collect = sp_collect;

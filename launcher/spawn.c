@@ -14,14 +14,17 @@
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "spawn.h"
 #include "user.h"
 
@@ -286,6 +289,49 @@ int spawn__new(struct spawn *s, struct spawner *z)
 		return err;
 	}
 	return 0;
+}
+
+int spawn__wait_blocked(const struct spawn *s)
+{
+	struct timespec nap = {.tv_nsec = 50000}, t0, t;
+	char path[64], buf[512];
+	int fd, ret = -ETIMEDOUT;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned int i = 0;; i++) {
+		struct procfs_stat st;
+		ssize_t n = pread(fd, buf, sizeof(buf), 0);
+
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (procfs_parse_stat(buf, (size_t)n, &st) == 0) {
+			/* Nothing before the barrier sleeps interruptibly: 'S' is the read. */
+			if (st.state == 'S') {
+				ret = 0;
+				break;
+			}
+			if (st.state == 'Z' || st.state == 'X') {
+				ret = -ESRCH;
+				break;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= SPAWN_BLOCKED_WAIT_S)
+			break;
+		/* Yield first: on an idle machine the child gets there in microseconds. */
+		if (i < 64)
+			sched_yield();
+		else
+			nanosleep(&nap, NULL);
+	}
+	close(fd);
+	return ret;
 }
 
 int spawn__release(struct spawn *s, struct spawn_result *res)

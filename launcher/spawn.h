@@ -67,6 +67,15 @@ pid_t spawner__pid(const struct spawner *z);
 /* Create a child stopped at the barrier. Returns 0 or -errno. */
 int spawn__new(struct spawn *s, struct spawner *z);
 
+/*
+ * Wait until the child blocks at its barrier (at most SPAWN_BLOCKED_WAIT_S
+ * seconds; -ETIMEDOUT then). Just cloned, it may still be queued or
+ * running towards it; once blocked, nothing it does before the release can
+ * be taken for its life. Returns 0 or -errno (-ESRCH: it died).
+ */
+#define SPAWN_BLOCKED_WAIT_S 5
+int spawn__wait_blocked(const struct spawn *s);
+
 /* Open the barrier and wait for exec to succeed or fail. Returns 0 or -errno. */
 int spawn__release(struct spawn *s, struct spawn_result *res);
 

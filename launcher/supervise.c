@@ -458,9 +458,6 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 			fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
 	}
 	r->start_mono_ns = mono_ns();
-	for (int i = 0; i < sv->nprobes; i++)
-		if (sv->probes[i].armed && sv->probes[i].release)
-			sv->probes[i].release(&sv->probes[i], r->start_mono_ns);
 	ret = spawn__release(&child, &sres);
 	if (ret) {
 		snprintf(err, errlen, "cannot release the child: %s", strerror(-ret));

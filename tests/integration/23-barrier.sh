@@ -4,7 +4,8 @@
 # time does. tsarun marks the command earlier, while it arms its other
 # sources; on a busy machine the command may not have reached its barrier
 # by then (queued behind other tasks, or still running towards it), and
-# that wait is tsarun's start-up, not the command's runqueue time.
+# that wait is tsarun's start-up, not the command's runqueue time: tsarun
+# waits until the command is blocked at its barrier before it marks it.
 . "$(dirname "$0")/../lib.sh"
 need_bpf "barrier tests"
 cd "$T_TMP"
@@ -15,17 +16,24 @@ J=$T_TMP/b.json
 for c in 0 1; do taskset -c $c "$WORKLOADS/burn" 5000 & done
 hogs=$(jobs -p)
 # 30 runs of true: each its own barrier, mark and release (about 1 in 5
-# reached its barrier after the mark under this load before the fix).
+# reached its barrier after the mark under this load without the wait for
+# it). Then 15 with the variant timed by sched_wakeup, whose first event
+# for the command is the release's wakeup, not a switch.
 "$TSARUN" -q -r 30 --json "$J" -- true
+TSARUN_BPF_COMPAT=wakeup "$TSARUN" -q -r 15 --json "$T_TMP/w.json" -- true
 kill $hogs 2>/dev/null
 wait 2>/dev/null
-validate "$J"
+for f in "$J" "$T_TMP/w.json"; do
+	v=$([ "$f" = "$J" ] && echo default || echo sched_wakeup)
+	validate "$f"
+	# One thread per run: its lifetime (from its start to its exit) cannot
+	# exceed the run's wall time (from the release to the exit).
+	equal "$v: no run's command lived longer than its run (lifetime <= wall)" \
+		"$(jq '[.runs[] | select(.totals.lifetime_ns > .wall_ns)] | length' "$f")" 0
+	# Only the last run keeps its threads.
+	at_least "$v: the last run's command starts at or after the release (ns)" \
+		"$(jq '.runs[-1].threads[0].start_ns' "$f")" 0
+	# What it counts is still what the kernel counts from there.
+	equal "$v: the command closes" "$(jq '.runs[-1].threads[0] | .lifetime_ns - (.on_cpu_ns + .runqueue_ns + .sleeping_ns + .uninterruptible_ns + .stopped_ns + .residual_ns)' "$f")" 0
+done
 equal "30 runs" "$(jq '.runs | length' "$J")" 30
-# One thread per run: its lifetime (from its start to its exit) cannot
-# exceed the run's wall time (from the release to the exit).
-equal "no run's command lived longer than its run (lifetime <= wall)" \
-	"$(jq '[.runs[] | select(.totals.lifetime_ns > .wall_ns)] | length' "$J")" 0
-at_least "the last run's command starts at or after the release (ns)" \
-	"$(jq '.runs[-1].threads[0].start_ns' "$J")" 0
-# What it counts is still what the kernel counts from there.
-equal "the command closes" "$(jq '.runs[-1].threads[0] | .lifetime_ns - (.on_cpu_ns + .runqueue_ns + .sleeping_ns + .uninterruptible_ns + .stopped_ns + .residual_ns)' "$J")" 0
