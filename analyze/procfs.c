@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,4 +132,40 @@ int procfs_parse_schedstat(const char *buf, size_t len, struct procfs_schedstat 
 	    next_u64(&p, end, &ss->slices))
 		return -EINVAL;
 	return 0;
+}
+
+int procfs_parse_ctxt_switches(const char *buf, size_t len, uint64_t *nvcsw, uint64_t *nivcsw)
+{
+	static const char vol[] = "voluntary_ctxt_switches:";
+	static const char nonvol[] = "nonvoluntary_ctxt_switches:";
+	const char *p = buf, *end = buf + len;
+	bool have_v = false, have_n = false;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q;
+		uint64_t *out = NULL;
+		bool *have = NULL;
+
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - p) > sizeof(vol) - 1 && !memcmp(p, vol, sizeof(vol) - 1)) {
+			q = p + sizeof(vol) - 1;
+			out = nvcsw;
+			have = &have_v;
+		} else if ((size_t)(eol - p) > sizeof(nonvol) - 1 &&
+			   !memcmp(p, nonvol, sizeof(nonvol) - 1)) {
+			q = p + sizeof(nonvol) - 1;
+			out = nivcsw;
+			have = &have_n;
+		}
+		if (out) {
+			while (q < eol && *q == '\t')
+				q++;
+			if (next_u64(&q, eol, out))
+				return -EINVAL;
+			*have = true;
+		}
+		p = eol + 1;
+	}
+	return have_v && have_n ? 0 : -EINVAL;
 }

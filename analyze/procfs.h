@@ -35,4 +35,12 @@ struct procfs_schedstat {
 /* Parse /proc/<pid>/task/<tid>/schedstat: "on_cpu run_delay pcount". */
 int procfs_parse_schedstat(const char *buf, size_t len, struct procfs_schedstat *ss);
 
+/*
+ * The context switch counts in /proc/<pid>/status (nvcsw and nivcsw):
+ * "voluntary_ctxt_switches:" and "nonvoluntary_ctxt_switches:" lines, both
+ * required. The status text holds the comm too (the Name: line), so a line
+ * counts only where it starts.
+ */
+int procfs_parse_ctxt_switches(const char *buf, size_t len, uint64_t *nvcsw, uint64_t *nivcsw);
+
 #endif /* TSARUN_PROCFS_H */

@@ -434,17 +434,22 @@ static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, _
 	t->boot_start_ns = BPF_CORE_READ(p, start_boottime);
 	t->since_ns = now;
 	t->exec_id0 = exec_id(p);
-	read_kcounters(p, t->kstart);
+	/*
+	 * The command's counters were read at the mark, while it was blocked
+	 * at its barrier: they are its counters as the barrier opens.
+	 */
+	if (!(t->flags & TSA_F_KSTART))
+		read_kcounters(p, t->kstart);
 	t->exec_mark = t->kstart[TSA_K_SUM_EXEC];
 	t->delay_mark = t->kstart[TSA_K_RUN_DELAY];
 	/*
-	 * A task queued before tracking began (the command, when it has not
-	 * run yet as its barrier opens) has waited since last_queued: the
-	 * kernel adds that wait to run_delay at its next switch-in, though part
-	 * of it came before now. Count that part as already there, so that the
-	 * kernel's delta covers what we cover.
+	 * A task queued before tracking began (a thread marked in monitor
+	 * mode) has waited since last_queued: the kernel adds that wait to
+	 * run_delay at its next switch-in, though part of it came before now.
+	 * Count that part as already there, so that the kernel's delta covers
+	 * what we cover.
 	 */
-	if (bpf_core_field_exists(p->sched_info.last_queued)) {
+	if (!(t->flags & TSA_F_KSTART) && bpf_core_field_exists(p->sched_info.last_queued)) {
 		__u64 lq = BPF_CORE_READ(p, sched_info.last_queued), lqm;
 		struct rqinfo ri;
 
@@ -869,6 +874,43 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 }
 
 /*
+ * The command switched out with no event before (its wakeup from the
+ * barrier and its switch-in went unseen, as this VM's kernel leaves some):
+ * blocked at its barrier since the mark, it has since waited for a CPU and
+ * run, by the counters read at the mark. Its life starts at that wakeup.
+ * Without sched_info's run_delay (the sched_wakeup variant) the wait is not
+ * known, and its life starts at the switch-in.
+ */
+static __always_inline void first_in_unseen(struct tsa_thread *t, struct task_struct *p,
+					    __u64 sum_exec, __u64 now)
+{
+	__u64 window = now - t->since_ns, ran = 0, wait = 0;
+
+	if (sum_exec > t->kstart[TSA_K_SUM_EXEC])
+		ran = sum_exec - t->kstart[TSA_K_SUM_EXEC];
+	if (ran > window)
+		ran = window;
+	if (!targ_wakeup_events) {
+		wait = p->sched_info.run_delay > t->kstart[TSA_K_RUN_DELAY]
+			   ? p->sched_info.run_delay - t->kstart[TSA_K_RUN_DELAY]
+			   : 0;
+		if (wait > window - ran)
+			wait = window - ran;
+	}
+	t->start_ns = now - ran - wait;
+	t->state_ns[TSA_ST_RUNQ] += wait;
+	t->state_ns[TSA_ST_ONCPU] += ran;
+	if (wait) {
+		t->wakeups++;
+		wakeup_latency(t, wait);
+	}
+	t->last_cpu = bpf_get_smp_processor_id();
+	t->slices++;
+	t->untraced++;
+	count(TSA_C_UNTRACED_IN);
+}
+
+/*
  * taken: rq->clock - rq->clock_task now (steal); refreshed: CLOCK_MONOTONIC
  * of the runqueue clock, where __schedule() last brought the task's
  * counters up to date (0: this CPU has no offset yet).
@@ -886,6 +928,8 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 		/* Unknown until now; a task that switches out was on a CPU. */
 		if (t->start_ns)
 			t->state_ns[TSA_ST_ONCPU] += now - t->since_ns;
+		else if (t->flags & TSA_F_KSTART)
+			first_in_unseen(t, p, sum_exec, now);
 		begin(t, p, now);
 	} else if (t->state == TSA_ST_RUNQ || (!targ_wakeup_events && t->state != TSA_ST_ONCPU)) {
 		repair_switch_in(t, p, sum_exec, now);

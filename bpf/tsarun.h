@@ -42,6 +42,7 @@ enum tsa_thread_flags {
 	TSA_F_PREEXISTING = 1u << 7, /* existed before tracking began (monitor mode) */
 	TSA_F_EXECED = 1u << 8,	     /* called exec at least once */
 	TSA_F_THROTTLED = 1u << 9,   /* its runqueue wait began with its CPU quota spent */
+	TSA_F_KSTART = 1u << 10,     /* kstart read by user space at the mark (the command) */
 };
 
 /* Which kernel counters are sampled at the start and the end of tracking. */

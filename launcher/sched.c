@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* User-space side of the scheduler probe: open -> size -> load -> attach. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "fold.h"
 #include "probe.h"
+#include "procfs.h"
 #include "run.h"
 #include "sched.h"
 #include "sched.skel.h"
@@ -644,7 +646,7 @@ void sched_probe__free(struct sched_probe *p)
 }
 
 int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pid_t ppid,
-		      uint32_t flags, uint64_t start_ns)
+		      uint32_t flags, uint64_t start_ns, const uint64_t *kstart)
 {
 	struct tsa_thread t;
 
@@ -656,6 +658,10 @@ int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pi
 	t.state = TSA_ST_UNKNOWN;
 	t.gen = p->gen;
 	t.start_ns = start_ns;
+	if (kstart) {
+		memcpy(t.kstart, kstart, sizeof(t.kstart));
+		t.flags |= TSA_F_KSTART;
+	}
 	/* Nothing before the mark counts: the command was queued by the spawner earlier. */
 	if (start_ns) {
 		t.since_ns = start_ns;
@@ -898,9 +904,54 @@ out:
 
 /* The probe seam (probe.h). */
 
+/* Read a small /proc file whole. Returns its length or -errno. */
+static ssize_t read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
+/* A blocked task's kernel counters (TSA_K_*) from /proc. Returns 0 or -errno. */
+static int read_counters(pid_t pid, uint64_t k[TSA_K_NR])
+{
+	struct procfs_schedstat ss;
+	char path[64], buf[8192];
+	ssize_t n;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	ret = procfs_parse_schedstat(buf, (size_t)n, &ss);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	ret = procfs_parse_ctxt_switches(buf, (size_t)n, &k[TSA_K_NVCSW], &k[TSA_K_NIVCSW]);
+	if (ret)
+		return ret;
+	k[TSA_K_SUM_EXEC] = ss.on_cpu_ns;
+	k[TSA_K_RUN_DELAY] = ss.run_delay_ns;
+	k[TSA_K_PCOUNT] = ss.slices;
+	return 0;
+}
+
 static int sp_arm(struct probe *pr, const struct spawn *child, struct run *r)
 {
 	struct sched_probe *sp = pr->ctx;
+	uint64_t k[TSA_K_NR];
+	bool blocked;
 	int ret;
 
 	sched_probe__new_generation(sp);
@@ -914,8 +965,14 @@ static int sp_arm(struct probe *pr, const struct spawn *child, struct run *r)
 	 * its first event after the mark is the release's wakeup. (Past the
 	 * wait's bound, under extreme load, it is marked anyway.)
 	 */
-	(void)spawn__wait_blocked(child);
-	ret = sched_probe__mark(sp, child->pidfd, child->pid, child->pid, getpid(), TSA_F_ROOT, 0);
+	blocked = spawn__wait_blocked(child) == 0;
+	/*
+	 * Blocked, its counters stay as they are until the release: read now,
+	 * they let its first switch-out alone close its account if its wakeup
+	 * and switch-in go unseen (first_in_unseen() in sched.bpf.c).
+	 */
+	ret = sched_probe__mark(sp, child->pidfd, child->pid, child->pid, getpid(), TSA_F_ROOT, 0,
+				blocked && !read_counters(child->pid, k) ? k : NULL);
 	if (ret) {
 		snprintf(pr->reason, sizeof(pr->reason), "cannot mark the command: %s",
 			 strerror(-ret));

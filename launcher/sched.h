@@ -76,10 +76,13 @@ void sched_probe__free(struct sched_probe *p);
  * Track the process behind pidfd (and everything it forks) from its next
  * scheduler event on. flags adds TSA_F_ROOT or TSA_F_PREEXISTING. For a
  * pre-existing task, start_ns is the attach time; 0 lets the first event
- * start the clock. Returns 0 or -errno.
+ * start the clock. kstart, when not NULL, holds the task's kernel counters
+ * (TSA_K_*) as of now, read while it is blocked: its first event need not
+ * read them (and may be a switch-out whose switch-in went unseen). Returns
+ * 0 or -errno.
  */
 int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pid_t ppid,
-		      uint32_t flags, uint64_t start_ns);
+		      uint32_t flags, uint64_t start_ns, const uint64_t *kstart);
 
 /*
  * Start a new generation (a new run): records of tasks tracked in an earlier

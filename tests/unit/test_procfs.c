@@ -71,13 +71,41 @@ static void test_schedstat(void **state)
 	assert_int_equal(procfs_parse_schedstat(S("1 x 3\n"), &ss), -EINVAL);
 }
 
+static void test_ctxt_switches(void **state)
+{
+	uint64_t nv = 0, niv = 0;
+	/* A hostile comm that looks like the lines: only a line's start counts. */
+	static const char status[] = "Name:\tvoluntary_ctxt_switches: 9\n"
+				     "State:\tS (sleeping)\n"
+				     "voluntary_ctxt_switches:\t12\n"
+				     "nonvoluntary_ctxt_switches:\t3\n";
+
+	(void)state;
+	assert_int_equal(procfs_parse_ctxt_switches(S(status), &nv, &niv), 0);
+	assert_int_equal(nv, 12);
+	assert_int_equal(niv, 3);
+	/* Both lines are required, and their values must be numbers. */
+	assert_int_equal(procfs_parse_ctxt_switches(S("voluntary_ctxt_switches:\t1\n"), &nv, &niv),
+			 -EINVAL);
+	assert_int_equal(procfs_parse_ctxt_switches(S("voluntary_ctxt_switches:\tx\n"
+						      "nonvoluntary_ctxt_switches:\t3\n"),
+						    &nv, &niv),
+			 -EINVAL);
+	/* The last line need not end with a newline. */
+	assert_int_equal(procfs_parse_ctxt_switches(S("nonvoluntary_ctxt_switches:\t4\n"
+						      "voluntary_ctxt_switches:\t5"),
+						    &nv, &niv),
+			 0);
+	assert_int_equal(nv, 5);
+	assert_int_equal(niv, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stat),
-	    cmocka_unit_test(test_hostile_comm),
-	    cmocka_unit_test(test_bad_stat),
-	    cmocka_unit_test(test_schedstat),
+	    cmocka_unit_test(test_stat),	  cmocka_unit_test(test_hostile_comm),
+	    cmocka_unit_test(test_bad_stat),	  cmocka_unit_test(test_schedstat),
+	    cmocka_unit_test(test_ctxt_switches),
 	};
 
 	return cmocka_run_group_tests_name("procfs", tests, NULL, NULL);
