@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,21 +244,95 @@ static char *write_folded(const struct session *s, const struct run *r, const ch
 typedef void (*gate_renderer)(FILE *f, const struct comparison *c, const char *command);
 
 /*
- * where: as out_open() (--junit, --markdown); -2 appends to path as it is
- * (the runner's $GITHUB_STEP_SUMMARY). A new file belongs to uid:gid, the
- * user tsarun runs the command as, like the artifact; a device stays root's.
+ * Open the runner's $GITHUB_STEP_SUMMARY to append to it. The file is the
+ * CI runner's, but the command ran (as the invoking user) before tsarun
+ * (root) writes to it and could have replaced it: never through a link
+ * (O_NOFOLLOW), only a regular file (O_NONBLOCK: a FIFO does not block
+ * the open), and when the command ran as another user (uid not -1) only a
+ * file with one name that belongs to that user or to tsarun's own, so a
+ * hard link to another file is refused too. Created when missing (O_EXCL:
+ * not through a link), for uid:gid. NULL with errno set and why saying
+ * what was refused (empty for a plain system error).
+ */
+static FILE *summary_open(const char *path, uid_t uid, gid_t gid, char *why, size_t len)
+{
+	const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+	struct stat st;
+	FILE *f = NULL;
+	int fd, err = 0;
+
+	why[0] = '\0';
+	fd = open(path, flags);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, flags | O_CREAT | O_EXCL, 0644);
+		if (fd >= 0 && uid != (uid_t)-1 && fchown(fd, uid, gid)) {
+			err = errno;
+			goto out_close;
+		}
+	}
+	if (fd < 0) {
+		err = errno;
+		if (err == ELOOP)
+			snprintf(why, len,
+				 "it is a symbolic link, and tsarun appends only to the "
+				 "runner's own file, never through a link");
+		else if (err == ENXIO) /* a FIFO with no reader, a socket */
+			snprintf(why, len, "not a regular file, and the runner's summary is one");
+		goto out;
+	}
+	if (fstat(fd, &st)) {
+		err = errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = EINVAL;
+		snprintf(why, len, "not a regular file, and the runner's summary is one");
+		goto out_close;
+	}
+	if (uid != (uid_t)-1 && st.st_nlink != 1) {
+		err = EPERM;
+		snprintf(why, len,
+			 "it has %ju names (hard links), and tsarun appends only to the runner's "
+			 "own file",
+			 (uintmax_t)st.st_nlink);
+		goto out_close;
+	}
+	if (uid != (uid_t)-1 && st.st_uid != uid && st.st_uid != geteuid()) {
+		err = EPERM;
+		snprintf(why, len,
+			 "it belongs to uid %ju, not to the user the command ran as (uid %ju)",
+			 (uintmax_t)st.st_uid, (uintmax_t)uid);
+		goto out_close;
+	}
+	f = fdopen(fd, "a");
+	if (!f)
+		err = errno;
+out_close:
+	if (!f)
+		close(fd);
+out:
+	errno = err;
+	return f;
+}
+
+/*
+ * where: as out_open() (--junit, --markdown); -2 appends to path, the
+ * runner's $GITHUB_STEP_SUMMARY (summary_open()). A new file belongs to
+ * uid:gid, the user tsarun runs the command as, like the artifact; a device
+ * stays root's.
  */
 static int write_file(const char *path, int where, const char *what, gate_renderer render,
 		      const struct comparison *c, const char *command, uid_t uid, gid_t gid)
 {
-	char *tmp = NULL;
-	FILE *f = where == -2 ? fopen(path, "ae") : out_open(path, where, &tmp);
+	char *tmp = NULL, why[160] = "";
+	FILE *f = where == -2 ? summary_open(path, uid, gid, why, sizeof(why))
+			      : out_open(path, where, &tmp);
 	int ret = 0;
 
 	if (!f) {
 		ret = -errno;
 		fprintf(stderr, "tsarun: cannot write the %s '%s': %s\n", what, path,
-			strerror(-ret));
+			why[0] ? why : strerror(-ret));
 		return ret;
 	}
 	render(f, c, command);
@@ -288,7 +363,7 @@ int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const 
 		return ret;
 	if (summary && *summary) {
 		r = write_file(summary, -2, "step summary (GITHUB_STEP_SUMMARY)",
-			       gate_report_markdown, c, command, (uid_t)-1, (gid_t)-1);
+			       gate_report_markdown, c, command, uid, gid);
 		ret = ret ? ret : r;
 	}
 	fflush(stderr);
