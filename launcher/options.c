@@ -34,7 +34,8 @@ static const char usage[] =
     "      --report FILE        write the table to FILE instead of stderr (also\n"
     "                           with --no-table or -q)\n"
     "      --no-table           do not print the table\n"
-    "  -q, --quiet              print nothing but errors (implies --no-table)\n"
+    "  -q, --quiet              print nothing but errors (implies --no-table;\n"
+    "                           not with -v)\n"
     "      --sort KEY           order threads by wall (default), cpu, runq, sleep,\n"
     "                           disk, offcpu, switches, wakeup, tid\n"
     "      --top N              thread rows before the rest are folded (default 20)\n"
@@ -982,6 +983,12 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		}
 	}
 
+	/* Neither wins silently: the user meant one of them, and tsarun cannot tell which. */
+	if (o->quiet && o->verbose)
+		return fail(
+		    err, errlen,
+		    "-q and -v contradict each other (-q prints nothing but errors, -v says "
+		    "more): choose one");
 	if (o->pid) {
 		/* Monitor mode: the process runs already; no command. */
 		if (o->bash || optind < argc)

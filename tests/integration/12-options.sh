@@ -72,3 +72,10 @@ sub --inconclusive maybe "$TSARUN" compare a.json b.json --inconclusive maybe
 sub --format svg2 "$TSARUN" report a.json --format svg2
 sub --top 0 "$TSARUN" report a.json --top 0
 sub --sort nope "$TSARUN" report a.json --sort nope
+
+# Contradictory options: refused before the command runs, not guessed.
+rm -f "$T_TMP/ran"
+"$TSARUN" -q -v -- touch "$T_TMP/ran" >/dev/null 2>"$T_TMP/err"
+equal "-q -v: refused with 125" "$?" 125
+check "-q -v: one line that names both" grep -qx "tsarun: -q and -v contradict each other .*: choose one" "$T_TMP/err"
+check "-q -v: the command did not run" test ! -e "$T_TMP/ran"

@@ -204,6 +204,31 @@ static void test_gate_options(void **state)
 	assert_non_null(strstr(err, "needs a percent sign"));
 }
 
+/* -q and -v: contradictory, refused in either order, with the long names too. */
+static void test_quiet_and_verbose(void **state)
+{
+	struct tsarun_opts o;
+	char err[256];
+
+	assert_int_equal(PARSE(&o, err, "-q", "-v", "true"), -EINVAL);
+	assert_non_null(strstr(err, "-q and -v contradict each other"));
+	assert_int_equal(PARSE(&o, err, "-v", "-v", "--quiet", "true"), -EINVAL);
+	assert_non_null(strstr(err, "-q and -v contradict each other"));
+	assert_int_equal(PARSE(&o, err, "-qv", "true"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--verbose", "-q", "-p", "1", "--output", "json"), -EINVAL);
+	assert_non_null(strstr(err, "choose one"));
+	/* Each alone, and -v with --no-table (quiet table, not quiet tsarun), still work. */
+	assert_int_equal(PARSE(&o, err, "-q", "true"), 0);
+	assert_true(o.quiet);
+	assert_int_equal(PARSE(&o, err, "-v", "-v", "true"), 0);
+	assert_int_equal(o.verbose, 2);
+	assert_int_equal(PARSE(&o, err, "-v", "--no-table", "true"), 0);
+	assert_true(o.no_table);
+	assert_false(o.quiet);
+	/* After the command, -v is the command's. */
+	assert_int_equal(PARSE(&o, err, "-q", "grep", "-v", "x"), 0);
+}
+
 static void test_compare(void **state)
 {
 	struct tsarun_opts o;
@@ -639,6 +664,7 @@ int main(void)
 	    cmocka_unit_test(test_quiet_implies_no_table),
 	    cmocka_unit_test(test_bad_values_are_named),
 	    cmocka_unit_test(test_every_option_refuses_malformed_values),
+	    cmocka_unit_test(test_quiet_and_verbose),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_help_version_doctor),
 	    cmocka_unit_test(test_durations),
