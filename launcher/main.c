@@ -8,6 +8,7 @@
  * below main() exits.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include "series.h"
 #include "spawn.h"
 #include "stacks.h"
+#include "streamprobe.h"
 #include "status.h"
 #include "supervise.h"
 #include "table.h"
@@ -142,6 +144,62 @@ static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen
 	return path;
 }
 
+/*
+ * --interval: open the stream's file before the command runs, so that a
+ * typo does not cost a run and a link the command puts there later is not
+ * followed. --stream FILE, "-" for stderr; by default beside the artifact,
+ * named after it (tsarun.json: tsarun.jsonl). A new file belongs to the
+ * command's user under sudo, as the artifact does. Returns the descriptor,
+ * or -1 with a message in err; *name is the path for messages.
+ */
+static int stream_open(const struct tsarun_opts *o, const char *artifact, bool artifact_in_place,
+		       const struct target_user *user, char **name, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t len;
+	int fd;
+
+	*name = NULL;
+	if (o->stream_path && !strcmp(o->stream_path, "-")) {
+		*name = strdup("stderr");
+		return *name ? 2 : -1;
+	}
+	if (o->stream_path) {
+		*name = strdup(o->stream_path);
+	} else if (artifact_in_place) {
+		snprintf(err, errlen,
+			 "--interval: the artifact goes to '%s', not a file: name the stream's "
+			 "file with --stream FILE (- for stderr)",
+			 artifact);
+		return -1;
+	} else {
+		len = strlen(artifact);
+		if (len > 5 && !strcmp(artifact + len - 5, ".json"))
+			len -= 5;
+		if (asprintf(name, "%.*s.jsonl", (int)len, artifact) < 0)
+			*name = NULL;
+	}
+	if (!*name) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (check_writable(*name, "the interval stream", " (use --stream FILE, - for stderr)", err,
+			   errlen))
+		return -1;
+	fd = open(*name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen,
+			 "cannot write the interval stream '%s': %s (use --stream FILE, - for "
+			 "stderr)",
+			 *name, strerror(errno));
+		return -1;
+	}
+	/* A regular file is ours to give; a device or a FIFO is left as it is. */
+	if (user->change && !fstat(fd, &st) && S_ISREG(st.st_mode))
+		(void)!fchown(fd, user->uid, user->gid);
+	return fd;
+}
+
 static int run_main(struct tsarun_opts *o)
 {
 	struct session s = {0};
@@ -156,8 +214,8 @@ static int run_main(struct tsarun_opts *o)
 	struct gating g = {0};
 	sigset_t mask, orig;
 	char err[512];
-	char *path = NULL;
-	int sigfd = -1, code = EXIT_TSARUN;
+	char *path = NULL, *stream_name = NULL;
+	int sigfd = -1, code = EXIT_TSARUN, stream_fd = -1;
 	struct series se = {0};
 	int ret;
 
@@ -188,6 +246,14 @@ static int run_main(struct tsarun_opts *o)
 		struct stat st;
 
 		s.artifact_in_place = !stat(path, &st) && !S_ISREG(st.st_mode) ? 1 : -1;
+	}
+	if (o->interval_given) {
+		stream_fd = stream_open(o, path, s.artifact_in_place > 0, &user, &stream_name, err,
+					sizeof(err));
+		if (stream_fd < 0) {
+			fprintf(stderr, "tsarun: %s\n", err);
+			goto out_path;
+		}
 	}
 	outputs_prepare(o);
 	/* A bad baseline is refused before the command runs. */
@@ -256,6 +322,19 @@ static int run_main(struct tsarun_opts *o)
 	}
 	if (bash)
 		probeset__add_bash(ps, bash);
+	if (stream_fd >= 0) {
+		/* Last: its final line is the run's closing account, after every source's. */
+		struct stream_probe *stp =
+		    stream_probe__new(stream_fd, stream_name, o->interval_ns, ps->sched, ps->proc);
+
+		if (!stp || probeset__add_stream(ps, stp)) {
+			fprintf(stderr, "tsarun: cannot set up the interval stream\n");
+			goto out_session;
+		}
+		stream_fd = -1; /* the stream's now */
+		/* A reader that goes away is an error to report, not a reason to die. */
+		signal(SIGPIPE, SIG_IGN);
+	}
 	if (o->gate && gating__check_machine(&g, ps, err, sizeof(err))) {
 		fprintf(stderr, "tsarun: %s\n", err);
 		goto out_session;
@@ -319,6 +398,9 @@ static int run_main(struct tsarun_opts *o)
 			   : sandbox_failure() ? sandbox_failure()
 			   : !sandbox_active() ? "no command was started"
 					       : NULL;
+	/* The stream said what failed when it did; the exit status says it too. */
+	if (stream_probe__error(ps->stream) && code == 0)
+		code = EXIT_TSARUN;
 	if (outputs_write(&s, o, &user, path)) {
 		/* The caller still learns how the command ended, and that tsarun failed. */
 		if (code == 0)
@@ -347,6 +429,9 @@ out_mask:
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 out_path:
 	gating__free(&g);
+	if (stream_fd > 2)
+		close(stream_fd);
+	free(stream_name);
 	free(path);
 out_user:
 	target_user__free(&user);

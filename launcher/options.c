@@ -140,6 +140,15 @@ static const char usage[] =
     "                           no runqueue wait, only seen asleep in S)\n"
     "      --no-header          no table header\n"
     "\n"
+    "Interval stream (a command's run):\n"
+    "      --interval DUR       every DUR (10ms to 24h), one JSON line of where each\n"
+    "                           thread's time went in that interval, per thread,\n"
+    "                           process and in total (doc/tsarun-stream.schema.json);\n"
+    "                           summed over a run's lines, a thread's figures are\n"
+    "                           the artifact's\n"
+    "      --stream FILE        where the lines go, each flushed as written (- for\n"
+    "                           stderr; default: beside the artifact, tsarun.jsonl)\n"
+    "\n"
     "Other:\n"
     "  -h, --help               show this help\n"
     "  -V, --version            show the version\n"
@@ -168,6 +177,8 @@ static const char usage[] =
     "                                          fail on a 10% CPU-time regression\n"
     "  sudo tsarun --baseline-cmd './bench-old' --fail-over cpu=5%,wall=10% -- ./bench\n"
     "                                          old and new interleaved, in one job\n"
+    "  sudo tsarun --interval 1s -- ./long-job where its threads spend each second,\n"
+    "                                          live in tsarun.jsonl (tail -f)\n"
     "  tsarun -p 1234 --interval 1s --count 10 where 1234's threads spend each second\n"
     "  tsarun doctor                           which sources work here\n";
 
@@ -384,6 +395,7 @@ enum {
 	OPT_SHOW_IDLE,
 	OPT_NO_HEADER,
 	OPT_VIEW,
+	OPT_STREAM,
 };
 
 static const struct option long_opts[] = {
@@ -406,6 +418,7 @@ static const struct option long_opts[] = {
     {"sample", required_argument, NULL, OPT_SAMPLE},
     {"pid", required_argument, NULL, 'p'},
     {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"stream", required_argument, NULL, OPT_STREAM},
     {"count", required_argument, NULL, OPT_COUNT},
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"tid", required_argument, NULL, OPT_TID},
@@ -700,8 +713,8 @@ static const char *long_name(int val)
 int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
 	const char *gate_used = NULL;
-	/* The first option given that only a command's run uses, and one only monitor mode uses. */
-	char run_only[32] = "", monitor_only[32] = "", quiet[32] = "";
+	/* The first option given that only a command's run uses. */
+	char run_only[32] = "", quiet[32] = "";
 	bool freq_given = false;
 	uint64_t v;
 	int c, i;
@@ -732,12 +745,9 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case OPT_RINGBUF:
 		case OPT_FREQ:
 		case OPT_BASH_NO_FOLLOW:
+		case OPT_STREAM:
 			if (!run_only[0])
 				snprintf(run_only, sizeof(run_only), "%s", long_name(c));
-			break;
-		case OPT_INTERVAL:
-			if (!monitor_only[0])
-				snprintf(monitor_only, sizeof(monitor_only), "%s", long_name(c));
 			break;
 		}
 		switch (c) {
@@ -840,6 +850,13 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 					    "--interval: '%s' is not a duration from 10ms to 24h "
 					    "(e.g. 1s, 300ms)",
 					    optarg);
+			o->interval_given = true;
+			break;
+		case OPT_STREAM:
+			if (!*optarg)
+				return fail(err, errlen,
+					    "--stream: empty file name (- for stderr)");
+			o->stream_path = optarg;
 			break;
 		case OPT_COUNT:
 			if (parse_uint(optarg, 1, UINT32_MAX, &o->count))
@@ -1042,11 +1059,21 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		return fail(err, errlen,
 			    "--tid, --comm, --count, --output, --show-idle and --no-header are for "
 			    "monitor mode (-p PID)");
-	if (monitor_only[0])
+	if (o->stream_path && !o->interval_given)
 		return fail(err, errlen,
-			    "%s is for monitor mode (-p PID); a command's run reports once, at its "
-			    "end",
-			    monitor_only);
+			    "--stream names where --interval's lines go: add --interval DUR (e.g. "
+			    "--interval 1s)");
+	if (o->interval_given && o->baseline_cmd)
+		return fail(
+		    err, errlen,
+		    "--interval with --baseline-cmd: the stream follows one command's runs, "
+		    "and both commands would write to it (stream the baseline apart, and "
+		    "compare with --baseline FILE)");
+	if (o->interval_given && o->sample_given && o->sample_ns >= o->interval_ns)
+		return fail(err, errlen,
+			    "--sample must be shorter than --interval (%llu ms >= %llu ms)",
+			    (unsigned long long)(o->sample_ns / 1000000),
+			    (unsigned long long)(o->interval_ns / 1000000));
 	if (o->bash_no_follow && !o->bash)
 		return fail(err, errlen,
 			    "--bash-no-follow is for --bash (give it before --bash SCRIPT)");

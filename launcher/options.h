@@ -77,14 +77,16 @@ struct tsarun_opts {
 	uint64_t sample_ns; /* --sample: the procfs source's interval */
 	bool sample_given;
 
-	/* Monitor mode (-p PID). */
+	/* Monitor mode (-p PID); --interval also streams a command's run. */
 	uint32_t pid;
 	uint64_t interval_ns; /* --interval (default 1s) */
-	uint64_t count;	      /* --count: intervals; 0: until interrupted or the process ends */
-	bool output_json;     /* --output json: JSON Lines on stdout */
-	uint32_t tid;	      /* --tid: only this thread */
-	const char *comm;     /* --comm: substring, or glob when it has * ? [ */
-	bool show_idle;	      /* --show-idle: threads that did nothing too */
+	bool interval_given;
+	const char *stream_path; /* --stream: the run's JSON Lines ("-": stderr; NULL: default) */
+	uint64_t count;		 /* --count: intervals; 0: until interrupted or the process ends */
+	bool output_json;	 /* --output json: JSON Lines on stdout */
+	uint32_t tid;		 /* --tid: only this thread */
+	const char *comm;	 /* --comm: substring, or glob when it has * ? [ */
+	bool show_idle;		 /* --show-idle: threads that did nothing too */
 	bool no_header;
 	bool sort_given;
 

@@ -15,6 +15,7 @@
 #include "run.h"
 #include "sched.h"
 #include "stackprobe.h"
+#include "streamprobe.h"
 #include "tsprobe.h"
 
 void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose)
@@ -36,7 +37,8 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	    .stacks = o->stacks,
 	    .offcpu_min_ns = o->offcpu_min_ns,
 	    .waker = o->waker,
-	    .survivors_now = !o->no_sandbox,
+	    /* --interval reads the live threads at every tick: no load at the first one. */
+	    .survivors_now = !o->no_sandbox || o->interval_given,
 	};
 	struct probeset *ps = calloc(1, sizeof(*ps));
 	char err[192];
@@ -174,10 +176,22 @@ void probeset__add_bash(struct probeset *ps, struct bash_probe *b)
 		bash_probe__as_probe(b, &ps->probes[ps->nprobes++]);
 }
 
+int probeset__add_stream(struct probeset *ps, struct stream_probe *sp)
+{
+	if (ps->nprobes == PROBESET_MAX) {
+		stream_probe__free(sp);
+		return -ENOSPC;
+	}
+	ps->stream = sp;
+	stream_probe__as_probe(sp, &ps->probes[ps->nprobes++]);
+	return 0;
+}
+
 void probeset__free(struct probeset *ps)
 {
 	if (!ps)
 		return;
+	stream_probe__free(ps->stream);
 	stacks_probe__free(ps->stacks);
 	sched_probe__free(ps->sched);
 	perf_probe__free(ps->perf);

@@ -20,6 +20,7 @@ struct delayacct_hold;
 struct bash_probe;
 struct stacks_probe;
 struct proc_probe;
+struct stream_probe;
 
 #define PROBESET_MAX 8
 
@@ -32,6 +33,7 @@ struct probeset {
 	struct ts_probe *ts;
 	struct proc_probe *proc;	  /* procfs sampling, or NULL */
 	struct delayacct_hold *delayacct; /* kernel.task_delayacct, held on for the session */
+	struct stream_probe *stream;	  /* --interval: the run's JSON Lines, or NULL */
 	struct {
 		const char *name;
 		char reason[192];
@@ -55,6 +57,9 @@ void probeset__unavailable(struct probeset *ps, const char *name, const char *re
 
 /* --bash: read the script's records; after the eBPF probe, which folds the tree first. */
 void probeset__add_bash(struct probeset *ps, struct bash_probe *b);
+
+/* --interval: the stream, last of all (it reads what the others collected); taken. 0 or -ENOSPC. */
+int probeset__add_stream(struct probeset *ps, struct stream_probe *sp);
 
 /* Record in r which sources are active and which are not, with reasons. */
 void probeset__describe(const struct probeset *ps, struct run *r);

@@ -529,6 +529,20 @@ static int pp_collect(struct probe *pr, struct run *r)
 	return ret;
 }
 
+int proc_probe__accounts(const struct proc_probe *p, uint64_t origin, struct thread_acct **out,
+			 size_t *n)
+{
+	struct thread_acct *a = calloc(p->nthreads ? p->nthreads : 1, sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nthreads; i++)
+		smp_thread_acct(&p->threads[i], &a[i], origin, &p->clk);
+	*out = a;
+	*n = p->nthreads;
+	return 0;
+}
+
 void proc_probe__as_probe(struct proc_probe *p, struct probe *out)
 {
 	memset(out, 0, sizeof(*out));

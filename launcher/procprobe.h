@@ -42,6 +42,16 @@ struct procfs_schedstat;
 int procprobe_read_thread(int taskfd, const char *tid, struct procfs_stat *st,
 			  struct procfs_schedstat *ss);
 
+struct thread_acct;
+
+/*
+ * --interval: every thread sampled so far this run, as accounted at its
+ * last sample (times relative to origin), in a new array the caller frees.
+ * Returns 0 or -ENOMEM.
+ */
+int proc_probe__accounts(const struct proc_probe *p, uint64_t origin, struct thread_acct **out,
+			 size_t *n);
+
 /* Present it to the supervisor; its collect must come after the eBPF probe's. */
 void proc_probe__as_probe(struct proc_probe *p, struct probe *out);
 

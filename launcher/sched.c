@@ -790,7 +790,9 @@ out_destroy:
 	return ret;
 }
 
-int sched_probe__survivors(struct sched_probe *p)
+/* Run the survivors' iterator: each snapshot of this run's generation goes to fn. */
+static int iter_read(struct sched_probe *p, int (*fn)(void *ctx, const struct tsa_thread *t),
+		     void *ctx)
 {
 	struct tsa_thread t;
 	size_t have = 0;
@@ -827,7 +829,7 @@ int sched_probe__survivors(struct sched_probe *p)
 			have = 0;
 			if (t.gen != p->gen)
 				continue;
-			ret = append(p, &t);
+			ret = fn(ctx, &t);
 			if (ret)
 				break;
 			n++;
@@ -837,6 +839,60 @@ int sched_probe__survivors(struct sched_probe *p)
 out_link:
 	close(link);
 	return ret ? ret : n;
+}
+
+static int append_cb(void *ctx, const struct tsa_thread *t)
+{
+	return append(ctx, t);
+}
+
+int sched_probe__survivors(struct sched_probe *p)
+{
+	return iter_read(p, append_cb, p);
+}
+
+/* --interval: snapshots go to an array of their own. */
+struct snap_sink {
+	const struct sched_probe *p;
+	struct thread_acct *a;
+	size_t n, cap;
+};
+
+static int snap_cb(void *ctx, const struct tsa_thread *t)
+{
+	struct snap_sink *s = ctx;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct thread_acct *a = realloc(s->a, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		s->a = a;
+		s->cap = cap;
+	}
+	fold_convert(&s->a[s->n++], t, s->p->origin ? *s->p->origin : 0);
+	return 0;
+}
+
+int sched_probe__snapshot(struct sched_probe *p, struct thread_acct **out, size_t *n)
+{
+	struct snap_sink s = {.p = p};
+	int ret = iter_read(p, snap_cb, &s);
+
+	if (ret < 0) {
+		free(s.a);
+		return ret;
+	}
+	*out = s.a;
+	*n = s.n;
+	return 0;
+}
+
+const struct thread_acct *sched_probe__records(const struct sched_probe *p, size_t *n)
+{
+	*n = p->nrecs;
+	return p->recs;
 }
 
 struct thread_acct *sched_probe__take(struct sched_probe *p, size_t *n)

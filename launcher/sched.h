@@ -113,6 +113,18 @@ int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms);
 int sched_probe__survivors(struct sched_probe *p);
 
 /*
+ * --interval: snapshots of the tracked threads alive now, each closed at
+ * now as the end-of-run read closes them (the live records are not
+ * changed), converted (times relative to the run's start) into a new
+ * array the caller frees; the probe's records are left as they are.
+ * Returns 0 or -errno.
+ */
+int sched_probe__snapshot(struct sched_probe *p, struct thread_acct **out, size_t *n);
+
+/* The records collected so far this run (exit records, in arrival order); borrowed. */
+const struct thread_acct *sched_probe__records(const struct sched_probe *p, size_t *n);
+
+/*
  * Hand the collected threads (converted as they arrived, times relative to
  * the run's start) to the caller, who frees them; start a new array.
  */

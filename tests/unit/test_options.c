@@ -349,7 +349,7 @@ static void test_monitor(void **state)
 		static const char *const run_only[][2] = {
 		    {"--top", "5"},	      {"--color", "always"},	  {"--descendants", "kill"},
 		    {"--kill-grace", "1s"},   {"--ringbuf", "8M"},	  {"--freq", "50"},
-		    {"--no-delayacct", NULL}, {"--bash-no-follow", NULL},
+		    {"--no-delayacct", NULL}, {"--bash-no-follow", NULL}, {"--stream", "s.jsonl"},
 		};
 
 		for (size_t i = 0; i < sizeof(run_only) / sizeof(run_only[0]); i++) {
@@ -369,9 +369,29 @@ static void test_monitor(void **state)
 	assert_int_equal(PARSE(&o, err, "-p", "5", "--sort", "wakeup"), -EINVAL);
 	assert_non_null(strstr(err, "--sort wakeup"));
 	assert_int_equal(PARSE(&o, err, "-p", "5", "--sort", "runq"), 0);
-	/* Monitor mode's --interval is not silently ignored by a command's run. */
-	assert_int_equal(PARSE(&o, err, "--interval", "1s", "--", "true"), -EINVAL);
-	assert_non_null(strstr(err, "monitor mode"));
+	/* A command's run streams its intervals (JSON Lines) with --interval. */
+	assert_int_equal(PARSE(&o, err, "--interval", "250ms", "--", "true"), 0);
+	assert_true(o.interval_given);
+	assert_int_equal(o.interval_ns, 250000000);
+	assert_null(o.stream_path);
+	assert_int_equal(PARSE(&o, err, "--interval", "1s", "--stream", "-", "--", "true"), 0);
+	assert_string_equal(o.stream_path, "-");
+	assert_int_equal(PARSE(&o, err, "--", "true"), 0);
+	assert_false(o.interval_given);
+	/* --stream without --interval would write nothing: it says what to add. */
+	assert_int_equal(PARSE(&o, err, "--stream", "s.jsonl", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--interval"));
+	/* Two commands in one stream; a sample no shorter than the interval. */
+	assert_int_equal(PARSE(&o, err, "--interval", "1s", "--baseline-cmd", "old", "--", "true"),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--baseline-cmd"));
+	assert_int_equal(
+	    PARSE(&o, err, "--interval", "100ms", "--sample", "100ms", "-b", "proc", "--", "true"),
+	    -EINVAL);
+	assert_non_null(strstr(err, "--sample"));
+	assert_int_equal(
+	    PARSE(&o, err, "--interval", "100ms", "--sample", "20ms", "-b", "proc", "--", "true"),
+	    0);
 	/* Options that only mean something with another one say which. */
 	assert_int_equal(PARSE(&o, err, "--freq", "50", "--", "true"), -EINVAL);
 	assert_non_null(strstr(err, "--flame"));
@@ -470,6 +490,7 @@ static const struct {
     {MODE_RUN, "sample", {"-1", "abc", "5 parsecs", "0", "0.5ms", "61s", "10", ""}},
     {MODE_RUN, "pid", {"abc", "0", "-1", "1.5", "99999999", ""}},
     {MODE_RUN, "interval", {"-1", "abc", "5ms", "25h", "1e3", ""}},
+    {MODE_RUN, "stream", {""}},
     {MODE_RUN, "count", {"abc", "-1", "0", "1.5", ""}},
     {MODE_RUN, "output", {"xml", "", "JSON"}},
     {MODE_RUN, "tid", {"abc", "0", "-1", ""}},

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --interval DUR for a command's run: every DUR, one JSON line (analyze/
+ * stream.h) with where each thread's time went in that interval, flushed
+ * to the --stream file as it is made (tail -f works); a last line when the
+ * run ends, from the run's closing account, so that every thread's
+ * intervals sum to its figures in the artifact.
+ *
+ * It is a probe (probe.h) placed after every source, so that its collect()
+ * sees the run's threads as the artifact will have them. At each tick it
+ * reads the running accounts: with eBPF, a snapshot of the live threads
+ * (the survivors' iterator) and the exit records that came through the
+ * ring buffer since the last tick; with procfs alone, the accounts of its
+ * last sample. Taskstats alone sees a thread only at its exit: the lines
+ * then say so instead of giving figures.
+ */
+#ifndef TSARUN_STREAMPROBE_H
+#define TSARUN_STREAMPROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct probe;
+struct sched_probe;
+struct proc_probe;
+struct stream_probe;
+
+/*
+ * fd: where the lines go (taken: closed by stream_probe__free() unless it
+ * is 2, stderr); name: it, in messages. NULL with errno set.
+ */
+struct stream_probe *stream_probe__new(int fd, const char *name, uint64_t interval_ns,
+				       struct sched_probe *sched, struct proc_probe *proc);
+void stream_probe__free(struct stream_probe *sp);
+
+/* A line could not be written: -errno (the message is on stderr), else 0. */
+int stream_probe__error(const struct stream_probe *sp);
+
+void stream_probe__as_probe(struct stream_probe *sp, struct probe *out);
+
+#endif /* TSARUN_STREAMPROBE_H */
