@@ -144,6 +144,54 @@ static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen
 	return path;
 }
 
+/* path made absolute, its links resolved (its directory's, when it does not exist yet). */
+static char *canonical(const char *path)
+{
+	char *dir, *out = realpath(path, NULL), *slash, *real;
+
+	if (out || errno != ENOENT)
+		return out;
+	dir = strdup(path);
+	if (!dir)
+		return NULL;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	real = realpath(slash ? dir : ".", NULL);
+	if (real && asprintf(&out, "%s/%s", real, slash ? strrchr(path, '/') + 1 : path) < 0)
+		out = NULL;
+	free(real);
+	free(dir);
+	return out;
+}
+
+/* Is the stream's file one of the files tsarun reads or writes besides it? Which one, or NULL. */
+static const char *stream_clash(const struct tsarun_opts *o, const char *stream,
+				const char *artifact)
+{
+	const struct {
+		const char *path, *what;
+	} others[] = {
+	    {artifact, "the artifact"},	      {o->report_path, "--report"},
+	    {o->junit_path, "--junit"},	      {o->markdown_path, "--markdown"},
+	    {o->baseline_path, "--baseline"},
+	};
+	char *s = canonical(stream);
+	const char *clash = NULL;
+
+	for (size_t i = 0; s && !clash && i < sizeof(others) / sizeof(others[0]); i++) {
+		char *c = others[i].path ? canonical(others[i].path) : NULL;
+
+		if (c && !strcmp(c, s))
+			clash = others[i].what;
+		free(c);
+	}
+	free(s);
+	return clash;
+}
+
 /*
  * --interval: open the stream's file before the command runs, so that a
  * typo does not cost a run and a link the command puts there later is not
@@ -186,6 +234,12 @@ static int stream_open(const struct tsarun_opts *o, const char *artifact, bool a
 	if (check_writable(*name, "the interval stream", " (use --stream FILE, - for stderr)", err,
 			   errlen))
 		return -1;
+	/* Opening it truncates it: never a file tsarun reads or writes otherwise. */
+	if (stream_clash(o, *name, artifact)) {
+		snprintf(err, errlen, "--stream '%s' is also %s's file: give each its own", *name,
+			 stream_clash(o, *name, artifact));
+		return -1;
+	}
 	fd = open(*name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(err, errlen,

@@ -189,4 +189,11 @@ equal "--stream into a missing directory: refused (125)" "$?" 125
 check "... naming it" grep -q "/nonexistent/dir/s.jsonl" err
 check "... and the command did not run" test ! -e ran
 
+echo '{}' >keep.json
+"$TSARUN" -q --interval 50ms --stream ./keep.json --json "$T_TMP/keep.json" -- touch ran 2>err
+equal "--stream on the artifact's file: refused (125)" "$?" 125
+check "... saying so" grep -q "also the artifact's file" err
+check "... and the file is left as it was" test "$(cat keep.json)" = '{}'
+check "... and the command did not run" test ! -e ran
+
 echo "1..$T_N"
