@@ -193,6 +193,7 @@ struct frame {
 	uint8_t kind;
 	int sig; /* TRAP */
 	int fn, sn, ev;
+	uint64_t interrupted; /* TRAP (ERR, RETURN, EXIT): hash of the command it interrupted */
 };
 #define MAX_FRAMES 512
 static struct frame frames[MAX_FRAMES];
@@ -314,6 +315,19 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;
 	return h ? h : 1;
+}
+
+/*
+ * The command a trap run interrupted: bash keeps $BASH_COMMAND at it for
+ * the whole run, functions the trap calls included. Two runs of one trap
+ * with no command between them (`builtin eval false` runs ERR for false,
+ * then for the eval, at the same depth) differ in it.
+ */
+static uint64_t interrupted_hash(void)
+{
+	const char *c = the_printed_command_except_trap ? the_printed_command_except_trap : "";
+
+	return hash_bytes(c, strlen(c));
 }
 
 static void text_reset(void)
@@ -500,6 +514,7 @@ static void push(uint8_t kind, int sig, uint64_t t, uint64_t cpu)
 	f->fn = funcnest;
 	f->sn = sourcenest;
 	f->ev = ev_level();
+	f->interrupted = kind == TSA_FR_TRAP && is_special_trap(sig) ? interrupted_hash() : 0;
 	switch (kind) {
 	case TSA_FR_FUNC:
 		name = text_id(this_shell_function ? this_shell_function->name : "");
@@ -570,14 +585,20 @@ static int frame_holds(const struct frame *f)
 	case TSA_FR_EVAL:
 		return ev_level() >= f->ev;
 	case TSA_FR_TRAP:
-		/* The same trap may run again one function up: that is another frame. */
-		if (funcnest < f->fn || sourcenest < f->sn)
+		/*
+		 * The same trap may run again one function, sourced file or eval
+		 * up, or for another command at the same depth, with no DEBUG
+		 * trap run between: that is another run, another frame. `eval
+		 * false` runs ERR for false inside the eval, then again for the
+		 * eval, and the trap is in progress both times.
+		 */
+		if (funcnest < f->fn || sourcenest < f->sn || ev_level() < f->ev)
 			return 0;
 		if (is_special_trap(f->sig))
-			return signal_in_progress(f->sig) != 0;
+			return signal_in_progress(f->sig) != 0 &&
+			       interrupted_hash() == f->interrupted;
 		/* A signal trap: one still runs, at its depth, and it is this one or below. */
-		return user_sig >= 0 && ev_level() >= f->ev &&
-		       (user_sig == f->sig || is_special_trap(user_sig));
+		return user_sig >= 0 && (user_sig == f->sig || is_special_trap(user_sig));
 	}
 	return 0;
 }
@@ -625,6 +646,13 @@ static int sync_frames(uint64_t t, uint64_t cpu)
 				break;
 			}
 		if (!found) {
+			/*
+			 * A trap's body runs one eval level deeper than the command
+			 * it interrupted: a frame at the body's level or deeper has
+			 * ended (the eval whose failure runs ERR as it returns).
+			 */
+			while (nframes && frames[nframes - 1].ev >= ev)
+				pop(t, cpu);
 			push(TSA_FR_TRAP, sig, t, cpu);
 			top = &frames[nframes - 1];
 		}

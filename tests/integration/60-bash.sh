@@ -251,6 +251,20 @@ equal "signal trap: one run, counted once" "$(node SIGUSR1 1 count)" 1
 at_least "signal trap: its sleep 0.12 is timed at its own node (ms)" "$(node 'sleep 0.12' 1 'wall_ns / 1e6')" 120
 equal "signal trap: ... with its process attached to it" "$(node 'sleep 0.12' 1 'processes | length')" 1
 
+# An ERR trap that runs twice for one command, with no command between the
+# runs: each run counts once, and the body once per run, as the script's
+# own counter says (10 runs).
+"$TSARUN" -q --json "$J" --bash "$B/err-twice.sh" >"$T_TMP/out" 2>/dev/null
+equal "ERR twice: the script counted 10 runs" "$(cat "$T_TMP/out")" errs=10
+equal "ERR twice: the trap's nodes count 10 runs" \
+	"$(jq '[.bash.commands[] | select(.kind == "trap" and .text == "ERR") | .count] | add' "$J")" 10
+equal "ERR twice: its body ran once per run, below each node" \
+	"$(jq -r '.bash.commands as $c | [$c[] | select(.kind == "trap") | . as $t |
+		"\($t.count)/\([$c[] | select(.parent == $t.id) | .count] | add)"] | join(" ")' "$J")" "1/1 1/1 2/2 6/6"
+equal "ERR twice: eval's two runs, one inside it and one after it" \
+	"$(jq -r '.bash.commands as $c | [$c[] | select(.kind == "trap" and .line == 7) | . as $t |
+		$c[] | select(.id == $t.parent) | .kind] | join(",")' "$J")" "eval,script"
+
 # What the script does to the recording is reported, not silently lost.
 "$TSARUN" --color never --json "$J" --bash "$B/own-debug.sh" >/dev/null 2>"$T_TMP/err"
 equal "the script's own DEBUG trap: counted (one bash process)" "$(jqv "$J" .bash.quality.trap_lost_streams)" 1
