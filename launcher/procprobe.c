@@ -529,16 +529,20 @@ static int pp_collect(struct probe *pr, struct run *r)
 	return ret;
 }
 
-int proc_probe__accounts(const struct proc_probe *p, uint64_t origin, struct thread_acct **out,
-			 size_t *n)
+int proc_probe__accounts(const struct proc_probe *p, uint64_t origin, struct thread_acct **buf,
+			 size_t *cap, size_t *n)
 {
-	struct thread_acct *a = calloc(p->nthreads ? p->nthreads : 1, sizeof(*a));
+	*n = 0;
+	if (p->nthreads > *cap) {
+		struct thread_acct *a = realloc(*buf, p->nthreads * sizeof(*a));
 
-	if (!a)
-		return -ENOMEM;
+		if (!a)
+			return -ENOMEM;
+		*buf = a;
+		*cap = p->nthreads;
+	}
 	for (size_t i = 0; i < p->nthreads; i++)
-		smp_thread_acct(&p->threads[i], &a[i], origin, &p->clk);
-	*out = a;
+		smp_thread_acct(&p->threads[i], &(*buf)[i], origin, &p->clk);
 	*n = p->nthreads;
 	return 0;
 }

@@ -46,11 +46,12 @@ struct thread_acct;
 
 /*
  * --interval: every thread sampled so far this run, as accounted at its
- * last sample (times relative to origin), in a new array the caller frees.
+ * last sample (times relative to origin), into *buf, the caller's array of
+ * *cap entries (NULL and 0 at first), grown as needed; *n: how many.
  * Returns 0 or -ENOMEM.
  */
-int proc_probe__accounts(const struct proc_probe *p, uint64_t origin, struct thread_acct **out,
-			 size_t *n);
+int proc_probe__accounts(const struct proc_probe *p, uint64_t origin, struct thread_acct **buf,
+			 size_t *cap, size_t *n);
 
 /* Present it to the supervisor; its collect must come after the eBPF probe's. */
 void proc_probe__as_probe(struct proc_probe *p, struct probe *out);

@@ -875,18 +875,16 @@ static int snap_cb(void *ctx, const struct tsa_thread *t)
 	return 0;
 }
 
-int sched_probe__snapshot(struct sched_probe *p, struct thread_acct **out, size_t *n)
+int sched_probe__snapshot(struct sched_probe *p, struct thread_acct **buf, size_t *cap, size_t *n)
 {
-	struct snap_sink s = {.p = p};
+	struct snap_sink s = {.p = p, .a = *buf, .cap = *cap};
 	int ret = iter_read(p, snap_cb, &s);
 
-	if (ret < 0) {
-		free(s.a);
-		return ret;
-	}
-	*out = s.a;
-	*n = s.n;
-	return 0;
+	/* The buffer is the caller's, grown or not, whatever happened. */
+	*buf = s.a;
+	*cap = s.cap;
+	*n = ret < 0 ? 0 : s.n;
+	return ret < 0 ? ret : 0;
 }
 
 const struct thread_acct *sched_probe__records(const struct sched_probe *p, size_t *n)

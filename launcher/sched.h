@@ -115,11 +115,13 @@ int sched_probe__survivors(struct sched_probe *p);
 /*
  * --interval: snapshots of the tracked threads alive now, each closed at
  * now as the end-of-run read closes them (the live records are not
- * changed), converted (times relative to the run's start) into a new
- * array the caller frees; the probe's records are left as they are.
- * Returns 0 or -errno.
+ * changed), converted (times relative to the run's start) into *buf, the
+ * caller's array of *cap entries (NULL and 0 at first), grown as needed
+ * and kept from one call to the next (a new array at each tick would be
+ * mapped and faulted in again). *n: how many. The probe's records are
+ * left as they are. Returns 0 or -errno.
  */
-int sched_probe__snapshot(struct sched_probe *p, struct thread_acct **out, size_t *n);
+int sched_probe__snapshot(struct sched_probe *p, struct thread_acct **buf, size_t *cap, size_t *n);
 
 /* The records collected so far this run (exit records, in arrival order); borrowed. */
 const struct thread_acct *sched_probe__records(const struct sched_probe *p, size_t *n);

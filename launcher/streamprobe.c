@@ -32,6 +32,9 @@ struct stream_probe {
 	int64_t last_end; /* where the previous interval ended, from the run's start */
 	size_t recs_seen; /* exit records already given to the stream */
 	int err;	  /* a write failed: streaming stopped */
+	/* The tick's arrays, kept from one tick to the next. */
+	struct thread_acct *snap, *all;
+	size_t snap_cap, all_cap;
 };
 
 static const char no_source_reason[] =
@@ -66,6 +69,8 @@ void stream_probe__free(struct stream_probe *sp)
 	if (sp->fd > 2)
 		close(sp->fd);
 	stream__free(sp->st);
+	free(sp->snap);
+	free(sp->all);
 	free(sp);
 }
 
@@ -151,7 +156,6 @@ static int st_arm(struct probe *pr, const struct spawn *child, struct run *r)
 static int st_tick(struct probe *pr, uint64_t now)
 {
 	struct stream_probe *sp = pr->ctx;
-	struct thread_acct *snap = NULL, *all = NULL;
 	const struct thread_acct *recs;
 	size_t nsnap = 0, nrecs = 0, n = 0;
 	int64_t end;
@@ -166,24 +170,31 @@ static int st_tick(struct probe *pr, uint64_t now)
 		 * between the two has both, and its exit record (given first)
 		 * counts, so that no thread's end slips to the next interval.
 		 */
-		ret = sched_probe__snapshot(sp->sched, &snap, &nsnap);
+		ret = sched_probe__snapshot(sp->sched, &sp->snap, &sp->snap_cap, &nsnap);
 		sched_probe__drain(sp->sched);
 		recs = sched_probe__records(sp->sched, &nrecs);
 		if (!ret && nrecs < sp->recs_seen)
 			ret = -EINVAL; /* the records were taken: not this run's */
-		if (!ret) {
-			n = nrecs - sp->recs_seen + nsnap;
-			all = malloc((n ? n : 1) * sizeof(*all));
-			if (!all)
+		n = nrecs - sp->recs_seen + nsnap;
+		if (!ret && n > sp->all_cap) {
+			struct thread_acct *a = realloc(sp->all, n * sizeof(*a));
+
+			if (a) {
+				sp->all = a;
+				sp->all_cap = n;
+			} else {
 				ret = -ENOMEM;
+			}
 		}
 		if (!ret) {
-			memcpy(all, recs + sp->recs_seen, (nrecs - sp->recs_seen) * sizeof(*all));
-			memcpy(all + nrecs - sp->recs_seen, snap, nsnap * sizeof(*all));
+			memcpy(sp->all, recs + sp->recs_seen,
+			       (nrecs - sp->recs_seen) * sizeof(*recs));
+			memcpy(sp->all + nrecs - sp->recs_seen, sp->snap, nsnap * sizeof(*recs));
 			sp->recs_seen = nrecs;
 		}
 	} else if (sp->src == SRC_PROCFS) {
-		ret = proc_probe__accounts(sp->proc, sp->r->start_mono_ns, &all, &n);
+		ret = proc_probe__accounts(sp->proc, sp->r->start_mono_ns, &sp->all, &sp->all_cap,
+					   &n);
 	}
 	if (ret) {
 		/* The interval is skipped: the next one covers its time (it starts where this did). */
@@ -192,12 +203,10 @@ static int st_tick(struct probe *pr, uint64_t now)
 	} else {
 		/* The snapshots are taken a moment after the tick: the interval ends with them. */
 		for (size_t i = 0; i < n; i++)
-			if (all[i].end_ns > end)
-				end = all[i].end_ns;
-		interval(sp, all, n, end, false);
+			if (sp->all[i].end_ns > end)
+				end = sp->all[i].end_ns;
+		interval(sp, sp->all, n, end, false);
 	}
-	free(snap);
-	free(all);
 	return 0;
 }
 

@@ -265,6 +265,26 @@ static void test_json_line(void **state)
 	free(line);
 	stream_interval__free(&iv);
 
+	/* Names are escaped as JSON wants; corrections are negative; percentages rounded. */
+	{
+		struct stream_interval j = {.start_ns = 0, .end_ns = 3000, .source = "ebpf"};
+		struct stream_thread t = {.tid = 7, .pid = 7, .comm = "a\001b\\c\t", .alive = true};
+
+		t.f.state_ns[TSA_ST_SLEEP] = -2500;
+		t.f.state_ns[TSA_ST_ONCPU] = 1000; /* 33.3333...% */
+		j.threads = &t;
+		j.nthreads = 1;
+		line = stream_json_line(&j);
+		assert_non_null(strstr(line, "\"comm\":\"a\\u0001b\\\\c\\t\""));
+		assert_non_null(strstr(line, "\"sleeping_ns\":-2500"));
+		assert_non_null(strstr(line, "\"on_cpu_percent\":33.333}"));
+		free(line);
+		t.f.state_ns[TSA_ST_ONCPU] = 2000; /* 66.6666...% */
+		line = stream_json_line(&j);
+		assert_non_null(strstr(line, "\"on_cpu_percent\":66.667}"));
+		free(line);
+	}
+
 	/* A line with no thread still says what its source cannot measure. */
 	iv.source_unmeasured = ACCT_NO_WAKEUPS;
 	assert_int_equal(stream__interval(s, NULL, 0, &iv), 0);
