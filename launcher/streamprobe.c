@@ -187,9 +187,13 @@ static int st_tick(struct probe *pr, uint64_t now)
 			}
 		}
 		if (!ret) {
-			memcpy(sp->all, recs + sp->recs_seen,
-			       (nrecs - sp->recs_seen) * sizeof(*recs));
-			memcpy(sp->all + nrecs - sp->recs_seen, sp->snap, nsnap * sizeof(*recs));
+			/* (No memcpy from an array not allocated yet, even of nothing.) */
+			if (nrecs > sp->recs_seen)
+				memcpy(sp->all, recs + sp->recs_seen,
+				       (nrecs - sp->recs_seen) * sizeof(*recs));
+			if (nsnap)
+				memcpy(sp->all + nrecs - sp->recs_seen, sp->snap,
+				       nsnap * sizeof(*recs));
 			sp->recs_seen = nrecs;
 		}
 	} else if (sp->src == SRC_PROCFS) {

@@ -10,7 +10,9 @@ cd "$T_TMP"
 SCHEMA="$REPO/doc/tsarun-stream.schema.json"
 lines_valid() { # NAME FILE
 	local out
-	if out=$(/usr/bin/python3 "$REPO/tests/validate-artifact" --lines "$SCHEMA" "$2" 2>&1); then
+	if [ ! -s "$2" ]; then
+		not_ok "$1: every line validates against tsarun-stream/1" "no lines: $2 is missing or empty"
+	elif out=$(/usr/bin/python3 "$REPO/tests/validate-artifact" --lines "$SCHEMA" "$2" 2>&1); then
 		ok "$1: every line validates against tsarun-stream/1"
 	else
 		not_ok "$1: every line validates against tsarun-stream/1" "$out"
@@ -22,7 +24,10 @@ lines_valid() { # NAME FILE
 # stream's. Prints the differences (nothing: they agree).
 FIELDS='["lifetime_ns","on_cpu_ns","runqueue_ns","sleeping_ns","uninterruptible_ns","stopped_ns",
 	"residual_ns","slices","voluntary_switches","involuntary_switches","wakeups"]'
+# A file missing or empty is a difference too: a check on nothing passes nothing.
+missing() { local f; for f; do [ -s "$f" ] || echo "$f is missing or empty"; done; }
 sum_diff() { # JSONL ARTIFACT RUN
+	missing "$1" "$2"
 	jq -rn --slurpfile L "$1" --slurpfile A "$2" --argjson run "$3" --argjson F "$FIELDS" '
 		([$L[] | select(.run == $run) | .threads[]] | group_by(.tid)
 		 | map(. as $rows | {key: (.[0].tid | tostring),
@@ -36,6 +41,7 @@ sum_diff() { # JSONL ARTIFACT RUN
 
 # The figures of each line's threads sum to its processes' and to its totals.
 line_sums_diff() { # JSONL (figures not null: a line without threads sums to 0)
+	missing "$1"
 	jq -rc --argjson F "$FIELDS" '. as $l | $F[] as $f
 		| ([$l.threads[][$f]] | add // 0) as $t | ([$l.processes[][$f]] | add // 0) as $p
 		| select($t != $l.totals[$f] or $p != $l.totals[$f])
@@ -44,6 +50,7 @@ line_sums_diff() { # JSONL (figures not null: a line without threads sums to 0)
 
 # Lines numbered 1, 2, ... per run, each starting where the one before ended, the last one last.
 chain_diff() { # JSONL RUN
+	missing "$1"
 	jq -rn --slurpfile L "$1" --argjson run "$2" '[$L[] | select(.run == $run)] as $l
 		| [range(0; $l | length) as $i | $l[$i]
 		   | select(.index != $i + 1 or .interval_ns != .end_ns - .start_ns
