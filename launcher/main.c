@@ -212,7 +212,11 @@ static int stream_open(const struct tsarun_opts *o, const char *artifact, bool a
 		*name = strdup("stderr");
 		return *name ? 2 : -1;
 	}
-	if (o->stream_path) {
+	if (o->stream_path && o->out_dir && o->stream_path[0] != '/') {
+		/* Like --json: every file a run leaves goes into --out-dir. */
+		if (asprintf(name, "%s/%s", o->out_dir, o->stream_path) < 0)
+			*name = NULL;
+	} else if (o->stream_path) {
 		*name = strdup(o->stream_path);
 	} else if (artifact_in_place) {
 		snprintf(err, errlen,
@@ -386,6 +390,9 @@ static int run_main(struct tsarun_opts *o)
 			goto out_session;
 		}
 		stream_fd = -1; /* the stream's now */
+		if (o->verbose)
+			fprintf(stderr, "tsarun: a line every %llu ms to '%s'\n",
+				(unsigned long long)(o->interval_ns / 1000000), stream_name);
 		/* A reader that goes away is an error to report, not a reason to die. */
 		signal(SIGPIPE, SIG_IGN);
 	}

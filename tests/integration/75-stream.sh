@@ -165,6 +165,8 @@ lines_valid "--stream -" err.jsonl
 at_least "--stream -: the lines go to stderr" "$(wc -l <err.jsonl)" 2
 "$TSARUN" -q --interval 50ms --out-dir od -- "$WORKLOADS/spin_sleep" 20 50
 check "--out-dir DIR: the stream is DIR/tsarun.jsonl" test -s od/tsarun.jsonl
+"$TSARUN" -q --interval 50ms --out-dir od2 --stream s.jsonl -- "$WORKLOADS/spin_sleep" 20 50
+check "--out-dir DIR --stream FILE: a relative FILE is in DIR, as --json's" test -s od2/s.jsonl
 
 # procfs alone: what it measures, and null with a reason for what it does not.
 "$TSARUN" -q -b proc --interval 100ms --json p.json -- "$WORKLOADS/spin_sleep" 300 300
