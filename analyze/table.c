@@ -218,6 +218,16 @@ static void print_row(FILE *f, const struct table_opts *o, bool bold, const char
 		c->other, c->wake, c->sw, bold && o->color ? C_RESET : "");
 }
 
+/*
+ * A thread's TID column: its tid, marked '*' when it took the main thread's
+ * tid by calling exec from another thread (the note under the table gives
+ * the tid it had before).
+ */
+static void tid_text(char *buf, size_t len, const struct thread_acct *t)
+{
+	snprintf(buf, len, "%u%s", t->tid, t->tid_before_exec ? "*" : "");
+}
+
 static void thread_row(FILE *f, const struct table_opts *o, const struct thread_acct *t)
 {
 	struct cols c;
@@ -226,7 +236,7 @@ static void thread_row(FILE *f, const struct table_opts *o, const struct thread_
 	fill_cols(&c, t->lifetime_ns, t->state_ns, t->residual_ns, t->wakeup_lat_sum,
 		  t->wakeup_lat_count, t->wakeup_lat_max, t->voluntary, t->involuntary,
 		  t->unmeasured);
-	snprintf(tid, sizeof(tid), "%u", t->tid);
+	tid_text(tid, sizeof(tid), t);
 	print_row(f, o, false, "", tid, t->comm, &c);
 }
 
@@ -321,22 +331,34 @@ static void print_delays(FILE *f, const struct run *r)
 		    (unsigned long long)q->unmatched_records);
 }
 
-/* Threads that exec'd from a thread other than the main one took its tid. */
+/*
+ * Threads that exec'd from a thread other than the main one took its tid:
+ * their rows are marked '*', and the tids they had before are listed here
+ * (the first few; every one is in the artifact's tid_before_exec).
+ */
 static void print_renamed(FILE *f, const struct run *r)
 {
-	const struct thread_acct *first = NULL;
-	size_t n = 0;
+	enum { LISTED = 3 };
+	size_t n = 0, listed = 0;
 
 	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].tid_before_exec && !n++)
-			first = &r->threads[i];
+		n += r->threads[i].tid_before_exec != 0;
 	if (!n)
 		return;
 	fprintf(f,
-		"  note: %zu thread%s called exec from a thread other than the main one and "
-		"took the main thread's tid and start time (%u became %u, %s): %s; no "
-		"taskstats record can be proven to be %s\n",
-		n, n == 1 ? "" : "s", first->tid_before_exec, first->tid, first->comm,
+		"  note: * %zu thread%s called exec from a thread other than the main one and "
+		"took the main thread's tid and start time (",
+		n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < r->nthreads && listed < LISTED; i++) {
+		const struct thread_acct *t = &r->threads[i];
+
+		if (t->tid_before_exec)
+			fprintf(f, "%s%u became %u, %s", listed++ ? "; " : "", t->tid_before_exec,
+				t->tid, t->comm);
+	}
+	if (n > listed)
+		fprintf(f, "; %zu more in the artifact's tid_before_exec", n - listed);
+	fprintf(f, "): %s; no taskstats record can be proven to be %s\n",
 		n == 1 ? "its row, under the new tid, covers its whole life"
 		       : "their rows, under the new tids, cover their whole lives",
 		n == 1 ? "its" : "theirs");
@@ -669,7 +691,7 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 			fill_cols(&c, t->lifetime_ns, t->state_ns, t->residual_ns,
 				  t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max,
 				  t->voluntary, t->involuntary, t->unmeasured);
-			snprintf(tid, sizeof(tid), "%u", t->tid);
+			tid_text(tid, sizeof(tid), t);
 			print_row(f, o, false, pid, tid, t->comm, &c);
 			shown++;
 			continue;

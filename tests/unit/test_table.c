@@ -156,12 +156,57 @@ static void test_untraced_note(void **state)
 	run__free_detail(&r);
 }
 
+/*
+ * A thread that exec'd from a non-main thread took the main one's tid: its
+ * row is marked and the note says which tid it had; past three, the note
+ * counts the rest.
+ */
+static void test_exec_renamed(void **state)
+{
+	struct tsa_thread t[7] = {
+	    fx_thread(100, 100, 99, "bench", 0, 200, 10, 1, 189, 0),
+	    fx_thread(100, 100, 99, "bench", 5, 500, 300, 20, 170, 5),
+	    fx_thread(300, 300, 100, "w", 10, 50, 5, 1, 34, 0),
+	    fx_thread(400, 400, 100, "w", 10, 50, 5, 1, 34, 0),
+	    fx_thread(500, 500, 100, "w", 10, 50, 5, 1, 34, 0),
+	    fx_thread(600, 600, 100, "w", 10, 50, 5, 1, 34, 0),
+	    fx_thread(700, 700, 100, "w", 10, 50, 5, 1, 34, 0),
+	};
+	struct table_opts o = {.sort = SORT_WALL, .top = 20, .command = "./bench"};
+	struct run r;
+	char *text;
+
+	t[1].tid_before_exec = 101;
+	make_run(&r, t, 2);
+	text = render(&r, &o);
+	/* The process row, the exec'd thread (marked, the longest first), the old leader. */
+	assert_non_null(strstr(text, "\n           100*  bench "));
+	assert_non_null(strstr(text, "\n            100  bench "));
+	assert_non_null(strstr(text, "note: * 1 thread called exec from a thread other than the "
+				     "main one and took the main thread's tid and start time (101 "
+				     "became 100, bench): its row, under the new tid, covers its "
+				     "whole life"));
+	free(text);
+	run__free_detail(&r);
+
+	for (int i = 2; i < 7; i++)
+		t[i].tid_before_exec = t[i].tid + 1;
+	make_run(&r, t, 7);
+	text = render(&r, &o);
+	assert_non_null(strstr(text, "\n    300    300*  w "));
+	assert_non_null(strstr(text, "note: * 6 threads called exec"));
+	assert_non_null(strstr(text, "; 3 more in the artifact's tid_before_exec): their rows"));
+	free(text);
+	run__free_detail(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_golden_small),	  cmocka_unit_test(test_many_threads_fold),
 	    cmocka_unit_test(test_color_only_when_asked), cmocka_unit_test(test_formats),
 	    cmocka_unit_test(test_not_started),		  cmocka_unit_test(test_untraced_note),
+	    cmocka_unit_test(test_exec_renamed),
 	};
 
 	return cmocka_run_group_tests_name("table", tests, NULL, NULL);
