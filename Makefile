@@ -8,6 +8,7 @@
 #   make check-asan the integration suites with tsarun built with ASan + UBSan
 #   make fuzz       each fuzz target for FUZZ_TIME seconds (libFuzzer, clang)
 #   make demo       build, then run tsarun on the bundled example
+#   make samples    regenerate examples/samples/ from real runs (root)
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local DESTDIR=
 #
@@ -105,7 +106,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS) $(OUTPUT)/vmlinux.h
-.PHONY: all clean check unit integration bench demo deps install format format-check \
+.PHONY: all clean check unit integration bench demo samples deps install format format-check \
 	asan tests workloads fuzz fuzz-bins check-asan
 
 all: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
@@ -258,6 +259,9 @@ $(OUTPUT)/examples/%: examples/%.c | $(OUTPUT)/examples
 
 demo: deps $(TSARUN) $(OUTPUT)/examples/bench
 	$(Q)examples/demo.sh $(TSARUN)
+
+samples: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(OUTPUT)/examples/bench
+	$(Q)examples/samples/regenerate.sh $(TSARUN) $(OUTPUT)/examples/bench
 
 deps:
 	$(Q)ci/deps
