@@ -73,6 +73,7 @@ struct stream_interval {
 	const char *source; /* where the threads' figures come from: "ebpf", "procfs", NULL: none */
 	const char *no_threads_reason; /* source NULL: why no thread can be reported */
 	uint32_t source_unmeasured;    /* what the source never measures (enum acct_unmeasured) */
+	int64_t lost_records;	       /* exit records lost in the interval; -1: not known (null) */
 	const struct source_status *sources;
 	int nsources;
 	struct stream_thread *threads;

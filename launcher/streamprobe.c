@@ -32,6 +32,7 @@ struct stream_probe {
 	int64_t last_end; /* where the previous interval ended, from the run's start */
 	size_t recs_seen; /* exit records already given to the stream */
 	int err;	  /* a write failed: streaming stopped */
+	uint64_t drops;	  /* the eBPF probe's ring buffer drops at the last line */
 	/* The tick's arrays, kept from one tick to the next. */
 	struct thread_acct *snap, *all;
 	size_t snap_cap, all_cap;
@@ -121,6 +122,13 @@ static void interval(struct stream_probe *sp, const struct thread_acct *a, size_
 
 	iv.source = sp->src == SRC_EBPF ? "ebpf" : sp->src == SRC_PROCFS ? "procfs" : NULL;
 	iv.no_threads_reason = no_source_reason;
+	iv.lost_records = -1;
+	if (sp->src == SRC_EBPF) {
+		uint64_t drops = sched_probe__counter(sp->sched, TSA_C_RB_DROPS);
+
+		iv.lost_records = (int64_t)(drops - sp->drops);
+		sp->drops = drops;
+	}
 	if (sp->src == SRC_PROCFS)
 		iv.source_unmeasured = ACCT_NO_SWITCHES | ACCT_NO_WAKEUPS;
 	ret = stream__interval(sp->st, a, iv.source ? n : 0, &iv);
@@ -150,6 +158,8 @@ static int st_arm(struct probe *pr, const struct spawn *child, struct run *r)
 		sp->src = SRC_PROCFS;
 	else
 		sp->src = SRC_NONE;
+	if (sp->src == SRC_EBPF)
+		sp->drops = sched_probe__counter(sp->sched, TSA_C_RB_DROPS);
 	return 0;
 }
 

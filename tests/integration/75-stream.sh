@@ -139,6 +139,13 @@ equal "short threads: the lines' totals sum to the artifact's" \
 		$A[0].runs[0] as $r | select($r.quality.lost_events == 0)
 		| $F[] as $f | select(([$L[].totals[$f]] | add) != $r.totals[$f]) | $f')" ""
 
+# A ring buffer too small for the exit records: every record lost is counted in the line it was lost in.
+"$TSARUN" -q --ringbuf 4K --interval 20ms --json lost.json -- "$WORKLOADS/threads" 1500 32 50
+lines_valid "--ringbuf 4K" lost.jsonl
+at_least "--ringbuf 4K: records were lost (the case under test)" "$(jq -r .runs[0].quality.lost_events lost.json)" 1
+equal "--ringbuf 4K: the lines' lost_records sum to the artifact's lost_events" \
+	"$(jq -s 'map(.lost_records) | add' lost.jsonl)" "$(jq -r .runs[0].quality.lost_events lost.json)"
+
 # D state: a vfork parent waits uninterruptibly for 300 ms.
 "$TSARUN" -q --interval 50ms --json vf.json -- "$WORKLOADS/vfork_wait" 300
 equal "vfork: every thread sums exactly" "$(sum_diff vf.jsonl vf.json 0)" ""
@@ -185,8 +192,8 @@ equal "procfs: every thread sums exactly to the artifact" "$(sum_diff p.jsonl p.
 "$TSARUN" -q -b taskstats --interval 50ms --json t.json -- "$WORKLOADS/spin_sleep" 20 100
 lines_valid "taskstats" t.jsonl
 equal "taskstats: no figures, a reason instead" \
-	"$(jq -rc '[.accounting_source, .threads, .totals, (.reason | length > 0)]' t.jsonl | sort -u)" \
-	'[null,null,null,true]'
+	"$(jq -rc '[.accounting_source, .threads, .totals, .lost_records, (.reason | length > 0)]' t.jsonl | sort -u)" \
+	'[null,null,null,null,true]'
 
 # Refused before anything runs.
 "$TSARUN" -q --interval 50ms --json /dev/null -- touch ran 2>err

@@ -228,6 +228,7 @@ static void test_json_line(void **state)
 	struct stream *s = stream__new();
 	struct stream_interval iv = {
 	    .run = 1,
+	    .lost_records = 2,
 	    .start_ns = 0,
 	    .end_ns = 100 * MS,
 	    .root_pid = 10,
@@ -254,6 +255,7 @@ static void test_json_line(void **state)
 	iv.start_ns = 100 * MS;
 	iv.end_ns = 200 * MS;
 	iv.source = "procfs";
+	iv.lost_records = -1;
 	assert_int_equal(stream__interval(s, a, 1, &iv), 0);
 	line = stream_json_line(&iv);
 	assert_non_null(strstr(line, "\"voluntary_switches\":null"));
@@ -262,6 +264,7 @@ static void test_json_line(void **state)
 	assert_non_null(strstr(line, "{\"fields\":\"wakeups\",\"reason\":\"only the eBPF source "
 				     "counts wakeups\"}"));
 	assert_non_null(strstr(line, "\"accounting_source\":\"procfs\""));
+	assert_non_null(strstr(line, "\"lost_records\":null"));
 	free(line);
 	stream_interval__free(&iv);
 
