@@ -38,8 +38,11 @@ record() {
 		python3 "$REF" perf.data "$J" --json >cmp.json 2>cmp.err
 		holds "$WANT" && break
 	done
-	check "$name: the threads it is for are compared ($WANT)" holds "$WANT" ||
-		tail -n 5 perf.out cmp.err | sed 's/^/#   /'
+	check "$name: the threads it is for are compared ($WANT)" holds "$WANT" || {
+		tail -n 5 perf.out cmp.err
+		jq -r '.threads[] | select(.compared | not) | "tid \(.tid) \(.comm): \(.reason)"' \
+			cmp.json 2>/dev/null | head -n 5
+	} | sed 's/^/#   /'
 	WANT='.compared > 0'
 	out=$(jq -r '.threads[] | select(.compared and (.over | length > 0))
 		| "tid \(.tid) \(.comm): \(.over | join(", ")) off: tsarun - perf = \(.delta_ns), allowed \(.allowed_ns)"' cmp.json)
