@@ -197,6 +197,7 @@ static cJSON *thread_json(const struct thread_acct *t)
 	add_u64_or_null(o, "unstamped_wait_ns", t->unstamped_wait_ns, t->source != ACCT_SRC_EBPF);
 	add_u64_or_null(o, "steal_ns", t->steal_ns, t->unmeasured & ACCT_NO_STEAL);
 	add_u64_or_null(o, "throttled_ns", t->throttled_ns, t->unmeasured & ACCT_NO_THROTTLE);
+	add_u64_or_null(o, "rt_throttled_ns", t->rt_throttled_ns, t->unmeasured & ACCT_NO_THROTTLE);
 	if (t->unmeasured & ACCT_NO_WAKEUPS)
 		cJSON_AddNullToObject(o, "wakeup_latency_ns");
 	else
@@ -317,6 +318,7 @@ static cJSON *totals_json(const struct run_totals *t)
 	add_u64_or_null(o, "migrations", t->migrations, t->unmeasured & ACCT_NO_MIGRATIONS);
 	add_u64_or_null(o, "steal_ns", t->steal_ns, t->unmeasured & ACCT_NO_STEAL);
 	add_u64_or_null(o, "throttled_ns", t->throttled_ns, t->unmeasured & ACCT_NO_THROTTLE);
+	add_u64_or_null(o, "rt_throttled_ns", t->rt_throttled_ns, t->unmeasured & ACCT_NO_THROTTLE);
 	if (t->unmeasured & ACCT_NO_WAKEUPS)
 		cJSON_AddNullToObject(o, "wakeup_latency_ns");
 	else

@@ -274,6 +274,8 @@ static int read_totals(struct rd *d, const cJSON *t, struct run_totals *tot)
 	if (!ret)
 		ret = get_u64(d, t, "throttled_ns", false, &tot->throttled_ns);
 	if (!ret)
+		ret = get_u64(d, t, "rt_throttled_ns", false, &tot->rt_throttled_ns);
+	if (!ret)
 		ret = get_u64(d, t, "processes", false, &v);
 	tot->processes = (uint32_t)v;
 	if (!ret)
@@ -354,6 +356,8 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 		ret = get_u64(d, o, "steal_ns", false, &t->steal_ns);
 	if (!ret)
 		ret = get_u64(d, o, "throttled_ns", false, &t->throttled_ns);
+	if (!ret)
+		ret = get_u64(d, o, "rt_throttled_ns", false, &t->rt_throttled_ns);
 	if (!ret && cJSON_IsObject(lat)) {
 		ret = get_u64(d, lat, "count", false, &t->wakeup_lat_count);
 		if (!ret)

@@ -79,6 +79,10 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 	    s->steal_ns < s->state_ns[TSA_ST_ONCPU] ? s->steal_ns : s->state_ns[TSA_ST_ONCPU];
 	t->throttled_ns =
 	    s->throttled_ns < s->state_ns[TSA_ST_RUNQ] ? s->throttled_ns : s->state_ns[TSA_ST_RUNQ];
+	/* A wait is one or the other: together they are part of the runqueue time. */
+	t->rt_throttled_ns = s->rt_throttled_ns < s->state_ns[TSA_ST_RUNQ] - t->throttled_ns
+				 ? s->rt_throttled_ns
+				 : s->state_ns[TSA_ST_RUNQ] - t->throttled_ns;
 	t->exit_status = s->exit_status;
 	t->execs = s->execs;
 	t->first_state_known = !(s->flags & TSA_F_PREEXISTING);
@@ -459,6 +463,7 @@ static int finish(struct run *r)
 		tot->wakeup_lat_count += t->wakeup_lat_count;
 		tot->steal_ns += t->steal_ns;
 		tot->throttled_ns += t->throttled_ns;
+		tot->rt_throttled_ns += t->rt_throttled_ns;
 		tot->unmeasured |= t->unmeasured;
 		if (t->wakeup_lat_max > tot->wakeup_lat_max)
 			tot->wakeup_lat_max = t->wakeup_lat_max;

@@ -121,9 +121,10 @@ struct thread_acct {
 	uint64_t wakeup_lat_sum;
 	uint64_t wakeup_lat_max;
 	uint64_t wakeup_lat_count;
-	uint64_t steal_ns;     /* part of on-CPU time the CPU gave to the hypervisor (or IRQs) */
-	uint64_t throttled_ns; /* part of runqueue time out of CPU quota (tsarun.h) */
-	int exit_status;       /* wait(2) status when TSA_F_EXITED */
+	uint64_t steal_ns;	  /* part of on-CPU time the CPU gave to the hypervisor (or IRQs) */
+	uint64_t throttled_ns;	  /* part of runqueue time out of CPU quota (tsarun.h) */
+	uint64_t rt_throttled_ns; /* part of runqueue time out of RT bandwidth (tsarun.h) */
+	int exit_status;	  /* wait(2) status when TSA_F_EXITED */
 	uint32_t execs;
 	bool first_state_known;
 
@@ -206,6 +207,7 @@ struct run_totals {
 	uint64_t wakeup_lat_count;
 	uint64_t steal_ns;
 	uint64_t throttled_ns;
+	uint64_t rt_throttled_ns;
 	uint64_t max_threads_alive; /* peak concurrency of live threads */
 	uint32_t unmeasured; /* enum acct_unmeasured: what some thread's source could not count */
 };

@@ -450,6 +450,16 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 			"(cgroup cpu.max), no wait for a free CPU\n",
 			fmt_dur(r->totals.throttled_ns, d, sizeof(d)));
 	}
+	if (r->totals.rt_throttled_ns) {
+		char d[32];
+
+		fprintf(
+		    f,
+		    "  note: %s of RUNQ was real-time throttling: SCHED_FIFO/SCHED_RR threads were "
+		    "held off by the RT bandwidth limit (fair server, sched_rt_runtime_us) while "
+		    "lower classes ran, no wait for a free CPU\n",
+		    fmt_dur(r->totals.rt_throttled_ns, d, sizeof(d)));
+	}
 	if (q->lost_events)
 		fprintf(f,
 			"%s  warning: %llu thread records were lost (ring buffer full; raise "

@@ -515,12 +515,53 @@ static __always_inline bool throttled(struct task_struct *p)
 	return false;
 }
 
-/* A runqueue wait that began throttled ends at now (the switch-in). */
+/*
+ * A real-time thread (SCHED_FIFO, SCHED_RR) switching out runnable: is it
+ * held off by the RT bandwidth limit, so that lower classes run, rather
+ * than waiting for a CPU? Two mechanisms, either of which a kernel may
+ * use: since 6.12 a deadline server reserves the fair class its share of
+ * each period (/sys/kernel/debug/sched/fair_server) and preempts RT tasks
+ * to run a fair task, which it marks (next->dl_server); and the RT
+ * runqueue is throttled once it has run sched_rt_runtime_us of a
+ * sched_rt_period_us (its rt_throttled flag: with RT group scheduling the
+ * thread's group's, else the CPU's one RT runqueue). Either way the thread
+ * stays runnable and its wait is in run_delay. Only on a preemption, and
+ * one load for a thread that is not real-time.
+ */
+static __always_inline bool rt_throttled(struct task_struct *p, struct task_struct *next)
+{
+	struct cfs_rq *cfs;
+	struct rq *rq;
+	int prio = p->prio;
+
+	if (prio < 0 || prio >= 100) /* not SCHED_FIFO or SCHED_RR (MAX_RT_PRIO) */
+		return false;
+	if (bpf_core_field_exists(next->dl_server) && BPF_CORE_READ(next, dl_server))
+		return true;
+	if (bpf_core_field_exists(p->rt.rt_rq))
+		return BPF_CORE_READ(p, rt.rt_rq, rt_throttled) != 0;
+	cfs = BPF_CORE_READ(p, se.cfs_rq);
+	if (!cfs)
+		return false;
+	if (bpf_core_field_exists(cfs->rq))
+		rq = BPF_CORE_READ(cfs, rq);
+	else
+		rq = (void *)cfs - bpf_core_field_offset(struct rq, cfs);
+	return rq && BPF_CORE_READ(rq, rt.rt_throttled) != 0;
+}
+
+#define TSA_F_ANY_THROTTLED (TSA_F_THROTTLED | TSA_F_RT_THROTTLED)
+
+/* A runqueue wait that began throttled (CPU quota or RT bandwidth) ends at now (the switch-in). */
 static __always_inline void end_throttled(struct tsa_thread *t, __u64 now)
 {
-	if (t->state == TSA_ST_RUNQ && now > t->since_ns)
-		t->throttled_ns += now - t->since_ns;
-	t->flags &= ~TSA_F_THROTTLED;
+	if (t->state == TSA_ST_RUNQ && now > t->since_ns) {
+		if (t->flags & TSA_F_THROTTLED)
+			t->throttled_ns += now - t->since_ns;
+		else
+			t->rt_throttled_ns += now - t->since_ns;
+	}
+	t->flags &= ~TSA_F_ANY_THROTTLED;
 }
 
 /* The task is dead: what it exited with, and whether its process is done. */
@@ -857,7 +898,7 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 				   false);
 		woke(t, now - ran - wait);
 	}
-	if (t->flags & TSA_F_THROTTLED)
+	if (t->flags & TSA_F_ANY_THROTTLED)
 		end_throttled(t, now - ran);
 	close_interval(t, now - ran); /* the runqueue wait ends at the inferred switch-in */
 	t->state_ns[TSA_ST_ONCPU] += ran;
@@ -916,8 +957,9 @@ static __always_inline void first_in_unseen(struct tsa_thread *t, struct task_st
  * counters up to date (0: this CPU has no offset yet).
  */
 static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct task_struct *p,
-				       bool preempt, unsigned int prev_state, __u64 now,
-				       __u64 taken, __u64 refreshed)
+				       struct task_struct *next, bool preempt,
+				       unsigned int prev_state, __u64 now, __u64 taken,
+				       __u64 refreshed)
 {
 	__u64 sum_exec = p->se.sum_exec_runtime;
 	__u32 st;
@@ -967,8 +1009,12 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 	else
 		t->involuntary++;
 	st = preempt ? TSA_ST_RUNQ : classify(prev_state);
-	if (st == TSA_ST_RUNQ && throttled(p))
-		t->flags |= TSA_F_THROTTLED;
+	if (st == TSA_ST_RUNQ) {
+		if (throttled(p))
+			t->flags |= TSA_F_THROTTLED;
+		else if (rt_throttled(p, next))
+			t->flags |= TSA_F_RT_THROTTLED;
+	}
 	t->state = st;
 	t->flags &= ~TSA_F_WOKEN; /* a preemption wait is not wakeup latency */
 	if (targ_stacks && (st == TSA_ST_SLEEP || st == TSA_ST_DISK))
@@ -1026,7 +1072,7 @@ static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *
 		/* A wait the kernel's run_delay will not have (tsarun.h). */
 		if (unstamped && t->state == TSA_ST_RUNQ && now > t->since_ns)
 			t->unstamped_wait_ns += now - t->since_ns;
-		if (t->flags & TSA_F_THROTTLED)
+		if (t->flags & TSA_F_ANY_THROTTLED)
 			end_throttled(t, now);
 		close_interval(t, now);
 	}
@@ -1097,7 +1143,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 				prev_state =
 				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 		}
-		switch_out(ctx, tp, prev, preempt, prev_state, not_before(tp, now), ri.taken,
+		switch_out(ctx, tp, prev, next, preempt, prev_state, not_before(tp, now), ri.taken,
 			   offset ? ri.clock + offset : 0);
 	}
 	/* (No atomic fetch, which older kernels refuse even where it is dead code.) */
@@ -1347,7 +1393,7 @@ int tsa_survivors(struct tsa_iter_task *ctx)
 			if (wait)
 				woke(s, wait < now - s->since_ns ? now - wait : s->since_ns);
 		}
-		if (s->flags & TSA_F_THROTTLED)
+		if (s->flags & TSA_F_ANY_THROTTLED)
 			end_throttled(s, now); /* still throttled: so far */
 		close_interval(s, now);
 	}

@@ -43,6 +43,7 @@ enum tsa_thread_flags {
 	TSA_F_EXECED = 1u << 8,	     /* called exec at least once */
 	TSA_F_THROTTLED = 1u << 9,   /* its runqueue wait began with its CPU quota spent */
 	TSA_F_KSTART = 1u << 10,     /* kstart read by user space at the mark (the command) */
+	TSA_F_RT_THROTTLED = 1u << 11, /* its runqueue wait began with its RT bandwidth spent */
 };
 
 /* Which kernel counters are sampled at the start and the end of tracking. */
@@ -228,6 +229,14 @@ struct tsa_thread {
 	 * not waiting for a free CPU. The kernel counts them in run_delay.
 	 */
 	__u64 throttled_ns;
+	/*
+	 * Of the runqueue time, the waits of a real-time (SCHED_FIFO, SCHED_RR)
+	 * thread held off by the RT bandwidth limit while lower classes ran
+	 * (the fair class's deadline server, or a throttled RT runqueue: see
+	 * rt_throttled() in sched.bpf.c), not waiting for a free CPU. In
+	 * run_delay too.
+	 */
+	__u64 rt_throttled_ns;
 
 	/* Cold: identity, the start and the end. */
 	__u32 tid;
@@ -278,7 +287,7 @@ struct tsa_thread {
 	struct tsa_stack_id waker_kstack;
 };
 
-#define TSA_THREAD_SIZE 992
+#define TSA_THREAD_SIZE 1000
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {

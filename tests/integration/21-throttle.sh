@@ -4,7 +4,8 @@
 # throttled thread is runnable and the kernel counts its wait in run_delay,
 # as tsarun counts it in runqueue; but it waits for quota, not for a CPU,
 # and the report must say how much of RUNQ that was (throttled_ns), checked
-# against the cgroup's own throttled time.
+# against the cgroup's own throttled time. Likewise real-time throttling (RT
+# bandwidth, kernel.sched_rt_runtime_us), in rt_throttled_ns.
 . "$(dirname "$0")/../lib.sh"
 need_bpf "throttling tests"
 cd "$T_TMP"
@@ -95,4 +96,34 @@ validate "$J"
 at_least "two burners on one CPU wait in the runqueue (ms)" \
 	"$(jq '[.runs[0].threads[] | select(.comm | startswith("pinned-")) | .runqueue_ns] | add / 1e6' "$J")" 20
 equal "no quota: nothing throttled" "$(jq '.runs[0].totals.throttled_ns' "$J")" 0
+equal "no quota, no real-time thread: nothing RT-throttled" "$(jq '.runs[0].totals.rt_throttled_ns' "$J")" 0
 check "no quota: the table has no throttling note" bash -c "! grep -q 'of RUNQ was throttling' c.txt"
+
+# Real-time bandwidth: a SCHED_FIFO thread spinning on one CPU may run
+# sched_rt_runtime_us of each sched_rt_period_us (950 ms of 1 s by
+# default); then lower classes run (the fair class's deadline server since
+# 6.12, or a throttled RT runqueue) and it waits as runnable, until the
+# period ends. 2 s of CPU span at least one whole period, so it is held off
+# once at least, for about period - runtime.
+rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us) rt_period=$(cat /proc/sys/kernel/sched_rt_period_us)
+[ "$rt_runtime" -ge 0 ] ||
+	cannot_run "real-time throttling" "kernel.sched_rt_runtime_us is -1: RT bandwidth is not limited here"
+J=$T_TMP/rt.json
+"$TSARUN" --json "$J" --report rt.txt -- chrt -f 10 taskset -c 1 "$WORKLOADS/burn" 2000
+validate "$J"
+rt=$(jq '[.runs[0].threads[] | select(.comm == "burn")][0].rt_throttled_ns' "$J")
+rq=$(jq '[.runs[0].threads[] | select(.comm == "burn")][0].runqueue_ns' "$J")
+# Half of period - runtime: the kernel charges RT runtime at each tick, so a
+# throttle can start a tick late; the wait then lasts to the period's end.
+at_least "a SCHED_FIFO spinner is RT-throttled at least once (ms)" \
+	"$(awk -v t="$rt" 'BEGIN { print t / 1e6 }')" "$(awk -v r="$rt_runtime" -v p="$rt_period" 'BEGIN { print (p - r) / 2 / 1e3 }')"
+at_most "RT-throttled time is part of runqueue time" "$rt" "$rq"
+# Nothing but throttling keeps a SCHED_FIFO thread from its CPU here (no
+# other real-time task is pinned there, and once its runqueue has bandwidth
+# again it preempts whatever runs at once): RUNQ is nearly all throttling.
+at_least "RT-throttled time is nearly all of its runqueue time (%)" \
+	"$(awk -v t="$rt" -v q="$rq" 'BEGIN { print t * 100 / q }')" 90
+equal "... and none of it is CPU-quota throttling" \
+	"$(jq '[.runs[0].threads[] | select(.comm == "burn")][0].throttled_ns' "$J")" 0
+check "the table says how much of RUNQ was real-time throttling" grep -q "of RUNQ was real-time throttling" rt.txt
+

@@ -282,6 +282,28 @@ static void test_throttled_is_part_of_runqueue(void **state)
 	run__free_detail(&r);
 }
 
+/* RT-throttled time too, and the two kinds together never exceed the runqueue time. */
+static void test_rt_throttled_is_part_of_runqueue(void **state)
+{
+	struct tsa_thread t[2] = {
+	    fx_thread(100, 100, 1, "main", 0, 500, 300, 20, 170, 5),
+	    fx_thread(101, 100, 1, "worker", 0, 500, 300, 40, 150, 5),
+	};
+	struct run r;
+
+	t[0].rt_throttled_ns = 12 * MS;
+	t[1].throttled_ns = 30 * MS;
+	t[1].rt_throttled_ns = 30 * MS; /* with throttled_ns, more than its runqueue time */
+	fold(&r, t, 2);
+	assert_int_equal(r.threads[0].rt_throttled_ns, 12 * MS);
+	assert_int_equal(r.threads[0].throttled_ns, 0);
+	assert_int_equal(r.threads[1].throttled_ns, 30 * MS);
+	assert_int_equal(r.threads[1].rt_throttled_ns, 10 * MS);
+	assert_int_equal(r.totals.rt_throttled_ns, 22 * MS);
+	assert_int_equal(r.totals.throttled_ns, 30 * MS);
+	run__free_detail(&r);
+}
+
 static void test_empty(void **state)
 {
 	struct run r;
@@ -308,6 +330,7 @@ int main(void)
 	    cmocka_unit_test(test_order_and_dedupe_in_place),
 	    cmocka_unit_test(test_survivors_are_not_in_rusage),
 	    cmocka_unit_test(test_throttled_is_part_of_runqueue),
+	    cmocka_unit_test(test_rt_throttled_is_part_of_runqueue),
 	    cmocka_unit_test(test_empty),
 	};
 

@@ -156,6 +156,26 @@ static void test_untraced_note(void **state)
 	run__free_detail(&r);
 }
 
+/* Each kind of throttling has its own note, and only when there was some. */
+static void test_throttling_notes(void **state)
+{
+	struct tsa_thread t[1] = {fx_thread(100, 100, 99, "bench", 0, 500, 300, 20, 170, 10)};
+	struct table_opts o = {.sort = SORT_WALL, .top = 20, .command = "./bench"};
+	struct run r;
+	char *text;
+
+	t[0].rt_throttled_ns = 15 * MS;
+	make_run(&r, t, 1);
+	text = render(&r, &o);
+	assert_non_null(strstr(text,
+			       "note: 15.0 ms of RUNQ was real-time throttling: "
+			       "SCHED_FIFO/SCHED_RR threads were held off by the RT bandwidth "
+			       "limit"));
+	assert_null(strstr(text, "of RUNQ was throttling"));
+	free(text);
+	run__free_detail(&r);
+}
+
 /*
  * A thread that exec'd from a non-main thread took the main one's tid: its
  * row is marked and the note says which tid it had; past three, the note
@@ -206,7 +226,7 @@ int main(void)
 	    cmocka_unit_test(test_golden_small),	  cmocka_unit_test(test_many_threads_fold),
 	    cmocka_unit_test(test_color_only_when_asked), cmocka_unit_test(test_formats),
 	    cmocka_unit_test(test_not_started),		  cmocka_unit_test(test_untraced_note),
-	    cmocka_unit_test(test_exec_renamed),
+	    cmocka_unit_test(test_exec_renamed),	  cmocka_unit_test(test_throttling_notes),
 	};
 
 	return cmocka_run_group_tests_name("table", tests, NULL, NULL);
