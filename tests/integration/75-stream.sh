@@ -108,7 +108,7 @@ equal "spin then sleep: the worker ends in the last line that has it" \
 "$TSARUN" -q --interval 100ms --stream live.jsonl -- "$WORKLOADS/spin_sleep" 10 3000 &
 tp=$!
 for _ in $(seq 100); do
-	[ "$(wc -l <live.jsonl 2>/dev/null || echo 0)" -ge 3 ] && break
+	[ "$(wc -l 2>/dev/null <live.jsonl || echo 0)" -ge 3 ] && break
 	sleep 0.05
 done
 if kill -0 $tp 2>/dev/null && [ "$(wc -l <live.jsonl)" -ge 3 ]; then
