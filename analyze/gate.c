@@ -463,17 +463,17 @@ static double *copy_values(const double *x, size_t n)
 
 /*
  * The median over a side's runs of runqueue wait + steal, less what the
- * given rates give for each run: per_wait for each of its waits (wakeups
- * and preemptions), per_cpu for each ns on a CPU. NAN without runs.
+ * given rates give for each run: per_wake for each of its wakeups,
+ * per_cpu for each ns on a CPU. NAN without runs.
  */
-static double noise_median(const struct gate_side *s, double per_wait, double per_cpu)
+static double noise_median(const struct gate_side *s, double per_wake, double per_cpu)
 {
 	double *x = calloc(s->n ? s->n : 1, sizeof(double)), m;
 
 	if (!x)
 		return NAN;
 	for (size_t i = 0; i < s->n; i++)
-		x[i] = s->noise[i].runq + s->noise[i].steal - per_wait * s->noise[i].waits -
+		x[i] = s->noise[i].runq + s->noise[i].steal - per_wake * s->noise[i].wakes -
 		       per_cpu * s->noise[i].oncpu;
 	m = median_of(x, s->n);
 	free(x);
@@ -481,26 +481,36 @@ static double noise_median(const struct gate_side *s, double per_wait, double pe
 }
 
 /*
- * A program that wakes up more often waits for a CPU more often, as long
- * each time (on an idle virtual CPU, ~10 us here), and one that runs longer
- * loses more to steal: that is its own doing, not a busier machine. So each
- * run's runqueue wait and steal are weighed against what the baseline's
- * rates give for that run's waits and CPU time; the sentinel is the growth
- * of the median of what is left.
+ * What a run does itself makes it wait: a program that wakes up more often
+ * waits for a CPU more often, each time as long (on an idle virtual CPU,
+ * ~10 us here), and one that runs longer is preempted more, by whatever
+ * else runs there, and loses more to steal. That is its own doing, not a
+ * busier machine. So each run's runqueue wait and steal are weighed
+ * against the baseline's rates: its wakeups at the baseline's wait per
+ * wakeup (wakeup latency), and its on-CPU time at the baseline's
+ * preemption wait (the rest of the runqueue wait) and steal per on-CPU ns.
+ * The sentinel is the growth of the median of what is left. Preemptions
+ * are not counted as the run's own waits: on a busier machine they are
+ * what grows (two CPU hogs beside a baseline itself taken on a loaded
+ * machine, at 4 ms a wait there, made the runs' own waits explain more
+ * than all of the new runs' wait).
  */
 static double excess_noise(const struct gate_side *b, const struct gate_side *n)
 {
-	double rq = 0, waits = 0, steal = 0, oncpu = 0, per_wait, per_cpu;
+	double wait = 0, wakes = 0, preempt = 0, steal = 0, oncpu = 0, per_wake, per_cpu;
 
 	for (size_t i = 0; i < b->n; i++) {
-		rq += b->noise[i].runq;
-		waits += b->noise[i].waits;
-		steal += b->noise[i].steal;
-		oncpu += b->noise[i].oncpu;
+		const struct metric_noise *x = &b->noise[i];
+
+		wait += x->wake_wait;
+		wakes += x->wakes;
+		preempt += x->runq > x->wake_wait ? x->runq - x->wake_wait : 0;
+		steal += x->steal;
+		oncpu += x->oncpu;
 	}
-	per_wait = waits > 0 ? rq / waits : 0;
-	per_cpu = oncpu > 0 ? steal / oncpu : 0;
-	return noise_median(n, per_wait, per_cpu) - noise_median(b, per_wait, per_cpu);
+	per_wake = wakes > 0 ? wait / wakes : 0;
+	per_cpu = oncpu > 0 ? (preempt + steal) / oncpu : 0;
+	return noise_median(n, per_wake, per_cpu) - noise_median(b, per_wake, per_cpu);
 }
 
 static void sentinel(const struct gate_spec *g, const struct gate_side *b,

@@ -148,7 +148,8 @@ int metric_noise(const struct run *r, struct metric_noise *p)
 		return -ENODATA;
 	p->runq = (double)r->totals.state_ns[TSA_ST_RUNQ];
 	p->steal = (double)r->totals.steal_ns;
-	p->waits = (double)(r->totals.wakeups + r->totals.involuntary);
+	p->wakes = (double)r->totals.wakeup_lat_count;
+	p->wake_wait = (double)r->totals.wakeup_lat_sum;
 	p->oncpu = (double)r->totals.state_ns[TSA_ST_ONCPU];
 	return 0;
 }

@@ -63,10 +63,11 @@ int metric_value(const struct run *r, enum metric_id m, double *v, char *why, si
  * how much on-CPU time (eBPF). -ENODATA when not measured.
  */
 struct metric_noise {
-	double runq;  /* runqueue wait, ns */
-	double steal; /* steal time, ns */
-	double waits; /* runqueue waits: wakeups and preemptions */
-	double oncpu; /* on-CPU time, steal included, ns */
+	double runq;	  /* runqueue wait, ns */
+	double steal;	  /* steal time, ns */
+	double wakes;	  /* wakeups timed to their switch-in */
+	double wake_wait; /* the runqueue wait after them (wakeup latency), ns */
+	double oncpu;	  /* on-CPU time, steal included, ns */
 };
 int metric_noise(const struct run *r, struct metric_noise *p);
 

@@ -68,9 +68,12 @@ static void compare_full(const char *spec, const char *metrics, double factor, d
 		x[i] = base10[i] * factor;
 	rb = runs_of(base10, 10, base_runq, true);
 	rn = runs_of(x, 10, new_runq, true);
+	/* With wakeups, all the wait is after them (wakeup latency); without, preemptions'. */
 	for (int i = 0; i < 10; i++) {
-		rb[i].totals.wakeups = base_waits;
-		rn[i].totals.wakeups = new_waits;
+		rb[i].totals.wakeups = rb[i].totals.wakeup_lat_count = base_waits;
+		rn[i].totals.wakeups = rn[i].totals.wakeup_lat_count = new_waits;
+		rb[i].totals.wakeup_lat_sum = base_waits ? (uint64_t)(base_runq * MS) : 0;
+		rn[i].totals.wakeup_lat_sum = new_waits ? (uint64_t)(new_runq * MS) : 0;
 	}
 	gate_spec_defaults(&g);
 	if (spec)
@@ -313,6 +316,30 @@ static void test_noise_sentinel_weighs_own_waits(void **state)
 	assert_true(c.sentinel.fired);
 	assert_int_equal(c.metrics[0].outcome, GATE_WARN);
 	assert_non_null(strstr(c.metrics[0].note, "30.00 ms more than the runs' own waits"));
+	comparison__free(&c);
+}
+
+static void test_noise_sentinel_weighs_own_cpu_time(void **state)
+{
+	struct comparison c;
+
+	/*
+	 * A baseline taken on a loaded machine: 158 ms of preemption wait per
+	 * run beside 100 ms on a CPU. Under the same load, a program that runs
+	 * 25% longer is preempted 25% more: 197.5 ms, its own doing, and its
+	 * wall regression fails.
+	 */
+	compare_full("wall=10%", NULL, 1.25, 158, 197.5, 0, 0, NULL, NULL, &c);
+	assert_true(fabs(c.sentinel.excess) < 1e3);
+	assert_false(c.sentinel.fired);
+	assert_int_equal(c.metrics[0].outcome, GATE_FAIL);
+	comparison__free(&c);
+
+	/* Two more CPU hogs beside it: 260 ms, 62.5 more than its CPU time explains. */
+	compare_full("wall=10%", NULL, 1.25, 158, 260, 0, 0, NULL, NULL, &c);
+	assert_true(fabs(c.sentinel.excess - 62.5 * MS) < 1e3);
+	assert_true(c.sentinel.fired);
+	assert_int_equal(c.metrics[0].outcome, GATE_WARN);
 	comparison__free(&c);
 }
 
@@ -613,6 +640,7 @@ int main(void)
 	    cmocka_unit_test(test_fingerprint_downgrades_time),
 	    cmocka_unit_test(test_noise_sentinel_downgrades_wall),
 	    cmocka_unit_test(test_noise_sentinel_weighs_own_waits),
+	    cmocka_unit_test(test_noise_sentinel_weighs_own_cpu_time),
 	    cmocka_unit_test(test_noisy_warning),
 	    cmocka_unit_test(test_availability),
 	    cmocka_unit_test(test_formatting),
