@@ -14,6 +14,7 @@
 
 #include "artifact.h"
 #include "artifact_json.h"
+#include "artifact_timeline.h"
 #include "gate.h"
 #include "metrics.h"
 #include "bashprof.h"
@@ -652,6 +653,12 @@ static cJSON *run_json(const struct run *r)
 	cJSON_AddItemToObject(o, "quality",
 			      quality_json(&r->quality, run_source_active(r, "ebpf")));
 	cJSON_AddItemToObject(o, "stacks", stacks_json(r));
+	/* --timeline: streamed by emit_run() (artifact_timeline.c). */
+	if (r->timeline) {
+		cJSON_AddNullToObject(o, "timeline");
+		cJSON_AddItemToObject(cJSON_GetObjectItem(o, "quality"), "timeline",
+				      artifact_timeline_quality(r->timeline));
+	}
 	return o;
 }
 
@@ -846,6 +853,8 @@ static int emit_run(FILE *f, const struct run *r)
 					 sizeof(*r->threads));
 		else if (!strcmp(c->string, "processes"))
 			ret = emit_array(f, r->nprocs, make_proc, r->procs, sizeof(*r->procs));
+		else if (!strcmp(c->string, "timeline") && r->timeline)
+			ret = artifact_emit_timeline(f, r);
 		else
 			ret = emit_item(f, c);
 		if (ret)

@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "run.h"
 #include "stacks.h"
+#include "artifact_timeline.h"
 
 #define ARTIFACT_MAX_BYTES (1ull << 30)
 
@@ -379,6 +380,11 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 		if (!ret)
 			ret = get_u64(d, b, "uninterruptible_ns", false, &t->below_disk_ns);
 	}
+	if (!ret)
+		ret = get_u64(d, o, "task_start_ns", false, &t->task_start_ns);
+	if (!ret)
+		ret = get_u64(d, o, "execs", false, &v);
+	t->execs = (uint32_t)v;
 	if (cJSON_IsTrue(item(o, "alive_at_end")))
 		t->flags |= TSA_F_SURVIVOR;
 	t->first_state_known = !cJSON_IsFalse(item(o, "first_state_known"));
@@ -747,6 +753,13 @@ static int read_run(struct rd *d, const cJSON *o, size_t idx, struct run *r)
 		ret = read_detail(d, o, r);
 	if (!ret && d->o->detail && r->detailed)
 		ret = read_stacks(d, o, r);
+	if (!ret && d->o->detail && r->detailed && cJSON_IsObject(item(o, "timeline"))) {
+		char why[256];
+
+		ret = artifact_read_timeline(item(o, "timeline"), r, why, sizeof(why));
+		if (ret)
+			ret = bad(d, ret, "%s", why);
+	}
 	if (ret)
 		run__free_detail(r);
 	else

@@ -92,6 +92,8 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 	t->below_ns = s->below_ns;
 	t->below_disk_ns = s->below_disk_ns;
 	t->stack_charged_ns = s->charged_ns;
+	t->tl_lost = s->tl_lost;
+	t->tl_lost_ns = s->tl_lost_ns;
 	/* Kernel counters were sampled when tracking began and at the end. */
 	t->have_kernel = s->kend[TSA_K_PCOUNT] >= s->kstart[TSA_K_PCOUNT] &&
 			 s->kend[TSA_K_SUM_EXEC] >= s->kstart[TSA_K_SUM_EXEC] &&

@@ -8,6 +8,7 @@
 #include "bashprof.h"
 #include "run.h"
 #include "stacks.h"
+#include "timeline.h"
 
 void run__free_detail(struct run *r)
 {
@@ -15,6 +16,8 @@ void run__free_detail(struct run *r)
 	free(r->procs);
 	run_stacks__free(r->stacks);
 	r->stacks = NULL;
+	timeline__free(r->timeline);
+	r->timeline = NULL;
 	/* The bash profile is detail too: only the last run's is reported. */
 	bashprof__free(r->bash);
 	r->bash = NULL;

@@ -21,6 +21,7 @@
 
 struct bashprof;
 struct run_stacks;
+struct run_timeline;
 
 #define RUN_MAX_SOURCES 8
 #define RUN_REASON_LEN	192
@@ -172,6 +173,10 @@ struct thread_acct {
 	uint64_t below_ns;
 	uint64_t below_disk_ns;	   /* the part of below_ns spent in D */
 	uint64_t stack_charged_ns; /* sleeps charged to stacks (by the kernel's count) */
+
+	/* --timeline: its events the ring buffer had no room for, and their time. */
+	uint64_t tl_lost;
+	uint64_t tl_lost_ns;
 };
 
 struct proc_acct {
@@ -376,7 +381,8 @@ struct run {
 	bool have_instructions;
 	uint64_t instructions;
 
-	struct run_stacks *stacks; /* with --stacks/--flame (stacks.h), or NULL */
+	struct run_stacks *stacks;     /* with --stacks/--flame (stacks.h), or NULL */
+	struct run_timeline *timeline; /* with --timeline (timeline.h), or NULL */
 
 	struct thread_acct *threads;
 	size_t nthreads;

@@ -7,6 +7,7 @@
 #include "stacks.h"
 #include "status.h"
 #include "table.h"
+#include "timeline.h"
 
 #define C_BOLD	 "\033[1m"
 #define C_DIM	 "\033[2m"
@@ -364,6 +365,32 @@ static void print_renamed(FILE *f, const struct run *r)
 		n == 1 ? "its" : "theirs");
 }
 
+/* --timeline: how many intervals, and what it lacks, never left unsaid. */
+static void print_timeline(FILE *f, const struct run_timeline *t, const char *warn,
+			   const char *reset)
+{
+	char d[32], at[32];
+
+	if (timeline_complete(t)) {
+		fprintf(f, "  timeline: %zu intervals, complete\n", t->n);
+		return;
+	}
+	fprintf(f, "%s  warning: timeline incomplete: %zu intervals kept", warn, t->n);
+	if (t->lost_events)
+		fprintf(f, "; %llu events lost (%s; ring buffer full: raise --timeline-buffer)",
+			(unsigned long long)t->lost_events, fmt_dur(t->lost_ns, d, sizeof(d)));
+	if (t->beyond_bound)
+		fprintf(f, "; %llu intervals (%s) beyond --timeline-max, cut at %s",
+			(unsigned long long)t->beyond_bound,
+			fmt_dur(t->beyond_bound_ns, d, sizeof(d)),
+			fmt_dur(t->truncated_at_ns > 0 ? (uint64_t)t->truncated_at_ns : 0, at,
+				sizeof(at)));
+	if (t->unmatched)
+		fprintf(f, "; %llu of threads whose record was lost",
+			(unsigned long long)t->unmatched);
+	fprintf(f, "%s\n", reset);
+}
+
 static void print_quality(FILE *f, const struct run *r, const struct table_opts *o)
 {
 	const struct run_quality *q = &r->quality;
@@ -471,6 +498,8 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 			"%s  warning: %llu tasks could not be tracked (task storage allocation "
 			"failed)%s\n",
 			warn, (unsigned long long)q->map_full_drops, reset);
+	if (r->timeline)
+		print_timeline(f, r->timeline, warn, reset);
 	if (q->untraced_switch_ins == 1)
 		fprintf(f, "  note: 1 switch-in had no scheduler event; it was timed from the "
 			   "thread's sum_exec_runtime\n");

@@ -424,6 +424,121 @@ static __always_inline __u32 exec_id(struct task_struct *p)
 	}
 }
 
+/*
+ * --timeline (targ_timeline): each state interval a thread's account adds
+ * up goes to user space as it closes, with the same start and end, so a
+ * thread's intervals sum to its account exactly (less tl_lost_ns). Off, the
+ * verifier removes all of it: the account alone pays nothing. Events are
+ * sent without waking user space until targ_tl_wake_bytes wait (it also
+ * drains at the end); an event the ring buffer has no room for is counted,
+ * by thread and in all, never lost silently.
+ */
+const volatile bool targ_timeline = false;
+const volatile __u64 targ_tl_wake_bytes = 0;
+/*
+ * The survivors' iterator closes each one's last interval and sends it (set
+ * by user space for that last read); --interval's snapshots with the same
+ * iterator send nothing, or every tick would send the open intervals again.
+ */
+__u32 tl_iter_send = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* resized by user space (--timeline-buffer) */
+} timeline SEC(".maps");
+
+static __always_inline __u64 tl_wake_flags(void)
+{
+	return bpf_ringbuf_query(&timeline, BPF_RB_AVAIL_DATA) >= targ_tl_wake_bytes
+		   ? BPF_RB_FORCE_WAKEUP
+		   : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void tl_send(struct tsa_thread *t, __u32 kind, __u32 cpu, __u64 start,
+				    __u64 end)
+{
+	struct tsa_tl_event *e;
+
+	if (t->flags & TSA_F_TL_QUIET)
+		return;
+	e = bpf_ringbuf_reserve(&timeline, sizeof(*e), 0);
+	if (!e) {
+		t->tl_lost++;
+		t->tl_lost_ns += end - start;
+		count(TSA_C_TL_DROPS);
+		return;
+	}
+	e->task_start_ns = t->task_start_ns;
+	e->start_ns = start;
+	e->end_ns = end;
+	e->tid = t->tid;
+	e->gen = t->gen;
+	e->cpu = cpu;
+	e->kind = kind;
+	bpf_ringbuf_submit(e, tl_wake_flags());
+	count(TSA_C_TL_SENT);
+}
+
+/* The interval of state st from since_ns to now closes (see close_interval()). */
+static __always_inline void tl_interval(struct tsa_thread *t, __u32 st, __u64 now)
+{
+	__u32 kind;
+
+	if (st == TSA_ST_ONCPU)
+		kind = TSA_TL_ONCPU;
+	else if (st == TSA_ST_RUNQ)
+		kind = (t->flags & TSA_F_WOKEN) ? TSA_TL_RUNQ_WAKEUP
+		       : t->slices		? TSA_TL_RUNQ_PREEMPTED
+						: TSA_TL_RUNQ_NEW;
+	else
+		kind = TSA_TL_SLEEP + (st - TSA_ST_SLEEP);
+	tl_send(t, kind, st == TSA_ST_ONCPU ? t->last_cpu : (__u32)-1, t->since_ns, now);
+}
+
+/* The thread's name, when first seen and after each exec (sent at a switch-out). */
+static __always_inline void tl_name(struct tsa_thread *t, struct task_struct *p, __u64 when)
+{
+	__u32 id = exec_id(p) + 1;
+	struct tsa_tl_name *e;
+
+	if (id == t->tl_exec_id)
+		return;
+	t->tl_exec_id = id;
+	e = bpf_ringbuf_reserve(&timeline, sizeof(*e), 0);
+	if (!e) {
+		t->tl_lost++;
+		count(TSA_C_TL_DROPS);
+		return;
+	}
+	e->h.task_start_ns = t->task_start_ns;
+	e->h.start_ns = when;
+	e->h.end_ns = id - 1 - t->exec_id0;
+	e->h.tid = t->tid;
+	e->h.gen = t->gen;
+	e->h.cpu = (__u32)-1;
+	e->h.kind = TSA_TL_NAME;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), &p->comm);
+	bpf_ringbuf_submit(e, tl_wake_flags());
+	count(TSA_C_TL_SENT);
+}
+
+/*
+ * A thread's first switch-out in state UNKNOWN: its account has just got
+ * its time on a CPU until now (an unseen switch-in's, inferred, when
+ * first_in_unseen() placed it) and the wait before it. Sent after begin(),
+ * which gives the thread its identity.
+ */
+static __always_inline void tl_first_out(struct tsa_thread *t, __u64 now)
+{
+	__u64 ran = t->state_ns[TSA_ST_ONCPU], wait = t->state_ns[TSA_ST_RUNQ];
+
+	if (wait)
+		tl_send(t, TSA_TL_RUNQ_WAKEUP, (__u32)-1, now - ran - wait, now - ran);
+	if (ran)
+		tl_send(t, t->untraced ? TSA_TL_ONCPU_INFERRED : TSA_TL_ONCPU,
+			bpf_get_smp_processor_id(), now - ran, now);
+}
+
 /* First event for a task marked by user space (state unknown until now). */
 static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, __u64 now)
 {
@@ -462,6 +577,8 @@ static __always_inline void begin(struct tsa_thread *t, struct task_struct *p, _
 	}
 	__sync_fetch_and_add(&live_tasks, 1);
 	count(TSA_C_TRACKED);
+	if (targ_timeline)
+		tl_name(t, p, now); /* the command: its name before its exec */
 }
 
 /* Close the interval of the current state at now. */
@@ -472,6 +589,8 @@ static __always_inline void close_interval(struct tsa_thread *t, __u64 now)
 
 	if (st >= TSA_ST_NR || now <= t->since_ns)
 		return;
+	if (targ_timeline)
+		tl_interval(t, st, now);
 	d = now - t->since_ns;
 	t->state_ns[st] += d;
 	if (st != TSA_ST_ONCPU) {
@@ -902,6 +1021,8 @@ static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_s
 		end_throttled(t, now - ran);
 	close_interval(t, now - ran); /* the runqueue wait ends at the inferred switch-in */
 	t->state_ns[TSA_ST_ONCPU] += ran;
+	if (targ_timeline && ran)
+		tl_send(t, TSA_TL_ONCPU_INFERRED, bpf_get_smp_processor_id(), now - ran, now);
 	if (t->flags & TSA_F_WOKEN) {
 		wakeup_latency(t, now - ran - t->woken_ns);
 		t->flags &= ~TSA_F_WOKEN;
@@ -973,6 +1094,8 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 		else if (t->flags & TSA_F_KSTART)
 			first_in_unseen(t, p, sum_exec, now);
 		begin(t, p, now);
+		if (targ_timeline)
+			tl_first_out(t, now);
 	} else if (t->state == TSA_ST_RUNQ || (!targ_wakeup_events && t->state != TSA_ST_ONCPU)) {
 		repair_switch_in(t, p, sum_exec, now);
 	} else {
@@ -980,6 +1103,9 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 			count(TSA_C_UNKNOWN_SWITCH);
 		close_interval(t, now);
 	}
+	/* An exec happens on a CPU: its new name is seen when it leaves (since_ns: its slice). */
+	if (targ_timeline)
+		tl_name(t, p, t->state == TSA_ST_ONCPU ? t->since_ns : now);
 	t->exec_mark = sum_exec;
 	if (!targ_wakeup_events)
 		t->delay_mark = p->sched_info.run_delay;
@@ -1231,6 +1357,8 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 	t->delay_mark = t->kstart[TSA_K_RUN_DELAY];
 	__sync_fetch_and_add(&live_tasks, 1);
 	count(TSA_C_TRACKED);
+	if (targ_timeline)
+		tl_name(t, p, now); /* the name it inherits */
 }
 
 SEC("tp_btf/sched_switch")
@@ -1376,6 +1504,8 @@ int tsa_survivors(struct tsa_iter_task *ctx)
 	if (!s)
 		return 0;
 	__builtin_memcpy(s, t, sizeof(*s));
+	if (targ_timeline && !tl_iter_send)
+		s->flags |= TSA_F_TL_QUIET;
 	now = bpf_ktime_get_ns();
 	if (s->state == TSA_ST_UNKNOWN) {
 		if (!s->start_ns)
@@ -1417,6 +1547,7 @@ int tsa_survivors(struct tsa_iter_task *ctx)
 	s->execs = exec_id(p) - s->exec_id0;
 	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), &p->comm);
 	read_kcounters(p, s->kend);
+	s->flags &= ~TSA_F_TL_QUIET;
 	bpf_seq_write(seq, s, sizeof(*s));
 	return 0;
 }

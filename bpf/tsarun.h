@@ -44,6 +44,7 @@ enum tsa_thread_flags {
 	TSA_F_THROTTLED = 1u << 9,   /* its runqueue wait began with its CPU quota spent */
 	TSA_F_KSTART = 1u << 10,     /* kstart read by user space at the mark (the command) */
 	TSA_F_RT_THROTTLED = 1u << 11, /* its runqueue wait began with its RT bandwidth spent */
+	TSA_F_TL_QUIET = 1u << 12, /* --timeline: a snapshot of --interval, which sends nothing */
 };
 
 /* Which kernel counters are sampled at the start and the end of tracking. */
@@ -285,9 +286,15 @@ struct tsa_thread {
 	char waker_comm[TSA_COMM_LEN];
 	struct tsa_stack_id waker_ustack;
 	struct tsa_stack_id waker_kstack;
+
+	/* With --timeline: intervals the timeline ring buffer had no room for. */
+	__u64 tl_lost;
+	__u64 tl_lost_ns;
+	__u32 tl_exec_id; /* 1 + low bits of self_exec_id when its name was last sent (0: never) */
+	__u32 tl_pad;
 };
 
-#define TSA_THREAD_SIZE 1000
+#define TSA_THREAD_SIZE 1024
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {
@@ -309,7 +316,44 @@ enum tsa_counter {
 	TSA_C_WAKER_MISSED,  /* sleeps charged without the waker's stacks */
 	TSA_C_ONCPU_SAMPLES, /* on-CPU samples of tracked threads */
 	TSA_C_ONCPU_FULL,    /* on-CPU samples lost: the aggregate map was full */
+	TSA_C_TL_SENT,	     /* --timeline: events sent */
+	TSA_C_TL_DROPS,	     /* --timeline: events the ring buffer had no room for */
 	TSA_C_NR,
+};
+
+/*
+ * --timeline: every state interval of a tracked thread, sent through the
+ * timeline ring buffer when the interval closes, with the same times the
+ * closing account adds up (close_interval()), so that a thread's intervals
+ * sum to its account exactly, less what was lost (tsa_thread.tl_lost_ns).
+ */
+enum tsa_tl_kind {
+	TSA_TL_ONCPU = 0,
+	TSA_TL_ONCPU_INFERRED, /* a switch-in without a sched_switch event: start from sum_exec_runtime */
+	TSA_TL_RUNQ_WAKEUP,    /* woken, waiting for a CPU */
+	TSA_TL_RUNQ_PREEMPTED, /* preempted (or yielded) while running, waiting for a CPU again */
+	TSA_TL_RUNQ_NEW,       /* new, or released from the barrier: waiting for its first CPU */
+	TSA_TL_SLEEP,	       /* S */
+	TSA_TL_DISK,	       /* D */
+	TSA_TL_STOPPED,	       /* T, t */
+	TSA_TL_NR,
+	TSA_TL_NAME =
+	    15, /* not an interval: the thread's name from start_ns on (struct tsa_tl_name) */
+};
+
+struct tsa_tl_event {
+	__u64 task_start_ns; /* identity, with tid (its own: kept across an exec) */
+	__u64 start_ns;	     /* CLOCK_MONOTONIC */
+	__u64 end_ns;
+	__u32 tid; /* as tracking began (an exec from another thread changes it later) */
+	__u32 gen;
+	__u32 cpu;  /* on-CPU intervals: the CPU; others (__u32)-1 */
+	__u32 kind; /* enum tsa_tl_kind */
+};
+
+struct tsa_tl_name {
+	struct tsa_tl_event h; /* kind TSA_TL_NAME; start_ns: from when; end_ns: execs so far */
+	char comm[TSA_COMM_LEN];
 };
 
 /* Per CPU: how its runqueue clock maps to CLOCK_MONOTONIC (the clocks map). */

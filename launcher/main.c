@@ -35,6 +35,7 @@
 #include "spawn.h"
 #include "stacks.h"
 #include "streamprobe.h"
+#include "trace.h"
 #include "status.h"
 #include "supervise.h"
 #include "table.h"
@@ -609,6 +610,31 @@ static int report_stacks(const struct tsarun_opts *o, const struct session *s, c
 	return 0;
 }
 
+/* tsarun report --format trace: the last run as Chrome Trace Event JSON (Perfetto). */
+static int report_trace(const struct tsarun_opts *o, const struct session *s, const char *command)
+{
+	const struct run *r = &s->runs[s->nruns - 1];
+
+	if (!r->detailed) {
+		fprintf(stderr,
+			"tsarun: report: '%s' has no threads for a trace (its last run kept no "
+			"detail)\n",
+			o->report_artifact);
+		return EXIT_TSARUN;
+	}
+	if (!r->timeline && !o->quiet)
+		fprintf(
+		    stderr,
+		    "tsarun: report: '%s' has no timeline: each thread is one slice of its whole "
+		    "life; record with --timeline for its on-CPU, runqueue, S and D intervals\n",
+		    o->report_artifact);
+	if (trace_write(stdout, r, command)) {
+		fprintf(stderr, "tsarun: report: cannot write the trace: %s\n", strerror(EIO));
+		return EXIT_TSARUN;
+	}
+	return 0;
+}
+
 /* tsarun report RUN.json: a stored artifact's report, again, to stdout. */
 static int report_main(const struct tsarun_opts *o)
 {
@@ -629,7 +655,9 @@ static int report_main(const struct tsarun_opts *o)
 	if (have_cmp)
 		s.cmp = &cmp;
 	command = session_command(&s);
-	if (o->report_profile >= 0) {
+	if (o->report_trace) {
+		code = report_trace(o, &s, command);
+	} else if (o->report_profile >= 0) {
 		code = report_stacks(o, &s, command);
 	} else if (o->report_markdown) {
 		gate_report_session_markdown(stdout, &s, o->top, o->sort);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "timeline.h"
 
 static const char usage[] =
     "Usage: tsarun [OPTIONS] [--] COMMAND [ARG...]\n"
@@ -17,8 +18,8 @@ static const char usage[] =
     "       tsarun [OPTIONS] --bash -c 'COMMANDS' [ARG...]\n"
     "       tsarun compare BASE.json NEW.json [--fail-over SPEC] [--metric LIST]\n"
     "                      [--inconclusive WHAT] [--junit FILE] [--markdown FILE]\n"
-    "       tsarun report RUN.json [--format table|markdown|folded|svg] [--view VIEW]\n"
-    "                      [--sort KEY] [--top N]\n"
+    "       tsarun report RUN.json [--format table|markdown|folded|svg|trace]\n"
+    "                      [--view VIEW] [--sort KEY] [--top N]\n"
     "       tsarun -p PID [--interval DUR] [--count N] [--output table|json]\n"
     "       tsarun doctor [--json]\n"
     "\n"
@@ -122,6 +123,20 @@ static const char usage[] =
     "      --freq HZ            --flame's on-CPU samples per second of CPU time\n"
     "                           (default 99)\n"
     "\n"
+    "Timeline (eBPF only; not with -p):\n"
+    "      --timeline           record every state interval of every thread (on a CPU\n"
+    "                           and which, runqueue after a wakeup or a preemption,\n"
+    "                           S, D, stopped) and its names across exec, into the\n"
+    "                           artifact's \"timeline\" key; a thread's intervals sum\n"
+    "                           to its account. Also writes tsarun.trace.json (Chrome\n"
+    "                           trace: open it in ui.perfetto.dev) beside the\n"
+    "                           artifact (or in --out-dir)\n"
+    "      --timeline-buffer SIZE  its BPF ring buffer (default 8M); events it has\n"
+    "                           no room for are counted and reported, never hidden\n"
+    "      --timeline-max N     intervals kept per run (default 1000000); later ones\n"
+    "                           are counted, with their time, and the timeline says\n"
+    "                           where it was cut\n"
+    "\n"
     "Monitor mode (attach to a running process):\n"
     "  -p, --pid PID            report the threads of process PID every --interval,\n"
     "                           from procfs samples (every --sample) and taskstats\n"
@@ -161,7 +176,9 @@ static const char usage[] =
     "                           or svg: its stacks (recorded with --stacks or\n"
     "                           --flame) as folded text or a flame graph, --view\n"
     "                           wall (every thread's life, the default), offcpu\n"
-    "                           or oncpu\n"
+    "                           or oncpu; --format trace: Chrome Trace Event JSON\n"
+    "                           for ui.perfetto.dev, a track per thread (its states\n"
+    "                           with --timeline, else its life and account)\n"
     "  doctor [--json]          what this machine and user allow, and why\n"
     "\n"
     "Exit status: the command's own; 128+N when it was killed by signal N;\n"
@@ -200,6 +217,8 @@ void options_defaults(struct tsarun_opts *o)
 	o->ringbuf_bytes = 4ull << 20;
 	o->offcpu_min_ns = OFFCPU_MIN_DEFAULT_NS;
 	o->freq = 99;
+	o->timeline_bytes = TIMELINE_BUFFER_DEFAULT;
+	o->timeline_max = TIMELINE_MAX_DEFAULT;
 	o->report_profile = -1;
 	o->runs = 1;
 	o->sample_ns = 10000000ull;
@@ -397,6 +416,9 @@ enum {
 	OPT_NO_HEADER,
 	OPT_VIEW,
 	OPT_STREAM,
+	OPT_TIMELINE,
+	OPT_TIMELINE_BUFFER,
+	OPT_TIMELINE_MAX,
 };
 
 static const struct option long_opts[] = {
@@ -444,6 +466,9 @@ static const struct option long_opts[] = {
     {"waker", no_argument, NULL, OPT_WAKER},
     {"flame", no_argument, NULL, OPT_FLAME},
     {"freq", required_argument, NULL, OPT_FREQ},
+    {"timeline", no_argument, NULL, OPT_TIMELINE},
+    {"timeline-buffer", required_argument, NULL, OPT_TIMELINE_BUFFER},
+    {"timeline-max", required_argument, NULL, OPT_TIMELINE_MAX},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -588,7 +613,7 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 {
 	const struct option *opts = report_opts;
 	static const char *const colors[] = {"auto", "always", "never"};
-	static const char *const formats[] = {"table", "markdown", "folded", "svg"};
+	static const char *const formats[] = {"table", "markdown", "folded", "svg", "trace"};
 	static const char *const views[] = {"offcpu", "oncpu", "wall"};
 	int c, i, npos = 0, view = -1, format = 0;
 	uint64_t v;
@@ -599,13 +624,12 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 	while ((c = getopt_long(argc - 1, argv + 1, ":f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			format = parse_enum(optarg, formats, 4);
+			format = parse_enum(optarg, formats, 5);
 			if (format < 0)
-				return fail(
-				    err, errlen,
-				    "report: --format '%s' is not table, markdown, folded or "
-				    "svg",
-				    optarg);
+				return fail(err, errlen,
+					    "report: --format '%s' is not table, markdown, folded, "
+					    "svg or trace",
+					    optarg);
 			break;
 		case OPT_VIEW:
 			view = parse_enum(optarg, views, 3);
@@ -642,19 +666,21 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		default:
 			return fail(err, errlen,
 				    "report: unknown option '%s' (usage: tsarun report RUN.json "
-				    "[--format table|markdown|folded|svg])",
+				    "[--format table|markdown|folded|svg|trace])",
 				    argv[optind]);
 		}
 	}
 	o->report_markdown = format == 1;
+	o->report_trace = format == 4;
 	/* folded and svg are a stacked view: the whole life of every thread unless told. */
-	if (format >= 2) {
+	if (format == 2 || format == 3) {
 		o->report_profile = view >= 0 ? view : REPORT_WALL;
 		o->report_svg = format == 3;
 	} else if (view >= 0) {
 		return fail(err, errlen,
-			    "report: --view is for --format folded or svg (the table is not a "
-			    "stacked view)");
+			    "report: --view is for --format folded or svg (the %s is not a "
+			    "stacked view)",
+			    format == 4 ? "trace" : "table");
 	}
 	for (i = optind + 1; i < argc; i++, npos++)
 		if (npos == 0)
@@ -662,7 +688,7 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 	if (npos != 1)
 		return fail(err, errlen,
 			    "report: needs one artifact, got %d (usage: tsarun report RUN.json "
-			    "[--format table|markdown|folded|svg])",
+			    "[--format table|markdown|folded|svg|trace])",
 			    npos);
 	return 0;
 }
@@ -716,7 +742,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	const char *gate_used = NULL;
 	/* The first option given that only a command's run uses. */
 	char run_only[32] = "", quiet[32] = "";
-	bool freq_given = false;
+	bool freq_given = false, tl_tuned = false;
 	uint64_t v;
 	int c, i;
 
@@ -747,6 +773,9 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case OPT_FREQ:
 		case OPT_BASH_NO_FOLLOW:
 		case OPT_STREAM:
+		case OPT_TIMELINE:
+		case OPT_TIMELINE_BUFFER:
+		case OPT_TIMELINE_MAX:
 			if (!run_only[0])
 				snprintf(run_only, sizeof(run_only), "%s", long_name(c));
 			break;
@@ -980,6 +1009,29 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			o->freq = (unsigned)v;
 			freq_given = true;
 			break;
+		case OPT_TIMELINE:
+			o->timeline = true;
+			break;
+		case OPT_TIMELINE_BUFFER:
+			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 30))
+				return fail(
+				    err, errlen,
+				    "--timeline-buffer: '%s' is not a size from 4K to 1G (e.g. "
+				    "8M)",
+				    optarg);
+			o->timeline_bytes = v;
+			tl_tuned = true;
+			break;
+		case OPT_TIMELINE_MAX:
+			if (parse_uint(optarg, 1, 100000000, &v))
+				return fail(
+				    err, errlen,
+				    "--timeline-max: '%s' is not a number of intervals from 1 "
+				    "to 100000000",
+				    optarg);
+			o->timeline_max = v;
+			tl_tuned = true;
+			break;
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = true;
 			break;
@@ -1081,6 +1133,9 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	if (freq_given && !o->flame)
 		return fail(err, errlen,
 			    "--freq sets the rate of --flame's on-CPU samples: add --flame");
+	if (tl_tuned && !o->timeline)
+		return fail(err, errlen,
+			    "--timeline-buffer and --timeline-max size --timeline: add --timeline");
 	if (o->bash) {
 		if (optind < argc && !strcmp(argv[optind], "--"))
 			optind++;
@@ -1110,6 +1165,11 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		return fail(err, errlen,
 			    "--stacks, --offcpu-min, --waker and --flame need the ebpf backend "
 			    "(add it to --backend)");
+	if (o->backends && !(o->backends & BACKEND_EBPF) && o->timeline)
+		return fail(err, errlen,
+			    "--timeline records scheduler events: it needs the ebpf backend (add "
+			    "it to --backend; procfs samples and taskstats have no state "
+			    "intervals)");
 	if (o->baseline_path && o->baseline_cmd)
 		return fail(err, errlen,
 			    "--baseline and --baseline-cmd: choose one (a stored artifact, or a "

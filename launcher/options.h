@@ -119,6 +119,7 @@ struct tsarun_opts {
 	bool report_markdown; /* --format markdown (default: table) */
 	int report_profile;   /* --format folded|svg: enum report_profile (-1: a table) */
 	bool report_svg;      /* ... as an SVG flame graph, not folded text */
+	bool report_trace;    /* --format trace: Chrome Trace Event JSON (Perfetto) */
 
 	/* Stacks (--stacks, --offcpu-min, --waker, --flame, --freq). */
 	bool stacks;		/* off-CPU stacks of sleeps */
@@ -126,6 +127,11 @@ struct tsarun_opts {
 	bool waker;		/* and the waker's stacks */
 	bool flame;		/* on-CPU samples too, folded files and SVG flame graphs */
 	unsigned freq;		/* on-CPU samples per second of a thread's CPU time */
+
+	/* --timeline, --timeline-buffer, --timeline-max */
+	bool timeline;		 /* every state interval of every thread, and the trace */
+	uint64_t timeline_bytes; /* the ring buffer */
+	uint64_t timeline_max;	 /* intervals kept per run */
 };
 
 #define OFFCPU_MIN_DEFAULT_NS 10000ull /* 10 us */

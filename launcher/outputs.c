@@ -20,6 +20,7 @@
 #include "run.h"
 #include "stacks.h"
 #include "table.h"
+#include "trace.h"
 #include "user.h"
 
 bool outputs_use_color(const struct tsarun_opts *o, FILE *f)
@@ -392,7 +393,7 @@ static char *profile_dir(const struct session *s, const struct tsarun_opts *o,
 	return dir;
 }
 
-enum { PROF_FOLDED, PROF_SVG, PROF_BASH_SVG };
+enum { PROF_FOLDED, PROF_SVG, PROF_BASH_SVG, PROF_TRACE };
 
 int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, const char *command)
 {
@@ -454,6 +455,8 @@ static int write_profile(const char *dir, const char *name, const struct run *r,
 						     .subtitle = sub,
 						     .units = "ns"});
 		flame__free(fl);
+	} else if (kind == PROF_TRACE) {
+		ret = trace_write(f, r, command);
 	} else {
 		ret = outputs_stack_profile(f, r, which, kind == PROF_SVG, command);
 	}
@@ -517,6 +520,31 @@ out:
 	return ret;
 }
 
+/*
+ * --timeline: the last run as a Chrome trace (tsarun.trace.json) where
+ * --flame puts its files; `tsarun report --format trace` writes the same
+ * from the artifact.
+ */
+static int write_trace(const struct session *s, const struct tsarun_opts *o,
+		       const struct target_user *user, const char *artifact_path)
+{
+	const struct run *r = &s->runs[s->nruns - 1];
+	char *dir;
+	int ret;
+
+	if (!r->timeline)
+		return 0; /* unavailable: said with the sources */
+	dir = profile_dir(s, o, artifact_path);
+	if (!dir)
+		return -ENOMEM;
+	ret = write_profile(dir, "tsarun.trace.json", r, 0, PROF_TRACE, user, session_command(s));
+	if (!ret && !o->quiet)
+		fprintf(stderr,
+			"tsarun: trace: %s/tsarun.trace.json (open it in ui.perfetto.dev)\n", dir);
+	free(dir);
+	return ret;
+}
+
 int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
 		  const char *artifact_path)
 {
@@ -562,6 +590,8 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 	s->bash_folded = NULL;
 	free(folded);
 	if (o->flame && s->nruns && write_profiles(s, o, user, artifact_path))
+		ret = -EIO;
+	if (o->timeline && s->nruns && write_trace(s, o, user, artifact_path))
 		ret = -EIO;
 	return ret;
 }

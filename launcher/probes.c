@@ -39,6 +39,8 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	    .waker = o->waker,
 	    /* --interval reads the live threads at every tick: no load at the first one. */
 	    .survivors_now = !o->no_sandbox || o->interval_given,
+	    .timeline_bytes = o->timeline ? o->timeline_bytes : 0,
+	    .timeline_max = o->timeline_max,
 	};
 	struct probeset *ps = calloc(1, sizeof(*ps));
 	char err[192];
@@ -72,6 +74,8 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	} else if (o->stacks) {
 		probeset__unavailable(ps, "stacks", "needs the eBPF scheduler probe", o->verbose);
 	}
+	if (o->timeline && !ps->sched)
+		probeset__unavailable(ps, "timeline", "needs the eBPF scheduler probe", o->verbose);
 	/*
 	 * procfs after eBPF (whose threads it cross-checks) and before
 	 * taskstats (which attaches to its threads). Under auto it is not

@@ -22,6 +22,7 @@
 #include "sched.h"
 #include "sched.skel.h"
 #include "spawn.h"
+#include "timeline.h"
 
 _Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread changed size");
 
@@ -64,7 +65,9 @@ struct sched_probe {
 	int err; /* first error seen by the ring buffer callback */
 	bool stacks;
 	bool deferred;
-	struct variant variant; /* the one that loaded */
+	struct variant variant;	     /* the one that loaded */
+	struct timeline_builder *tl; /* --timeline, or NULL */
+	bool tl_stalled;	     /* tests: its ring buffer is read only at the end */
 };
 
 static int stacks_config(struct sched_probe *p, const struct sched_probe_opts *o, char *err,
@@ -98,6 +101,21 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	err = append(p, data);
+	if (err && !p->err)
+		p->err = err;
+	return err;
+}
+
+static int on_timeline(void *ctx, void *data, size_t size)
+{
+	struct sched_probe *p = ctx;
+	int err;
+
+	if (size < sizeof(struct tsa_tl_event))
+		return 0;
+	if (((const struct tsa_tl_event *)data)->gen != p->gen)
+		return 0; /* a survivor of an earlier run, left running */
+	err = timeline_builder__add(p->tl, data, size);
 	if (err && !p->err)
 		p->err = err;
 	return err;
@@ -342,6 +360,15 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 	ret = bpf_map__set_max_entries(sk->maps.records, round_pow2(o->ringbuf_bytes));
 	if (ret) {
 		snprintf(err, errlen, "cannot size the ring buffer: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	/* --timeline: user space is woken when an eighth of the buffer waits (sched.bpf.c). */
+	sk->rodata->targ_timeline = o->timeline_bytes > 0;
+	sk->rodata->targ_tl_wake_bytes = round_pow2(o->timeline_bytes) / 8;
+	ret = bpf_map__set_max_entries(sk->maps.timeline,
+				       o->timeline_bytes ? round_pow2(o->timeline_bytes) : 4096);
+	if (ret) {
+		snprintf(err, errlen, "cannot size the timeline ring buffer: %s", strerror(-ret));
 		goto out_destroy;
 	}
 	ret = bpf_map__set_max_entries(sk->maps.clocks, (uint32_t)p->ncpus);
@@ -620,9 +647,29 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		snprintf(err, errlen, "cannot map the ring buffer: %s", strerror(-ret));
 		goto out_destroy;
 	}
+	if (o->timeline_bytes) {
+		p->tl = timeline_builder__new(o->timeline_max, round_pow2(o->timeline_bytes));
+		/*
+		 * Tests only (TSARUN_TEST_TIMELINE_STALL=1): the timeline is read
+		 * only when the run ends, so that a small buffer fills and its
+		 * losses are counted whatever the machine's load.
+		 */
+		p->tl_stalled = getenv("TSARUN_TEST_TIMELINE_STALL") != NULL;
+		ret = !p->tl	      ? -ENOMEM
+		      : p->tl_stalled ? 0
+				      : ring_buffer__add(p->rb, map_fd(p, p->skel->maps.timeline),
+							 on_timeline, p);
+		if (ret) {
+			snprintf(err, errlen, "cannot map the timeline ring buffer: %s",
+				 strerror(-ret));
+			goto out_destroy;
+		}
+	}
 	return p;
 
 out_destroy:
+	ring_buffer__free(p->rb);
+	timeline_builder__free(p->tl);
 	detach_all(p);
 	kernel_unload(p);
 	sched_bpf__destroy(p->skel);
@@ -637,6 +684,7 @@ void sched_probe__free(struct sched_probe *p)
 	if (!p)
 		return;
 	ring_buffer__free(p->rb);
+	timeline_builder__free(p->tl);
 	detach_all(p);
 	sched_bpf__destroy(p->iter);
 	kernel_unload(p);
@@ -681,6 +729,8 @@ void sched_probe__new_generation(struct sched_probe *p)
 	sched_probe__drain(p);
 	p->gen++;
 	p->nrecs = 0;
+	if (p->tl)
+		timeline_builder__reset(p->tl);
 }
 
 const char *sched_probe__variant(const struct sched_probe *p)
@@ -848,7 +898,13 @@ static int append_cb(void *ctx, const struct tsa_thread *t)
 
 int sched_probe__survivors(struct sched_probe *p)
 {
-	return iter_read(p, append_cb, p);
+	int ret;
+
+	/* --timeline: this last read sends the survivors' last intervals (sched.bpf.c). */
+	__atomic_store_n(&p->bss->tl_iter_send, 1, __ATOMIC_RELEASE);
+	ret = iter_read(p, append_cb, p);
+	__atomic_store_n(&p->bss->tl_iter_send, 0, __ATOMIC_RELEASE);
+	return ret;
 }
 
 /* --interval: snapshots go to an array of their own. */
@@ -948,6 +1004,8 @@ int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st)
 	st->lost.lifetime_ns = lsum.lifetime_ns - p->prev_lost.lifetime_ns;
 	for (int s = 0; s < TSA_ST_NR; s++)
 		st->lost.state_ns[s] = lsum.state_ns[s] - p->prev_lost.state_ns[s];
+	st->tl_sent = sum[TSA_C_TL_SENT] - p->prev[TSA_C_TL_SENT];
+	st->tl_drops = sum[TSA_C_TL_DROPS] - p->prev[TSA_C_TL_DROPS];
 	memcpy(p->prev, sum, sizeof(sum));
 	p->prev_lost = lsum;
 out:
@@ -1058,6 +1116,9 @@ static int sp_collect(struct probe *pr, struct run *r)
 	int ret;
 
 	/* A reaped thread may still be on its way to its final switch-out. */
+	if (sp->tl_stalled &&
+	    !ring_buffer__add(sp->rb, map_fd(sp, sp->skel->maps.timeline), on_timeline, sp))
+		sp->tl_stalled = false;
 	live = sched_probe__settle(sp, r->desc.left_running ? 50 : 1000);
 	if (live > 0) {
 		ret = sched_probe__survivors(sp);
@@ -1067,6 +1128,8 @@ static int sp_collect(struct probe *pr, struct run *r)
 		else if (!r->desc.left_running && r->status != RUN_INTERRUPTED)
 			r->quality.unsettled = (uint64_t)(live - ret > 0 ? live - ret : 0);
 	}
+	if (sp->tl)
+		sched_probe__drain(sp); /* the survivors' last intervals, sent by the iterator */
 	ret = sched_probe__stats(sp, &st);
 	if (ret)
 		return ret;
@@ -1076,7 +1139,10 @@ static int sp_collect(struct probe *pr, struct run *r)
 	r->quality.untraced_switch_ins += st.untraced_in;
 	r->quality.lost = st.lost;
 	recs = sched_probe__take(sp, &n);
-	return fold_threads(r, recs, n); /* takes the array */
+	ret = fold_threads(r, recs, n); /* takes the array */
+	if (!ret && sp->tl)
+		ret = timeline_attach(r, sp->tl, r->start_mono_ns, st.tl_sent, st.tl_drops);
+	return ret;
 }
 
 static int sp_seal(struct probe *p)

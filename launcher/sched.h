@@ -33,6 +33,9 @@ struct sched_probe_opts {
 	 * with the rest costs less than a second instance of the object.
 	 */
 	bool survivors_now;
+	/* --timeline: every state interval (bpf/sched.bpf.c, targ_timeline); 0 bytes: off. */
+	uint64_t timeline_bytes;
+	uint64_t timeline_max; /* intervals kept per run */
 };
 
 /* The stack maps, for the stacks probe (launcher/stacks.c) to read and clear. */
@@ -66,6 +69,8 @@ struct sched_probe_stats {
 	uint64_t emitted;
 	uint64_t stale; /* records of earlier generations, dropped */
 	struct tsa_lost lost;
+	uint64_t tl_sent; /* --timeline: events sent, and lost (the ring buffer was full) */
+	uint64_t tl_drops;
 };
 
 /* Open, size, load and attach. Returns NULL with errno set and a reason in err. */

@@ -13,6 +13,7 @@
 #include "gate_report.h"
 #include "run.h"
 #include "table.h"
+#include "trace.h"
 
 static void use(const struct session *s, const struct comparison *cmp)
 {
@@ -31,6 +32,9 @@ static void use(const struct session *s, const struct comparison *cmp)
 	if (cmp)
 		gate_report_comparison(fuzz_sink(), cmp, "cmd", false);
 	gate_report_session_markdown(fuzz_sink(), s, 5, SORT_WALL);
+	/* tsarun report --format trace: a timeline read from anyone's file. */
+	if (s->runs[s->nruns - 1].detailed)
+		trace_write(fuzz_sink(), &s->runs[s->nruns - 1], "cmd");
 	gate_spec_defaults(&spec);
 	gate_spec_finish(&spec, false);
 	if (!gate_side_init(&side, s->runs, s->nruns, &s->host) &&

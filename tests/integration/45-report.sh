@@ -68,8 +68,8 @@ check "report: the quality line's unseen share and thread-exit excess, as stored
 "$TSARUN" report nope.json 2>err.txt
 equal "report of a missing file: 125" "$?" 125
 check "... named" grep -q "cannot read artifact 'nope.json'" err.txt
-"$TSARUN" report --format trace run.json 2>err.txt
-equal "report --format trace: 125" "$?" 125
-check "... and says what is accepted" grep -q "is not table, markdown, folded or svg" err.txt
+"$TSARUN" report --format chrome run.json 2>err.txt
+equal "report --format chrome: 125" "$?" 125
+check "... and says what is accepted" grep -q "is not table, markdown, folded, svg or trace" err.txt
 "$TSARUN" report 2>err.txt
 equal "report without a file: 125" "$?" 125

@@ -16,6 +16,7 @@
 #include "run.h"
 #include "stats.h"
 #include "status.h"
+#include "timeline.h"
 
 static const struct artifact_read_opts baseline = {.what = "baseline"};
 
@@ -346,6 +347,81 @@ static void test_unbounded_interval(void **state)
 	run__free_detail(&r[2]);
 }
 
+/* --timeline: written as compact rows, read back the same, validated as read. */
+static void test_timeline_round_trip(void **state)
+{
+	struct session s, back;
+	struct run r[3];
+	struct artifact_read_opts ro = {.what = "run", .detail = true};
+	struct timeline_builder *b = timeline_builder__new(2, 8192);
+	const struct run_timeline *x, *y;
+	char *text, *bad, err[512];
+	struct tsa_tl_event e = {.cpu = (uint32_t)-1};
+	struct tsa_tl_name n = {.h = {.kind = TSA_TL_NAME}};
+	static const struct {
+		uint32_t kind, cpu;
+		double from, to;
+	} iv[] = {{TSA_TL_ONCPU, 2, 1, 3},
+		  {TSA_TL_SLEEP, (uint32_t)-1, 3, 400},
+		  {TSA_TL_ONCPU, 1, 400, 401}};
+
+	make_session(&s, r);
+	for (size_t i = 0; i < 3; i++) {
+		e.task_start_ns = r[2].threads[1].task_start_ns;
+		e.tid = r[2].threads[1].tid;
+		e.kind = iv[i].kind;
+		e.cpu = iv[i].cpu;
+		e.start_ns = T0 + (uint64_t)(iv[i].from * MS);
+		e.end_ns = T0 + (uint64_t)(iv[i].to * MS);
+		assert_int_equal(timeline_builder__add(b, &e, sizeof(e)),
+				 0); /* the third: beyond */
+	}
+	n.h.task_start_ns = e.task_start_ns;
+	n.h.tid = e.tid;
+	n.h.start_ns = T0 + MS;
+	snprintf(n.comm, sizeof(n.comm), "wo\"rker");
+	assert_int_equal(timeline_builder__add(b, &n, sizeof(n)), 0);
+	r[2].threads[1].tl_lost = 7;
+	r[2].threads[1].tl_lost_ns = 70;
+	assert_int_equal(timeline_attach(&r[2], b, T0, 11, 7), 0);
+	text = artifact_render(&s);
+	assert_int_equal(artifact_parse(text, strlen(text), "a.json", &ro, &back, err, sizeof(err)),
+			 0);
+	x = r[2].timeline;
+	y = back.runs[2].timeline;
+	assert_non_null(y);
+	assert_int_equal(y->n, 2);
+	assert_memory_equal(x->iv, y->iv, 2 * sizeof(*x->iv));
+	assert_int_equal(y->nnames, 1);
+	assert_string_equal(y->names[0].comm, "wo\"rker");
+	assert_int_equal(y->names[0].at_ns, MS);
+	assert_int_equal(y->lost_events, 7);
+	assert_int_equal(y->lost_ns, 70);
+	assert_int_equal(y->beyond_bound, 1);
+	assert_int_equal(y->truncated_at_ns, 401 * MS);
+	assert_int_equal(y->max_intervals, 2);
+	assert_int_equal(y->sent, 11);
+	assert_false(timeline_complete(y));
+	for (size_t i = 0; i < back.runs[2].nthreads; i++) {
+		const struct tl_thread *g = timeline_thread(y, &back.runs[2].threads[i]);
+
+		assert_true(back.runs[2].threads[i].tid == 101 ? g && g->n == 2 : g && !g->n);
+		if (back.runs[2].threads[i].tid == 101)
+			assert_int_equal(back.runs[2].threads[i].tl_lost, 7);
+	}
+	session__free(&back);
+	/* A row that is not one is refused, and the message says where. */
+	bad = strstr(text, "[1000000,2000000,0,2]");
+	assert_non_null(bad);
+	memcpy(bad, "[1000000,2000000,9,2]", 21); /* no such kind */
+	assert_int_not_equal(
+	    artifact_parse(text, strlen(text), "a.json", &ro, &back, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "timeline: an interval is not"));
+	free(text);
+	timeline_builder__free(b);
+	run__free_detail(&r[2]);
+}
+
 static void test_read_file_errors(void **state)
 {
 	struct session s;
@@ -376,6 +452,7 @@ int main(void)
 	    cmocka_unit_test(test_detail_and_comparison),
 	    cmocka_unit_test(test_unbounded_interval),
 	    cmocka_unit_test(test_read_file_errors),
+	    cmocka_unit_test(test_timeline_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -271,8 +271,15 @@ static void test_compare(void **state)
 	assert_false(o.report_svg);
 	assert_int_equal(PARSE(&o, err, "report", "r.json", "--view", "offcpu"), -EINVAL);
 	assert_non_null(strstr(err, "--view is for --format folded or svg"));
-	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "trace"), -EINVAL);
-	assert_non_null(strstr(err, "is not table, markdown, folded or svg"));
+	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "trace"), 0);
+	assert_true(o.report_trace);
+	assert_int_equal(o.report_profile, -1);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "trace", "--view", "wall"),
+			 -EINVAL);
+	assert_non_null(strstr(err, "the trace is not a stacked view"));
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "chrome"), -EINVAL);
+	assert_non_null(strstr(err, "is not table, markdown, folded, svg or trace"));
 	assert_int_equal(PARSE(&o, err, "report"), -EINVAL);
 	assert_non_null(strstr(err, "needs one artifact, got 0"));
 	/* A command called compare runs after --. */
@@ -347,9 +354,18 @@ static void test_monitor(void **state)
 	assert_int_equal(PARSE(&o, err, "-p", "5", "--junit", "j.xml"), -EINVAL);
 	{
 		static const char *const run_only[][2] = {
-		    {"--top", "5"},	      {"--color", "always"},	  {"--descendants", "kill"},
-		    {"--kill-grace", "1s"},   {"--ringbuf", "8M"},	  {"--freq", "50"},
-		    {"--no-delayacct", NULL}, {"--bash-no-follow", NULL}, {"--stream", "s.jsonl"},
+		    {"--top", "5"},
+		    {"--color", "always"},
+		    {"--descendants", "kill"},
+		    {"--kill-grace", "1s"},
+		    {"--ringbuf", "8M"},
+		    {"--freq", "50"},
+		    {"--no-delayacct", NULL},
+		    {"--bash-no-follow", NULL},
+		    {"--stream", "s.jsonl"},
+		    {"--timeline", NULL},
+		    {"--timeline-buffer", "8M"},
+		    {"--timeline-max", "10"},
 		};
 
 		for (size_t i = 0; i < sizeof(run_only) / sizeof(run_only[0]); i++) {
@@ -404,6 +420,27 @@ static void test_monitor(void **state)
 	assert_non_null(strstr(err, "--sample"));
 	assert_int_equal(PARSE(&o, err, "-b", "ebpf,proc", "--sample", "5ms", "--", "true"), 0);
 	assert_int_equal(PARSE(&o, err, "--sample", "5ms", "--", "true"), 0);
+	/* --timeline: scheduler events, so eBPF; its sizes mean nothing without it. */
+	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "--timeline", "--", "true"), 0);
+	assert_true(o.timeline);
+	assert_int_equal(o.timeline_bytes, 8ull << 20);
+	assert_int_equal(o.timeline_max, 1000000);
+	assert_int_equal(PARSE(&o, err, "--timeline", "--timeline-buffer", "64K", "--timeline-max",
+			       "500", "--", "true"),
+			 0);
+	assert_int_equal(o.timeline_bytes, 65536);
+	assert_int_equal(o.timeline_max, 500);
+	assert_int_equal(PARSE(&o, err, "--timeline", "-b", "proc", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--timeline records scheduler events: it needs the ebpf"));
+	assert_int_equal(PARSE(&o, err, "--timeline", "-b", "taskstats", "--", "true"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--timeline", "-b", "ebpf,proc", "--", "true"), 0);
+	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "--timeline-max", "5", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "add --timeline"));
+	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "-p", "5", "--timeline"), -EINVAL);
+	assert_non_null(strstr(err, "-p: --timeline is for running a command"));
 }
 
 static void test_quiet_implies_no_table(void **state)
@@ -486,6 +523,8 @@ static const struct {
     {MODE_RUN, "markdown", {""}},
     {MODE_RUN, "offcpu-min", {"5 parsecs", "-1ms", "5", "abc", "2h", "1e3us", ""}},
     {MODE_RUN, "freq", {"0", "abc", "10001", "-1", "99Hz", ""}},
+    {MODE_RUN, "timeline-buffer", {"5 parsecs", "1K", "4095", "2G", "-4K", "abc", ""}},
+    {MODE_RUN, "timeline-max", {"0", "abc", "-1", "1.5", "100000001", ""}},
     {MODE_RUN, "backend", {"nope", "", "ebpf,", ",proc", "EBPF", "auto,ebpf", "ebpf;proc"}},
     {MODE_RUN, "sample", {"-1", "abc", "5 parsecs", "0", "0.5ms", "61s", "10", ""}},
     {MODE_RUN, "pid", {"abc", "0", "-1", "1.5", "99999999", ""}},

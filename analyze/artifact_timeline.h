@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The artifact's runs[].timeline (--timeline), written and read back: the
+ * part of the artifact module (artifact.c, artifact_read.c) that knows the
+ * timeline's compact form. Internal to the module.
+ *
+ *   "timeline": {
+ *     "kinds": ["on_cpu", ...],            a row's kind is an index into this
+ *     "row": ["start_ns", "duration_ns", "kind", "cpu"],
+ *     "intervals", "events_sent", "lost_events", "lost_ns", "max_intervals",
+ *     "beyond_bound": {"intervals", "total_ns", "truncated_at_ns"},
+ *     "unmatched_intervals", "buffer_bytes", "complete",
+ *     "threads": [{"tid", "pid", "task_start_ns", "lost_events", "lost_ns",
+ *                  "names": [[at_ns, execs, "comm"], ...],
+ *                  "intervals": [[start_ns, duration_ns, kind, cpu|null], ...]}]
+ *   }
+ */
+#ifndef TSARUN_ARTIFACT_TIMELINE_H
+#define TSARUN_ARTIFACT_TIMELINE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct cJSON;
+struct run;
+struct run_timeline;
+
+/* Stream r's timeline object to f (r->timeline must be set). 0 or -errno. */
+int artifact_emit_timeline(FILE *f, const struct run *r);
+
+/* quality.timeline: what was lost, and whether the timeline is complete. */
+struct cJSON *artifact_timeline_quality(const struct run_timeline *t);
+
+/* Read runs[].timeline (o) back into r, whose threads are read already. 0 or -EINVAL (why). */
+int artifact_read_timeline(const struct cJSON *o, struct run *r, char *why, size_t len);
+
+#endif /* TSARUN_ARTIFACT_TIMELINE_H */
