@@ -428,7 +428,9 @@ static __always_inline __u32 exec_id(struct task_struct *p)
  * --timeline (targ_timeline): each state interval a thread's account adds
  * up goes to user space as it closes, with the same start and end, so a
  * thread's intervals sum to its account exactly (less tl_lost_ns). Off, the
- * verifier removes all of it: the account alone pays nothing. Events are
+ * verifier removes all of it but the load of targ_timeline at each site (a
+ * constant it then jumps over): the account alone pays nothing measurable
+ * (tests/bench/13-sched-pipe-timeline.sh). Events are
  * sent without waking user space until targ_tl_wake_bytes wait (it also
  * drains at the end); an event the ring buffer has no room for is counted,
  * by thread and in all, never lost silently.
