@@ -1077,7 +1077,13 @@ static int sp_arm(struct probe *pr, const struct spawn *child, struct run *r)
 	 * its first event after the mark is the release's wakeup. (Past the
 	 * wait's bound, under extreme load, it is marked anyway.)
 	 */
-	blocked = spawn__wait_blocked(child) == 0;
+	ret = spawn__wait_blocked(child);
+	blocked = ret == 0;
+	if (ret == -ETIMEDOUT)
+		fprintf(stderr,
+			"tsarun: warning: the command did not reach its exec barrier within %d s; "
+			"its way there may count as its runqueue time\n",
+			SPAWN_BLOCKED_WAIT_S);
 	/*
 	 * Blocked, its counters stay as they are until the release: read now,
 	 * they let its first switch-out alone close its account if its wakeup
