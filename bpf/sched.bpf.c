@@ -144,6 +144,23 @@ const volatile bool targ_wakeup_events = false;
 const volatile __u32 targ_test_drop_in = 0;
 __u32 test_drop_seq = 0;
 
+/*
+ * Tests only (TSARUN_TEST_SLOW_SEND=1): a thread's final record is sent
+ * 200 us late, as when the hypervisor takes the CPU in the middle, so that
+ * user space is seen to wait for it (send_record()).
+ */
+const volatile bool targ_test_slow_send = false;
+
+static __always_inline void stall(__u64 ns)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+
+	/* At most 2000 clock reads: a bound the verifier can walk. */
+	for (int i = 0; i < 2000; i++)
+		if (bpf_ktime_get_ns() - t0 >= ns)
+			break;
+}
+
 #define CLOCK_SAMPLE_NS	  1000000ull  /* fresh_time(): an older offset is sampled again */
 #define CLOCK_WINDOW_NS	  10000000ull /* a window's smallest sample is the offset */
 #define CLOCK_MAX_STEP_NS 2000ull     /* how far a new window may raise it (drift) */
@@ -731,7 +748,8 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 	bpf_probe_read_kernel_str(t->comm, sizeof(t->comm), &p->comm);
 	read_kcounters(p, t->kend);
 	t->state = TSA_ST_DEAD;
-	__sync_fetch_and_add(&live_tasks, -1);
+	if (targ_test_slow_send)
+		stall(200000);
 	if (bpf_ringbuf_output(&records, t, sizeof(*t), 0)) {
 		struct tsa_lost *l = bpf_map_lookup_elem(&lost, &zero);
 
@@ -745,6 +763,12 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 	} else {
 		count(TSA_C_EMITTED);
 	}
+	/*
+	 * Last: user space stops waiting for records when live_tasks reaches
+	 * zero, so the record must be in the ring buffer by then (the atomic
+	 * orders the commit and the count before it).
+	 */
+	__sync_fetch_and_add(&live_tasks, -1);
 }
 
 /* Off-CPU stacks (targ_stacks). */

@@ -352,10 +352,11 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 	}
 	sk->rodata->targ_switch_has_state = v->has_state;
 	sk->rodata->targ_wakeup_events = v->wakeup_events;
-	/* Tests only: see targ_test_drop_in (sched.bpf.c). */
+	/* Tests only: see targ_test_drop_in and targ_test_slow_send (sched.bpf.c). */
 	if (getenv("TSARUN_TEST_DROP_SWITCH_IN"))
 		sk->rodata->targ_test_drop_in =
 		    (__u32)strtoul(getenv("TSARUN_TEST_DROP_SWITCH_IN"), NULL, 10);
+	sk->rodata->targ_test_slow_send = getenv("TSARUN_TEST_SLOW_SEND") != NULL;
 	bpf_program__set_autoload(sk->progs.tsa_wakeup, v->wakeup_events);
 	ret = bpf_map__set_max_entries(sk->maps.records, round_pow2(o->ringbuf_bytes));
 	if (ret) {

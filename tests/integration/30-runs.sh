@@ -18,6 +18,20 @@ equal "only the last run keeps thread detail" "$(jqv "$J" '[.runs[].detailed] | 
 	"false,false,false,false,false,false,true"
 equal "earlier runs have no thread rows" "$(jqv "$J" '[.runs[:-1][].threads | length] | add')" 0
 equal "... but keep their totals" "$(jqv "$J" '[.runs[].totals.threads] | map(tostring) | join(",")')" "1,1,1,1,1,1,1"
+equal "... from eBPF" "$(jqv "$J" '[.runs[].quality.sources_active | index("ebpf") != null] | all')" true
+
+# A run's account waits for every thread's final record. The thread is
+# reaped before its last switch-out sends it, and on a busy host the
+# hypervisor can take the CPU in the middle of that: this test sends it
+# 200 us late. A CI run once folded a run with no thread and no loss that
+# way: the record came after the fold, and the next run dropped it.
+L=$T_TMP/late.json
+TSARUN_TEST_SLOW_SEND=1 "$TSARUN" -q -r 5 --warmup 2 --json "$L" -- "$WORKLOADS/burn" 10
+equal "a record sent late: exit 0" "$?" 0
+equal "... every run still has its thread" \
+	"$(jqv "$L" '[.runs[] | "\(.totals.threads):\(.quality.lost_threads.records)"] | join(",")')" \
+	"1:0,1:0,1:0,1:0,1:0,1:0,1:0"
+equal "... from eBPF" "$(jqv "$L" '[.runs[].quality.sources_active | index("ebpf") != null] | all')" true
 equal "the summary counts the measured runs" "$(jqv "$J" '.summary.cpu.n')" 5
 # burn spins 40 ms of its own CPU time; exec and exit add well under 2 ms.
 within "summary: cpu median is the 40 ms burned (ms)" "$(jqv "$J" '.summary.cpu.median / 1e6')" 41 5
