@@ -670,6 +670,10 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 	cJSON *o = cJSON_CreateObject(), *tot, *cost, *qj, *cmds;
 
 	add_str(o, "recorder", q->fallback ? "pure-bash" : "builtin");
+	if (q->fallback)
+		add_str(o, "recorder_limits", BASHPROF_FALLBACK_LIMITS);
+	else
+		cJSON_AddNullToObject(o, "recorder_limits");
 	if (folded)
 		add_str(o, "folded", folded);
 	else

@@ -324,6 +324,8 @@ void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_p
 		q->fallback ? "pure-bash trap: the builtin could not be loaded"
 			    : "tsarun-trap builtin",
 		(unsigned long long)t->commands);
+	if (q->fallback)
+		fprintf(f, "note: with the pure-bash trap, %s\n", BASHPROF_FALLBACK_LIMITS);
 	fprintf(f, "%6s %5s %11s %7s %7s %11s %8s  %s\n", "LINE", "DEPTH", "WALL", "%TOTAL",
 		"%PARENT", "CPU", "COUNT", "COMMAND");
 	print_node(f, bashprof__root(bp), "", true, t->self_wall_ns, o);

@@ -1355,6 +1355,11 @@ void bashprof__feed(struct bashprof *bp, const void *data, size_t len)
 	}
 }
 
+static bool is_source_text(const char *t)
+{
+	return t && (!strncmp(t, ". ", 2) || !strncmp(t, "source ", 7));
+}
+
 void bashprof__feed_fallback(struct bashprof *bp, FILE *f, int64_t real_minus_mono_ns)
 {
 	char line[4096];
@@ -1405,20 +1410,31 @@ void bashprof__feed_fallback(struct bashprof *bp, FILE *f, int64_t real_minus_mo
 		l = top_level(bp, s);
 		if (!l)
 			return;
-		/* Depth is ${#FUNCNAME[@]}: a deeper line is a function's entry. */
+		/*
+		 * Depth counts the functions and sourced files running: a deeper
+		 * line is the first of one the last command called, which
+		 * becomes a function (or a source: `.` and `source` are builtins
+		 * the trap cannot tell from a function otherwise).
+		 */
 		if (depth > (uint32_t)(s->nlv - 1)) {
 			struct bash_node *ctx = l->cmd.node;
+			/* bash runs the trap at a function's entry, for the call; not at a source's. */
+			bool entry = ctx && ctx->text && strlen(ctx->text) == n &&
+				     !strncmp(ctx->text, text, n);
 
 			while ((uint32_t)(s->nlv - 1) < depth) {
 				if (ctx && ctx->kind == BK_COMMAND)
-					ctx->kind = BK_FUNCTION;
+					ctx->kind =
+					    is_source_text(ctx->text) ? BK_SOURCE : BK_FUNCTION;
 				if (!level_push(s, ctx))
 					return;
 				ctx = NULL;
 			}
-			charge_trap(s, 0, 0); /* no measured cost: counted only */
-			stream_time(s, t, 0);
-			continue;
+			if (entry) {
+				charge_trap(s, 0, 0); /* no measured cost: counted only */
+				stream_time(s, t, 0);
+				continue;
+			}
 		}
 		while ((uint32_t)(s->nlv - 1) > depth && s->nlv > 1)
 			pop_level(s, t, 0);

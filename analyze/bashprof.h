@@ -27,6 +27,18 @@ struct run;
 
 #define BASHPROF_LABEL_MAX 300 /* bytes of a node's label in the outputs */
 
+/*
+ * What the pure-bash trap (the fallback) does not do that the builtin
+ * does: said in the report and in the artifact (bash.recorder_limits).
+ */
+#define BASHPROF_FALLBACK_LIMITS                                                                \
+	"functions and sourced files nest as with the builtin, but eval, trap bodies, "         \
+	"subshells, command substitutions, background jobs and pipeline parts are not told "    \
+	"apart (forked ones go below the script, as a nested bash), no process is attached to " \
+	"its command, the trap's cost is not removed, and the script sees functrace on (its "   \
+	"RETURN trap fires at every function's return, trap -p lists the DEBUG trap, set +T "   \
+	"stops the recording of functions)"
+
 enum bash_kind {
 	BK_SCRIPT = 0, /* the root: the profiled script */
 	BK_COMMAND,

@@ -3,12 +3,15 @@
 # tsarun --bash: the BASH_ENV every bash of the profiled tree reads first.
 #
 # It enables the __tsa builtin (tsarun-trap.so), which connects to tsarun,
-# sources the user's own BASH_ENV, and measures the trap's cost; then one
-# short trap string goes on DEBUG, with functrace so that functions, command
-# substitutions and subshells inherit it. It defines no variable or
-# function of its own, forces no option but functrace, and reads and writes
-# nothing the script owns. If the builtin cannot be loaded (another bash),
-# the pure-bash trap below records instead, and the report says so.
+# sources the user's own BASH_ENV, measures the trap's cost and turns
+# functrace on for bash, so that functions, command substitutions and
+# subshells inherit the DEBUG trap, but not for the script (its `$-`,
+# `set +T` and RETURN trap are its own: tsarun-trap.c); `trap` is replaced
+# by one that leaves ours out of its listings. Then one short trap string
+# goes on DEBUG. It defines no variable or function of its own and reads
+# and writes nothing the script owns. If the builtin cannot be loaded
+# (another bash), the pure-bash trap below records instead, with plain
+# `set -T`, and the report says what it does not do.
 #
 # A script run with -x (on its #! line) must not trace this file: its first
 # and last lines turn -x and -v off and back on, traced to /dev/null (-v
@@ -18,8 +21,10 @@
 # left it.
 if [[ -n ${TSARUN_BASH_SOCK-} ]]; then
 	if enable -f "${TSARUN_BASH_SO-}" __tsa 2>/dev/null; then
+		# __tsa start turns functrace on for bash, not for the script (tsarun-trap.c);
+		# `trap` leaves ours out of its listings.
 		if __tsa start; then
-			set -T
+			enable -f "${TSARUN_BASH_SO-}" trap 2>/dev/null
 			# The last word keeps $_ as the script left it (tsarun-trap.c).
 			__tsa_trap='__tsa - "$_"'
 		fi
@@ -31,8 +36,14 @@ if [[ -n ${TSARUN_BASH_SOCK-} ]]; then
 			eval ". \"$TSARUN_BASH_USER_ENV\""
 		fi
 		set -T
-		# printf's last word, printed as nothing, keeps $_ as the script left it.
-		__tsa_trap='printf "%s %s %s %s %s\n%.0s" $BASHPID $EPOCHREALTIME $LINENO ${#FUNCNAME[@]} "${BASH_COMMAND//$'"'\n'"'/ }" "$_" >&$TSARUN_BASH_FD'
+		# The depth is how many functions and sourced files run: BASH_SOURCE
+		# has one entry each, and one more for a script file (not for -c or
+		# stdin), whatever FUNCNAME says. printf's last word, printed as
+		# nothing, keeps $_ as the script left it.
+		__tsa_trap='${#BASH_SOURCE[@]}'
+		[[ $- == *[cs]* || $0 == "${BASH-}" || $0 == bash || $0 == -bash ]] ||
+			__tsa_trap='$((${#BASH_SOURCE[@]} - 1))'
+		__tsa_trap='printf "%s %s %s %s %s\n%.0s" $BASHPID $EPOCHREALTIME $LINENO '$__tsa_trap' "${BASH_COMMAND//$'"'\n'"'/ }" "$_" >&$TSARUN_BASH_FD'
 	elif [[ -n ${TSARUN_BASH_USER_ENV-} ]]; then
 		eval ". \"$TSARUN_BASH_USER_ENV\""
 	fi

@@ -4,7 +4,8 @@
  * bash process runs, for `tsarun --bash`.
  *
  * The injector (tsarun-env.bash, sourced through BASH_ENV) enables it and
- * runs `__tsa start`, then sets `trap __tsa DEBUG` with functrace on. Bash
+ * runs `__tsa start` (functrace on, for bash only: see functrace_own),
+ * then sets `trap __tsa DEBUG`. Bash
  * parses the trap string at every command, so the string is one word and
  * all the work is here, in C, reading bash's own state:
  *
@@ -79,7 +80,11 @@ extern pid_t pipeline_pgrp, shell_pgrp, terminal_pgrp;
 extern int shell_tty, running_trap;
 extern int run_debug_trap(void);
 extern FILE *xtrace_fp;
-extern int function_trace_mode;
+extern int function_trace_mode, debugging_mode;
+extern void set_signal(int, char *);
+extern void restore_default_signal(int);
+extern int signal_is_trapped(int);
+extern int trap_builtin(WORD_LIST *);
 
 /* bash's object caches (ocache.h, not installed): see calibrate(). */
 struct tsa_objcache {
@@ -690,6 +695,211 @@ static uint8_t trap_tail(void)
 	return tail;
 }
 
+/*
+ * functrace as the script sees it. DEBUG reaches functions, command
+ * substitutions and subshells only with functrace on, and functrace also
+ * makes them inherit the script's RETURN trap, which they do not in a
+ * plain run: a `trap 'echo bye' RETURN` at the top would fire at every
+ * function's return. So bash's own flag stays on, and the 'T' entry of
+ * bash's option table (shell_flags: what `set -T`, `set -o functrace`,
+ * `$-` and SHELLOPTS read and write) is pointed at user_functrace, the
+ * script's view. What functrace off would do to the RETURN trap is done
+ * here: a function without the trace attribute (declare -t) runs with no
+ * RETURN trap, and its caller's is back when it returns unless it set one
+ * of its own (bash: execute_function, maybe_set_return_trap); a subshell
+ * does not run one (reset_signal_handlers), though `trap -p` there still
+ * lists it. A function's entry is seen at its first command (or at a fork
+ * before that: `f() ( list )`); its return, by a RETURN trap of ours,
+ * RET_MARK, which `trap -p` does not list (tsa_trap_builtin).
+ */
+struct tsa_flag {
+	char name;
+	int *value;
+};
+extern struct tsa_flag shell_flags[];
+static int user_functrace;
+static int ft_owned; /* shell_flags' 'T' points at user_functrace */
+static int ft_dbg;   /* debugging_mode as last seen */
+
+#define RET_MARK "__tsa r \"$_\""
+struct ret_save {
+	int fn;	     /* funcnest of the function */
+	char *saved; /* the caller's RETURN trap (malloc'd), or NULL: ours (RET_MARK) */
+};
+static struct ret_save rets[MAX_FRAMES];
+static int nrets, ret_fn = -1;
+static char *ret_hidden; /* a subshell's RETURN trap: listed, not run */
+
+static int ret_is_mark(const char *s)
+{
+	return s && s != (char *)1 && !strcmp(s, RET_MARK);
+}
+
+/* The protection of the mapping that holds addr (/proc/self/maps); -1: unknown. */
+static int page_prot(uintptr_t addr)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512], perms[8];
+	unsigned long lo, hi;
+	int prot = -1;
+
+	if (!f)
+		return -1;
+	while (prot < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && addr >= lo && addr < hi)
+			prot = (perms[0] == 'r' ? PROT_READ : 0) |
+			       (perms[1] == 'w' ? PROT_WRITE : 0) |
+			       (perms[2] == 'x' ? PROT_EXEC : 0);
+	fclose(f);
+	return prot;
+}
+
+static void functrace_own(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	user_functrace = function_trace_mode;
+	ft_dbg = debugging_mode;
+	for (struct tsa_flag *f = shell_flags; f->name; f++) {
+		/* An aligned pointer: on one page, read-only after relocation (RELRO) or not. */
+		uintptr_t page = (uintptr_t)&f->value & ~((uintptr_t)pg - 1);
+		int prot;
+
+		if (f->name != 'T' || f->value != &function_trace_mode)
+			continue;
+		prot = page_prot(page);
+		if (prot < 0 || mprotect((void *)page, (size_t)pg, prot | PROT_WRITE))
+			break;
+		f->value = &user_functrace;
+		mprotect((void *)page, (size_t)pg, prot);
+		ft_owned = 1;
+		break;
+	}
+	/* Without the table (another layout), functrace is on for the script too, as with set -T. */
+	function_trace_mode = 1;
+}
+
+/*
+ * `shopt -s extdebug` sets bash's flag itself (on), and `shopt -u extdebug`
+ * (off): the script's flag follows, and bash's is on again.
+ */
+static void functrace_resync(void)
+{
+	if (debugging_mode != ft_dbg)
+		user_functrace = ft_dbg = debugging_mode;
+	else if (!function_trace_mode)
+		user_functrace = 0;
+	function_trace_mode = 1;
+}
+
+/* The RETURN trap as the script would have it now: a function entered or left. */
+static void ret_sync(void)
+{
+	const char *cur;
+
+	if (!ft_owned || funcnest == ret_fn)
+		return;
+	/* Left: a caller whose function removed our mark gets its trap back (maybe_set_return_trap). */
+	while (nrets && rets[nrets - 1].fn > funcnest) {
+		struct ret_save *r = &rets[--nrets];
+
+		cur = trap_list[TSA_RETURN_TRAP];
+		if (r->saved && (!signal_is_trapped(TSA_RETURN_TRAP) || ret_is_mark(cur)))
+			set_signal(TSA_RETURN_TRAP, r->saved);
+		free(r->saved);
+	}
+	if (funcnest > ret_fn && funcnest > 0 && !user_functrace && nrets < MAX_FRAMES &&
+	    !(this_shell_function && trace_p(this_shell_function)) &&
+	    signal_is_trapped(TSA_RETURN_TRAP) && trap_list[TSA_RETURN_TRAP] &&
+	    trap_list[TSA_RETURN_TRAP] != (char *)1 && (!nrets || rets[nrets - 1].fn < funcnest)) {
+		cur = trap_list[TSA_RETURN_TRAP];
+		rets[nrets].fn = funcnest;
+		rets[nrets].saved = ret_is_mark(cur) ? NULL : strdup(cur);
+		nrets++;
+		if (!ret_is_mark(cur))
+			set_signal(TSA_RETURN_TRAP, RET_MARK);
+	}
+	ret_fn = funcnest;
+}
+
+/* `__tsa r`: our mark ran as the function returned; its caller's trap is back. */
+static void ret_returned(void)
+{
+	if (!nrets || rets[nrets - 1].fn < funcnest)
+		return;
+	while (nrets && rets[nrets - 1].fn >= funcnest) {
+		struct ret_save *r = &rets[--nrets];
+
+		if (r->fn == funcnest) {
+			if (r->saved)
+				set_signal(TSA_RETURN_TRAP, r->saved);
+			else if (!nrets)
+				restore_default_signal(TSA_RETURN_TRAP);
+		}
+		free(r->saved);
+	}
+	ret_fn = funcnest - 1;
+}
+
+/* A forked child: a subshell runs no RETURN trap unless functrace is on. */
+static void ret_child(void)
+{
+	while (nrets)
+		free(rets[--nrets].saved);
+	ret_fn = funcnest;
+	if (!ft_owned || user_functrace || !signal_is_trapped(TSA_RETURN_TRAP))
+		return;
+	if (!ret_is_mark(trap_list[TSA_RETURN_TRAP]) && trap_list[TSA_RETURN_TRAP] != (char *)1) {
+		free(ret_hidden);
+		ret_hidden = strdup(trap_list[TSA_RETURN_TRAP]);
+	}
+	restore_default_signal(TSA_RETURN_TRAP);
+}
+
+/* Our mark's run: its DEBUG run records nothing (the time stays with the command before). */
+static int ret_mark_running(void)
+{
+	return nrets && signal_in_progress(TSA_RETURN_TRAP) &&
+	       ret_is_mark(trap_list[TSA_RETURN_TRAP]);
+}
+
+/*
+ * `trap`, as the script would see it without us: listing (`trap`, `trap -p
+ * ...`) leaves out our DEBUG trap and our RETURN mark, and shows a
+ * subshell's RETURN trap as bash would. Setting is bash's own.
+ */
+static int tsa_trap_builtin(WORD_LIST *list)
+{
+	char *dbg, *ret;
+	int listing = !list, r;
+
+	if (list && list->word->word[0] == '-' && list->word->word[1] &&
+	    strcmp(list->word->word, "--") && strchr(list->word->word, 'p'))
+		listing = 1;
+	if (!enabled || !listing) {
+		ret = trap_list[TSA_RETURN_TRAP];
+		r = trap_builtin(list);
+		/* A subshell's own RETURN trap, set or reset, is what it lists from now on. */
+		if (ret_hidden && trap_list[TSA_RETURN_TRAP] != ret) {
+			free(ret_hidden);
+			ret_hidden = NULL;
+		}
+		return r;
+	}
+	dbg = trap_list[TSA_DEBUG_TRAP];
+	ret = trap_list[TSA_RETURN_TRAP];
+	if (dbg && dbg != (char *)1 && !strcmp(dbg, TRAP_STRING))
+		trap_list[TSA_DEBUG_TRAP] = NULL;
+	if (ret_is_mark(ret))
+		trap_list[TSA_RETURN_TRAP] = NULL;
+	if (!trap_list[TSA_RETURN_TRAP] && ret_hidden)
+		trap_list[TSA_RETURN_TRAP] = ret_hidden;
+	r = trap_builtin(list);
+	trap_list[TSA_DEBUG_TRAP] = dbg;
+	trap_list[TSA_RETURN_TRAP] = ret;
+	return r;
+}
+
 static void on_debug(void)
 {
 	uint64_t t = mono_ns(), cpu = cpu_ns();
@@ -707,6 +917,14 @@ static void on_debug(void)
 	/* The first record of this trap run says it starts (tsa_wire.h). */
 	run_flags = TSA_RUN | tail;
 	span_debug(t);
+	if (ft_owned) {
+		if (!function_trace_mode || debugging_mode != ft_dbg)
+			functrace_resync();
+		if (ret_mark_running())
+			return;
+		if (funcnest != ret_fn)
+			ret_sync();
+	}
 	if (sync_frames(t, cpu))
 		return; /* a function's entry: the call itself was the command */
 	/*
@@ -764,6 +982,7 @@ static void atfork_prepare(void)
 		return;
 	t = mono_ns();
 	ensure_hello();
+	ret_sync();
 	/* Functions and traps that ended since the last command end before the fork. */
 	user_sig = running_trap > 0 && running_trap != TSA_DEBUG_TRAP + 1 ? running_trap - 1 : -1;
 	pop_ended(t, cpu_ns());
@@ -823,6 +1042,7 @@ static void atfork_child(void)
 	span_tail_calls = -1;
 	span_prov = 0;
 	text_reset();
+	ret_child();
 }
 
 /*
@@ -1723,6 +1943,7 @@ static int start(void)
 	reaped_seen = js.c_totreaped;
 	ev_start = evalnest;
 	xtrace_wrap();
+	functrace_own();
 	enabled = 1;
 	hello(TSA_HELLO_START, mono_ns(), cpu_ns());
 	return 0;
@@ -1739,6 +1960,11 @@ static int tsa_builtin(WORD_LIST *list)
 				xtrace_wrap();
 			on_debug();
 		}
+		return EXECUTION_SUCCESS;
+	}
+	if (!strcmp(list->word->word, "r")) {
+		if (enabled)
+			ret_returned();
 		return EXECUTION_SUCCESS;
 	}
 	if (!strcmp(list->word->word, "start"))
@@ -1788,5 +2014,20 @@ static char *tsa_doc[] = {
 };
 
 struct builtin __tsa_struct = {
-    "__tsa", tsa_builtin, BUILTIN_ENABLED, tsa_doc, "__tsa [-|start|flush|status]", 0,
+    "__tsa", tsa_builtin, BUILTIN_ENABLED, tsa_doc, "__tsa [-|start|flush|status|r]", 0,
+};
+
+/* `trap`: bash's, with what we set left out of its listings (tsa_trap_builtin). */
+static char *trap_doc[] = {
+    "Trap signals and other events (bash's trap; tsarun --bash leaves its own out of listings).",
+    NULL,
+};
+
+struct builtin trap_struct = {
+    "trap",
+    tsa_trap_builtin,
+    BUILTIN_ENABLED | SPECIAL_BUILTIN,
+    trap_doc,
+    "trap [-lp] [[arg] signal_spec ...]",
+    0,
 };

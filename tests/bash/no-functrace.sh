@@ -1,4 +1,4 @@
-# set +T: functions no longer inherit the DEBUG trap; the report says so.
+# set +T: the script turns functrace off; its functions are still recorded.
 set +o functrace
 f() { echo in f; }
 f

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # A trap-heavy function: RETURN and EXIT traps, nested functions, a function
-# in a subshell, background jobs, nested loops. Its counts are exact:
+# in a subshell, background jobs, nested loops; functrace on (set -T), so
+# that its functions inherit the RETURN trap. Its counts are exact:
 #   leaf: 5 outer x 2 middle x 3 = 30 calls, `:` 60 times;
 #   the RETURN trap body runs once per function return after it is set.
 leaf() { local k; for k in 1 2; do :; done; }
@@ -12,6 +13,7 @@ outer() {
 	leaf &
 	wait
 }
+set -T
 trap 'returns=$((returns + 1))' RETURN
 for o in 1 2 3 4 5; do outer; done
 echo "returns=$returns"

@@ -19,6 +19,7 @@ equal "its stdout is its own" "$(cat "$T_TMP/out")" "6
 sum=703 n=20000"
 equal "command.mode is bash" "$(jqv "$J" .command.mode)" bash
 equal "recorded by the builtin" "$(jqv "$J" .bash.recorder)" builtin
+equal "... which has no limits to state" "$(jqv "$J" .bash.recorder_limits)" null
 equal "a function called 37 times: count 37" "$(node 'f "$i"' 4 count)" 37
 equal "... its body: count 37" "$(node 'x=$((x + $1))' 3 count)" 37
 equal "... the call is a function node" "$(node 'f "$i"' 4 kind)" function
@@ -127,7 +128,23 @@ equal "fallback: \$_ is the script's own" "$(cat "$T_TMP/out")" y
 validate "$J"
 equal "fallback: the report says so" "$(jqv "$J" .bash.recorder)" pure-bash
 check "fallback: ... on stderr too" grep -q 'pure-bash trap' "$T_TMP/err"
+check "fallback: ... with what it does not do" grep -q 'note: with the pure-bash trap, functions and sourced files nest' "$T_TMP/err"
+equal "fallback: ... in the artifact too" "$(jq -r '.bash.recorder_limits | type' "$J")" string
 equal "fallback: exact count" "$(jq -r '[.bash.commands[] | select(.text == ":") | .count] | add' "$J")" 7
+# Functions and sourced files nest as they do with the builtin: the same tree.
+printf 'echo sourced >/dev/null\n' >"$T_TMP/fb.inc"
+fb='f() { x=$((x + $1)); g; }; g() { : g; . "$2"; }; for i in 1 2 3; do f "$i" "$1"; done; echo "$x"'
+shape='[.bash.commands[] | [(.parent // -1), .kind, .text, .count]]'
+"$TSARUN" -q --json "$J" --bash -c "$fb" x "$T_TMP/fb.inc" >/dev/null 2>&1
+want=$(jq -c "$shape" "$J")
+TSARUN_BASH_LIBDIR=$T_TMP/lib "$TSARUN" -q --json "$J" --bash -c "$fb" x "$T_TMP/fb.inc" >/dev/null 2>&1
+equal "fallback: functions and sources nest as with the builtin" "$(jq -c "$shape" "$J")" "$want"
+check "... a function's body below it (3 calls)" sh -c "echo '$want' | grep -q '\"x=\$((x + \$1))\",3'"
+printf 'f() { :; }\n. "$1"\nf\n' >"$T_TMP/fb.sh"
+"$TSARUN" -q --json "$J" --bash "$T_TMP/fb.sh" "$T_TMP/fb.inc" >/dev/null 2>&1
+want=$(jq -c "$shape" "$J")
+TSARUN_BASH_LIBDIR=$T_TMP/lib "$TSARUN" -q --json "$J" --bash "$T_TMP/fb.sh" "$T_TMP/fb.inc" >/dev/null 2>&1
+equal "fallback: ... in a script file too (BASH_SOURCE counts it)" "$(jq -c "$shape" "$J")" "$want"
 
 # The trap's cost is removed: a tight loop's reported CPU time is within 10%
 # of the same loop run bare. The trap costs about four times what this
@@ -265,14 +282,30 @@ equal "ERR twice: eval's two runs, one inside it and one after it" \
 	"$(jq -r '.bash.commands as $c | [$c[] | select(.kind == "trap" and .line == 7) | . as $t |
 		$c[] | select(.id == $t.parent) | .kind] | join(",")' "$J")" "eval,script"
 
+# The script's own RETURN and ERR traps, set -T / +T, set -E, declare -t and
+# trap -p: functrace is on for bash, not for the script, which sees and
+# does what it would bare (a RETURN trap fired at every function's return).
+bash "$B/own-traps.sh" >"$T_TMP/o1.out" 2>"$T_TMP/o1.err"
+want=$?
+"$TSARUN" -q --json "$J" --bash "$B/own-traps.sh" >"$T_TMP/o2.out" 2>"$T_TMP/o2.err"
+equal "own traps: the script's exit status ($want)" "$?" "$want"
+equal "own traps: its stdout ($(wc -l <"$T_TMP/o1.out") lines)" "$(cat "$T_TMP/o2.out")" "$(cat "$T_TMP/o1.out")"
+equal "own traps: its stderr" "$(cat "$T_TMP/o2.err")" "$(cat "$T_TMP/o1.err")"
+validate "$J"
+equal "own traps: no RETURN trap of tsarun's in the profile" \
+	"$(jq '[.bash.commands[] | select(.text | startswith("__tsa"))] | length' "$J")" 0
+equal "own traps: recorded whole (set +T and all)" \
+	"$(jqv "$J" '.bash.quality.trap_lost_streams + .bash.quality.functrace_off_streams')" 0
+
 # What the script does to the recording is reported, not silently lost.
 "$TSARUN" --color never --json "$J" --bash "$B/own-debug.sh" >/dev/null 2>"$T_TMP/err"
 equal "the script's own DEBUG trap: counted (one bash process)" "$(jqv "$J" .bash.quality.trap_lost_streams)" 1
 check "... and the report says its commands after that are not in the profile" \
 	grep -q "replaced or removed tsarun's DEBUG trap" "$T_TMP/err"
-"$TSARUN" --color never --json "$J" --bash "$B/no-functrace.sh" >/dev/null 2>"$T_TMP/err"
-equal "set +T: counted (one bash process)" "$(jqv "$J" .bash.quality.functrace_off_streams)" 1
-check "... and the report says so" grep -q 'turned functrace off' "$T_TMP/err"
+"$TSARUN" --color never --json "$J" --bash "$B/no-functrace.sh" >"$T_TMP/out" 2>"$T_TMP/err"
+equal "set +T: the script's own output" "$(cat "$T_TMP/out")" "in f"
+equal "set +T: the function's body is still recorded, below it" "$(node 'echo in f' 3 parent)" "$(node f 4 id)"
+equal "... and nothing is reported lost" "$(jqv "$J" .bash.quality.functrace_off_streams)" 0
 "$TSARUN" --color never --json "$J" --bash "$B/counts.sh" >/dev/null 2>"$T_TMP/err"
 equal "a script that leaves both alone: nothing counted" \
 	"$(jqv "$J" '.bash.quality.trap_lost_streams + .bash.quality.functrace_off_streams')" 0
