@@ -595,6 +595,42 @@ static cJSON *stacks_json(const struct run *r)
 	return o;
 }
 
+/* --interval: what became of the run's lines; null without --interval. */
+static cJSON *stream_json(const struct run_stream *st)
+{
+	cJSON *o;
+
+	if (!st->on)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "nonblocking", st->nonblocking);
+	if (st->nonblocking)
+		cJSON_AddNullToObject(o, "blocking_reason");
+	else
+		add_str(o, "blocking_reason", st->blocking_reason);
+	add_u64(o, "lines", st->lines);
+	add_u64(o, "written", st->written);
+	add_u64(o, "dropped", st->dropped);
+	add_u64(o, "unsent", st->unsent);
+	cJSON_AddBoolToObject(o, "partial_line", st->partial);
+	if (st->nonblocking) {
+		add_u64(o, "backlog_limit_bytes", st->backlog_limit);
+		add_u64(o, "backlog_peak_bytes", st->backlog_peak);
+		add_u64(o, "final_wait_ns", st->final_wait_ns);
+		add_u64(o, "final_wait_limit_ns", st->final_wait_limit_ns);
+	} else {
+		cJSON_AddNullToObject(o, "backlog_limit_bytes");
+		cJSON_AddNullToObject(o, "backlog_peak_bytes");
+		cJSON_AddNullToObject(o, "final_wait_ns");
+		cJSON_AddNullToObject(o, "final_wait_limit_ns");
+	}
+	if (st->error[0])
+		add_str(o, "error", st->error);
+	else
+		cJSON_AddNullToObject(o, "error");
+	return o;
+}
+
 static cJSON *run_json(const struct run *r)
 {
 	static const char *const policy[] = {"wait", "leave", "kill"};
@@ -645,6 +681,7 @@ static cJSON *run_json(const struct run *r)
 	cJSON_AddNumberToObject(d, "left_running", r->desc.left_running);
 	add_u64(d, "waited_ns", r->desc.waited_ns);
 	cJSON_AddItemToObject(o, "descendants", d);
+	cJSON_AddItemToObject(o, "stream", stream_json(&r->stream));
 	cJSON_AddBoolToObject(o, "detailed", r->detailed);
 	/* Placeholders: the elements are streamed by emit_run(), one at a time. */
 	cJSON_AddArrayToObject(o, "processes");

@@ -234,6 +234,7 @@ char *stream_json_line(const struct stream_interval *iv)
 	kv_i64(&b, "interval_ns", span);
 	kv_i64(&b, "pid", iv->root_pid);
 	kv_i64_or_null(&b, "lost_records", iv->lost_records, iv->lost_records < 0);
+	kv_i64(&b, "dropped_lines", (int64_t)iv->dropped_lines);
 	key(&b, "accounting_source");
 	if (iv->source)
 		put_str(&b, iv->source);

@@ -362,6 +362,25 @@ struct run_descendants {
 	int policy;	    /* enum descendants_policy */
 };
 
+/* --interval: what became of the run's lines in the stream (streamprobe.c). */
+struct run_stream {
+	bool on;	  /* the run was streamed */
+	bool nonblocking; /* written without ever waiting (FIFO, pipe, socket, terminal) */
+	char blocking_reason
+	    [RUN_REASON_LEN]; /* !nonblocking: why lines are written whole, waiting */
+	uint64_t lines;	      /* lines made (one per tick that read, and the last) */
+	uint64_t written;     /* written whole */
+	uint64_t dropped;     /* dropped whole: the backlog was full */
+	uint64_t
+	    unsent;   /* not (wholly) written: the end-of-run wait ran out, or the stream failed */
+	bool partial; /* one of those was begun: the reader has its beginning only */
+	uint64_t backlog_limit; /* bytes (nonblocking) */
+	uint64_t backlog_peak;	/* the most bytes waiting at once (nonblocking) */
+	uint64_t final_wait_ns; /* the end-of-run wait for the backlog to go (nonblocking) */
+	uint64_t final_wait_limit_ns;
+	char error[RUN_REASON_LEN]; /* why streaming stopped during the run ("": it did not) */
+};
+
 struct run {
 	int index;
 	bool warmup;
@@ -377,6 +396,7 @@ struct run {
 	uint64_t wall_ns;
 	struct run_rusage ru;
 	struct run_descendants desc;
+	struct run_stream stream;
 	/* User-space instructions of the tree (a hardware counter); see metrics.h. */
 	bool have_instructions;
 	uint64_t instructions;

@@ -74,6 +74,7 @@ struct stream_interval {
 	const char *no_threads_reason; /* source NULL: why no thread can be reported */
 	uint32_t source_unmeasured;    /* what the source never measures (enum acct_unmeasured) */
 	int64_t lost_records;	       /* exit records lost in the interval; -1: not known (null) */
+	uint64_t dropped_lines; /* lines dropped since the line before (the writer's backlog) */
 	const struct source_status *sources;
 	int nsources;
 	struct stream_thread *threads;

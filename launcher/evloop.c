@@ -48,7 +48,12 @@ void evloop__free(struct evloop *l)
 
 int evloop__add(struct evloop *l, int fd, evloop_cb cb, void *ctx)
 {
-	struct epoll_event ev = {.events = EPOLLIN};
+	return evloop__add_events(l, fd, EPOLLIN, cb, ctx);
+}
+
+int evloop__add_events(struct evloop *l, int fd, uint32_t events, evloop_cb cb, void *ctx)
+{
+	struct epoll_event ev = {.events = events};
 	int i;
 
 	for (i = 0; i < EVLOOP_MAX && l->src[i].fd >= 0; i++)

@@ -19,6 +19,8 @@ void evloop__free(struct evloop *l);
 
 /* Watch fd for EPOLLIN. Returns 0 or -errno. */
 int evloop__add(struct evloop *l, int fd, evloop_cb cb, void *ctx);
+/* Watch fd for these epoll events (EPOLLOUT: room to write). Returns 0 or -errno. */
+int evloop__add_events(struct evloop *l, int fd, uint32_t events, evloop_cb cb, void *ctx);
 int evloop__del(struct evloop *l, int fd);
 
 /*

@@ -384,7 +384,8 @@ static int run_main(struct tsarun_opts *o)
 	if (stream_fd >= 0) {
 		/* Last: its final line is the run's closing account, after every source's. */
 		struct stream_probe *stp =
-		    stream_probe__new(stream_fd, stream_name, o->interval_ns, ps->sched, ps->proc);
+		    stream_probe__new(stream_fd, stream_name, o->interval_ns,
+				      o->stream_backlog_bytes, ps->sched, ps->proc);
 
 		if (!stp || probeset__add_stream(ps, stp)) {
 			fprintf(stderr, "tsarun: cannot set up the interval stream\n");

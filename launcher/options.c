@@ -163,7 +163,16 @@ static const char usage[] =
     "                           the artifact's\n"
     "      --stream FILE        where the lines go, each flushed as written (- for\n"
     "                           stderr; in --out-dir when relative; default: beside\n"
-    "                           the artifact, named after it: tsarun.jsonl)\n"
+    "                           the artifact, named after it: tsarun.jsonl). A FIFO,\n"
+    "                           pipe, socket or terminal is written without ever\n"
+    "                           waiting: what its reader has not taken waits in a\n"
+    "                           backlog, lines that would overflow it are dropped\n"
+    "                           whole and counted (artifact: runs[].stream); at a\n"
+    "                           run's end what waits gets 2 s. A file is written\n"
+    "                           whole, as each line is made\n"
+    "      --stream-backlog SIZE\n"
+    "                           what may wait in memory for a slow reader (default\n"
+    "                           1M; 0: nothing beyond the rest of a line begun)\n"
     "\n"
     "Other:\n"
     "  -h, --help               show this help\n"
@@ -215,6 +224,7 @@ void options_defaults(struct tsarun_opts *o)
 	o->sort = SORT_WALL;
 	o->top = 20;
 	o->ringbuf_bytes = 4ull << 20;
+	o->stream_backlog_bytes = 1ull << 20;
 	o->offcpu_min_ns = OFFCPU_MIN_DEFAULT_NS;
 	o->freq = 99;
 	o->timeline_bytes = TIMELINE_BUFFER_DEFAULT;
@@ -416,6 +426,7 @@ enum {
 	OPT_NO_HEADER,
 	OPT_VIEW,
 	OPT_STREAM,
+	OPT_STREAM_BACKLOG,
 	OPT_TIMELINE,
 	OPT_TIMELINE_BUFFER,
 	OPT_TIMELINE_MAX,
@@ -442,6 +453,7 @@ static const struct option long_opts[] = {
     {"pid", required_argument, NULL, 'p'},
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"stream", required_argument, NULL, OPT_STREAM},
+    {"stream-backlog", required_argument, NULL, OPT_STREAM_BACKLOG},
     {"count", required_argument, NULL, OPT_COUNT},
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"tid", required_argument, NULL, OPT_TID},
@@ -773,6 +785,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case OPT_FREQ:
 		case OPT_BASH_NO_FOLLOW:
 		case OPT_STREAM:
+		case OPT_STREAM_BACKLOG:
 		case OPT_TIMELINE:
 		case OPT_TIMELINE_BUFFER:
 		case OPT_TIMELINE_MAX:
@@ -887,6 +900,15 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 				return fail(err, errlen,
 					    "--stream: empty file name (- for stderr)");
 			o->stream_path = optarg;
+			break;
+		case OPT_STREAM_BACKLOG:
+			if (parse_size(optarg, &v) || v > (1ull << 30))
+				return fail(err, errlen,
+					    "--stream-backlog: '%s' is not a size from 0 to 1G "
+					    "(e.g. 1M)",
+					    optarg);
+			o->stream_backlog_bytes = v;
+			o->stream_backlog_given = true;
 			break;
 		case OPT_COUNT:
 			if (parse_uint(optarg, 1, UINT32_MAX, &o->count))
@@ -1116,6 +1138,10 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		return fail(err, errlen,
 			    "--stream names where --interval's lines go: add --interval DUR (e.g. "
 			    "--interval 1s)");
+	if (o->stream_backlog_given && !o->interval_given)
+		return fail(err, errlen,
+			    "--stream-backlog bounds what waits for --interval's reader: add "
+			    "--interval DUR (e.g. --interval 1s)");
 	if (o->interval_given && o->baseline_cmd)
 		return fail(
 		    err, errlen,

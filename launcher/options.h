@@ -90,6 +90,10 @@ struct tsarun_opts {
 	bool no_header;
 	bool sort_given;
 
+	/* --stream-backlog: what of --interval's lines may wait for a slow reader (bytes). */
+	uint64_t stream_backlog_bytes;
+	bool stream_backlog_given;
+
 	bool doctor_json;
 
 	/* Repeated runs (-r/--runs, --warmup). */

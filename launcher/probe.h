@@ -8,6 +8,9 @@
  *               run, with the reason recorded; the run goes on.
  *   on_ready()  whenever fd() is readable during the run.
  *   on_tick()   every tick_ns, when set (sampling sources).
+ *   on_writable() whenever out_fd() has room, watched only while
+ *               out_pending() says something waits to be written there (an
+ *               output the loop must never block on: the interval stream).
  *   on_exit()   once, when the command has exited and is not yet reaped:
  *               its threads' last figures are still there to read.
  *   collect()   after the tree has ended (or been left running), in order:
@@ -40,6 +43,9 @@ struct probe {
 	int (*on_ready)(struct probe *p);
 	uint64_t tick_ns;
 	int (*on_tick)(struct probe *p, uint64_t now_ns);
+	int (*out_fd)(struct probe *p);
+	bool (*out_pending)(struct probe *p);
+	int (*on_writable)(struct probe *p);
 	int (*on_exit)(struct probe *p);
 	int (*collect)(struct probe *p, struct run *r);
 	int (*seal)(struct probe *p);

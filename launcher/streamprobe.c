@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* --interval for a command's run: the JSON Lines stream (streamprobe.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "metrics.h"
 #include "probe.h"
 #include "procprobe.h"
@@ -20,9 +26,31 @@ enum stream_src {
 	SRC_PROCFS,
 };
 
+/* How the lines go out. */
+enum stream_out {
+	OUT_BLOCKING = 0, /* a regular file: each line written whole, waiting for it */
+	OUT_NONBLOCKING,  /* our own descriptor, O_NONBLOCK: the backlog takes what does not fit */
+	OUT_SEND,	  /* stderr is a socket shared with the command: send(MSG_DONTWAIT) */
+};
+
+/* A line waiting for room; off: what of it is written already. */
+struct pending {
+	char *p;
+	size_t len, off;
+	uint32_t gen; /* the run it belongs to (counted in that run's figures) */
+};
+
 struct stream_probe {
 	int fd;
 	char name[256];
+	enum stream_out out;
+	char blocking_reason[192];
+	uint64_t backlog_limit;
+	/* The backlog: q[qhead..qn) in order, qbytes of them not written yet. */
+	struct pending *q;
+	size_t qhead, qn, qcap, qbytes;
+	uint32_t gen;	      /* bumped at each run's arm */
+	uint64_t drops_since; /* lines dropped since the last one kept (the next line says so) */
 	uint64_t interval_ns;
 	struct sched_probe *sched;
 	struct proc_probe *proc;
@@ -31,19 +59,78 @@ struct stream_probe {
 	enum stream_src src;
 	int64_t last_end; /* where the previous interval ended, from the run's start */
 	size_t recs_seen; /* exit records already given to the stream */
-	int err;	  /* a write failed: streaming stopped */
+	int err;	  /* a write failed: streaming stopped (-EPIPE: the reader left) */
 	uint64_t drops;	  /* the eBPF probe's ring buffer drops at the last line */
 	/* The tick's arrays, kept from one tick to the next. */
 	struct thread_acct *snap, *all;
 	size_t snap_cap, all_cap;
 };
 
+/* How long the end of a run waits for the backlog to go (README, tsarun.1, the schema). */
+#define STREAM_FINAL_WAIT_NS 2000000000ull
+
 static const char no_source_reason[] =
     "no source sees live threads: taskstats reports a thread only when it exits "
     "(per-interval figures need eBPF or procfs: --backend ebpf or proc)";
 
+/*
+ * How to write to fd without ever blocking the event loop. A regular file
+ * (or a block device) takes every line whole, as before: a write there
+ * waits for the disk, not for a reader. Anything else (a FIFO, a pipe, a
+ * terminal, a socket) can stall for as long as its reader does: it is made
+ * non-blocking. stderr ("-") is the command's too, and O_NONBLOCK on it
+ * would reach the command's own writes (and the shell's): it is reopened
+ * as a descriptor of our own, or, a socket, written with send(MSG_DONTWAIT).
+ */
+static void stream_out_setup(struct stream_probe *sp)
+{
+	struct stat st;
+	int fl, fd;
+
+	if (fstat(sp->fd, &st)) {
+		snprintf(sp->blocking_reason, sizeof(sp->blocking_reason),
+			 "cannot tell what the stream is (fstat: %s): lines are written whole, "
+			 "waiting for room",
+			 strerror(errno));
+		return;
+	}
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+		snprintf(sp->blocking_reason, sizeof(sp->blocking_reason),
+			 "a regular file: each line is written whole (a write waits for the disk, "
+			 "never for a reader)");
+		return;
+	}
+	if (sp->fd == 2) {
+		if (S_ISSOCK(st.st_mode)) {
+			sp->out = OUT_SEND;
+			return;
+		}
+		fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			snprintf(sp->blocking_reason, sizeof(sp->blocking_reason),
+				 "stderr is the command's too and cannot be reopened apart (%s): "
+				 "lines are written whole, waiting for the reader",
+				 strerror(errno));
+			return;
+		}
+		sp->fd = fd;
+		sp->out = OUT_NONBLOCKING;
+		return;
+	}
+	fl = fcntl(sp->fd, F_GETFL);
+	if (fl < 0 || fcntl(sp->fd, F_SETFL, fl | O_NONBLOCK)) {
+		snprintf(sp->blocking_reason, sizeof(sp->blocking_reason),
+			 "cannot make the stream non-blocking (%s): lines are written whole, "
+			 "waiting for the reader",
+			 strerror(errno));
+		return;
+	}
+	sp->out = OUT_NONBLOCKING;
+}
+
 struct stream_probe *stream_probe__new(int fd, const char *name, uint64_t interval_ns,
-				       struct sched_probe *sched, struct proc_probe *proc)
+				       uint64_t backlog_bytes, struct sched_probe *sched,
+				       struct proc_probe *proc)
 {
 	struct stream_probe *sp = calloc(1, sizeof(*sp));
 
@@ -58,6 +145,8 @@ struct stream_probe *stream_probe__new(int fd, const char *name, uint64_t interv
 	sp->fd = fd;
 	snprintf(sp->name, sizeof(sp->name), "%s", name);
 	sp->interval_ns = interval_ns;
+	sp->backlog_limit = backlog_bytes;
+	stream_out_setup(sp);
 	sp->sched = sched;
 	sp->proc = proc;
 	return sp;
@@ -69,6 +158,9 @@ void stream_probe__free(struct stream_probe *sp)
 		return;
 	if (sp->fd > 2)
 		close(sp->fd);
+	for (size_t i = sp->qhead; i < sp->qn; i++)
+		free(sp->q[i].p);
+	free(sp->q);
 	stream__free(sp->st);
 	free(sp->snap);
 	free(sp->all);
@@ -77,29 +169,181 @@ void stream_probe__free(struct stream_probe *sp)
 
 int stream_probe__error(const struct stream_probe *sp)
 {
-	return sp ? sp->err : 0;
+	/* A reader that leaves (head -n 3) is its choice, not tsarun's failure: reported, no error. */
+	return sp && sp->err != -EPIPE ? sp->err : 0;
 }
 
-/* One line, whole, now: a reader following the file sees complete lines only. */
-static void emit(struct stream_probe *sp, const char *line)
+static ssize_t out_write(struct stream_probe *sp, const char *p, size_t n)
 {
-	size_t len = strlen(line), off = 0;
+	if (sp->out == OUT_SEND)
+		return send(sp->fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return write(sp->fd, p, n);
+}
 
-	while (off < len) {
-		ssize_t w = write(sp->fd, line + off, len - off);
+/*
+ * Streaming stops: what waits is not sent (counted in its run), and the
+ * run says why. SIGPIPE is ignored (main.c): a reader that left is EPIPE.
+ */
+static void stream_fail(struct stream_probe *sp, int err)
+{
+	struct run_stream *rs = sp->r ? &sp->r->stream : NULL;
+
+	sp->err = err;
+	if (err == -EPIPE)
+		fprintf(stderr,
+			"tsarun: warning: the interval stream '%s' has no reader left (EPIPE): "
+			"streaming stopped, the command runs on\n",
+			sp->name);
+	else
+		fprintf(stderr,
+			"tsarun: cannot write the interval stream '%s': %s; streaming stopped\n",
+			sp->name, strerror(-err));
+	if (rs)
+		snprintf(rs->error, sizeof(rs->error), "%s: streaming stopped",
+			 err == -EPIPE ? "the reader closed the stream (EPIPE)" : strerror(-err));
+	for (size_t i = sp->qhead; i < sp->qn; i++) {
+		if (rs && sp->q[i].gen == sp->gen) {
+			rs->unsent++;
+			rs->partial |= sp->q[i].off > 0;
+		}
+		free(sp->q[i].p);
+	}
+	sp->qhead = sp->qn = sp->qbytes = 0;
+}
+
+/* Write what waits, as far as the descriptor takes it now. */
+static void flush(struct stream_probe *sp)
+{
+	while (!sp->err && sp->qhead < sp->qn) {
+		struct pending *e = &sp->q[sp->qhead];
+		ssize_t w = out_write(sp, e->p + e->off, e->len - e->off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
 		if (w <= 0) {
-			sp->err = w < 0 ? -errno : -EIO;
-			fprintf(stderr,
-				"tsarun: cannot write the interval stream '%s': %s; streaming "
-				"stopped\n",
-				sp->name, strerror(-sp->err));
+			stream_fail(sp, w < 0 ? -errno : -EIO);
 			return;
 		}
-		off += (size_t)w;
+		e->off += (size_t)w;
+		sp->qbytes -= (size_t)w;
+		if (e->off < e->len)
+			continue; /* the rest, or EAGAIN */
+		if (sp->r && e->gen == sp->gen)
+			sp->r->stream.written++;
+		free(e->p);
+		sp->qhead++;
 	}
+	if (sp->qhead == sp->qn)
+		sp->qhead = sp->qn = 0;
+}
+
+static int push(struct stream_probe *sp, char *line, size_t len, size_t off)
+{
+	if (sp->qhead && sp->qn == sp->qcap) {
+		memmove(sp->q, sp->q + sp->qhead, (sp->qn - sp->qhead) * sizeof(*sp->q));
+		sp->qn -= sp->qhead;
+		sp->qhead = 0;
+	}
+	if (sp->qn == sp->qcap) {
+		size_t cap = sp->qcap ? 2 * sp->qcap : 16;
+		struct pending *q = realloc(sp->q, cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		sp->q = q;
+		sp->qcap = cap;
+	}
+	sp->q[sp->qn++] = (struct pending){.p = line, .len = len, .off = off, .gen = sp->gen};
+	sp->qbytes += len - off;
+	if (sp->r && sp->qbytes > sp->r->stream.backlog_peak)
+		sp->r->stream.backlog_peak = sp->qbytes;
+	return 0;
+}
+
+/*
+ * One line (taken). To a regular file: whole, now. Otherwise never
+ * waiting: after what waits already, into the descriptor as far as it
+ * takes it, the rest into the backlog; a line that would take the backlog
+ * past its bound is dropped whole (and counted) instead, never cut, except
+ * a run's last line, its closing account, which is always kept. The rest of
+ * a line begun is always kept: the reader never gets half a line and then
+ * another one. Returns whether the line was kept.
+ */
+static bool emit(struct stream_probe *sp, char *line, bool last)
+{
+	struct run_stream *rs = &sp->r->stream;
+	size_t len = strlen(line), off = 0;
+
+	rs->lines++;
+	if (sp->err) {
+		rs->unsent++;
+		free(line);
+		return true;
+	}
+	if (sp->out == OUT_BLOCKING) {
+		while (off < len) {
+			ssize_t w = write(sp->fd, line + off, len - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				rs->unsent++;
+				rs->partial |= off > 0;
+				stream_fail(sp, w < 0 ? -errno : -EIO);
+				break;
+			}
+			off += (size_t)w;
+		}
+		if (off == len)
+			rs->written++;
+		free(line);
+		return true;
+	}
+	flush(sp);
+	if (sp->err) {
+		rs->unsent++;
+		free(line);
+		return true;
+	}
+	if (sp->qhead == sp->qn) {
+		for (;;) {
+			ssize_t w = out_write(sp, line + off, len - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			if (w <= 0) {
+				rs->unsent++;
+				rs->partial |= off > 0;
+				free(line);
+				stream_fail(sp, w < 0 ? -errno : -EIO);
+				return true;
+			}
+			off += (size_t)w;
+			if (off == len) {
+				rs->written++;
+				free(line);
+				return true;
+			}
+		}
+	}
+	if (!off && !last && sp->qbytes + len > sp->backlog_limit) {
+		rs->dropped++;
+		free(line);
+		return false;
+	}
+	if (push(sp, line, len, off)) {
+		/* No room to remember it: a line begun cannot be finished. */
+		rs->unsent++;
+		rs->partial |= off > 0;
+		free(line);
+		if (off)
+			stream_fail(sp, -ENOMEM);
+	}
+	return true;
 }
 
 /* Make, write and free one interval from the accounts given (none without a source). */
@@ -123,6 +367,7 @@ static void interval(struct stream_probe *sp, const struct thread_acct *a, size_
 	iv.source = sp->src == SRC_EBPF ? "ebpf" : sp->src == SRC_PROCFS ? "procfs" : NULL;
 	iv.no_threads_reason = no_source_reason;
 	iv.lost_records = -1;
+	iv.dropped_lines = sp->drops_since;
 	if (sp->src == SRC_EBPF) {
 		uint64_t drops = sched_probe__counter(sp->sched, TSA_C_RB_DROPS);
 
@@ -133,11 +378,14 @@ static void interval(struct stream_probe *sp, const struct thread_acct *a, size_
 		iv.source_unmeasured = ACCT_NO_SWITCHES | ACCT_NO_WAKEUPS;
 	ret = stream__interval(sp->st, a, iv.source ? n : 0, &iv);
 	line = ret ? NULL : stream_json_line(&iv);
-	if (line)
-		emit(sp, line);
-	else if (!sp->err)
+	if (line) {
+		if (emit(sp, line, last))
+			sp->drops_since = 0;
+		else
+			sp->drops_since++;
+	} else if (!sp->err) {
 		run__note(r, "stream: an interval was lost: out of memory");
-	free(line);
+	}
 	stream_interval__free(&iv);
 	sp->last_end = iv.end_ns;
 }
@@ -149,6 +397,18 @@ static int st_arm(struct probe *pr, const struct spawn *child, struct run *r)
 	(void)child;
 	stream__reset(sp->st);
 	sp->r = r;
+	sp->gen++;
+	sp->drops_since = 0;
+	r->stream.on = true;
+	r->stream.nonblocking = sp->out != OUT_BLOCKING;
+	snprintf(r->stream.blocking_reason, sizeof(r->stream.blocking_reason), "%s",
+		 sp->blocking_reason);
+	r->stream.backlog_limit = sp->backlog_limit;
+	r->stream.final_wait_limit_ns = STREAM_FINAL_WAIT_NS;
+	if (sp->err)
+		snprintf(r->stream.error, sizeof(r->stream.error),
+			 "streaming had stopped in an earlier run (%s)",
+			 sp->err == -EPIPE ? "the reader closed the stream" : strerror(-sp->err));
 	sp->last_end = 0;
 	sp->recs_seen = 0;
 	/* The probes before this one are armed: which one's threads are streamed. */
@@ -171,8 +431,16 @@ static int st_tick(struct probe *pr, uint64_t now)
 	int64_t end;
 	int ret = 0;
 
-	if (!sp->r || sp->err)
+	if (!sp->r)
 		return 0;
+	if (sp->err) {
+		/* No reader: no line is made, but each is counted, not sent. */
+		sp->r->stream.lines++;
+		sp->r->stream.unsent++;
+		return 0;
+	}
+	/* What waits goes first, also where epoll cannot say when there is room. */
+	flush(sp);
 	end = (int64_t)(now - sp->r->start_mono_ns);
 	if (sp->src == SRC_EBPF) {
 		/*
@@ -224,21 +492,114 @@ static int st_tick(struct probe *pr, uint64_t now)
 	return 0;
 }
 
+/*
+ * The run has ended: what waits gets STREAM_FINAL_WAIT_NS to go (the
+ * command is gone, so this costs it nothing; the next run, if any, starts
+ * that much later). Lines not begun by then are dropped and counted
+ * unsent. A line begun stays, to be finished first if the reader comes
+ * back during a later run: the reader never gets a line cut in the middle
+ * of the stream. Only when tsarun exits with it unfinished is it cut.
+ */
+static void final_flush(struct stream_probe *sp)
+{
+	struct run_stream *rs = &sp->r->stream;
+	uint64_t t0 = mono_ns(), now = t0;
+	size_t keep = 0;
+
+	flush(sp);
+	while (!sp->err && sp->qhead < sp->qn && now - t0 < STREAM_FINAL_WAIT_NS) {
+		struct pollfd pfd = {.fd = sp->fd, .events = POLLOUT};
+		size_t before = sp->qbytes;
+		int ms = (int)((STREAM_FINAL_WAIT_NS - (now - t0) + 999999) / 1000000);
+
+		if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+			break;
+		flush(sp);
+		/* A descriptor poll cannot watch says it has room: do not spin on it. */
+		if (!sp->err && sp->qbytes == before)
+			nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+		now = mono_ns();
+	}
+	rs->final_wait_ns = mono_ns() - t0;
+	for (size_t i = sp->qhead; i < sp->qn; i++) {
+		struct pending *e = &sp->q[i];
+
+		if (e->gen == sp->gen) {
+			rs->unsent++;
+			rs->partial |= e->off > 0;
+		}
+		if (e->off) {
+			sp->q[sp->qhead + keep++] = *e;
+		} else {
+			sp->qbytes -= e->len;
+			free(e->p);
+		}
+	}
+	sp->qn = sp->qhead + keep;
+}
+
+/* Lines the reader will not get: a warning, whatever -q says (figures are missing). */
+static void stream_report(struct stream_probe *sp, const struct run *r)
+{
+	const struct run_stream *rs = &r->stream;
+
+	if (!rs->dropped && !rs->unsent)
+		return;
+	fprintf(stderr,
+		"tsarun: warning: the interval stream '%s', run %d: %llu of %llu lines not "
+		"delivered: %llu dropped while its reader fell behind by more than the "
+		"--stream-backlog (%llu bytes), %llu unsent%s%s\n",
+		sp->name, r->index, (unsigned long long)(rs->dropped + rs->unsent),
+		(unsigned long long)rs->lines, (unsigned long long)rs->dropped,
+		(unsigned long long)sp->backlog_limit, (unsigned long long)rs->unsent,
+		rs->error[0] ? " (streaming stopped)"
+		: rs->unsent ? " when the wait at the run's end ran out (2 s)"
+			     : "",
+		rs->partial ? "; one line was begun and not finished" : "");
+}
+
 /* After every other source: the run's threads as the artifact has them. */
 static int st_collect(struct probe *pr, struct run *r)
 {
 	struct stream_probe *sp = pr->ctx;
 	int64_t end = sp->last_end;
 
-	if (sp->r != r || sp->err) {
+	if (sp->r != r) {
 		sp->r = NULL;
 		return 0;
 	}
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].end_ns > end)
-			end = r->threads[i].end_ns;
-	interval(sp, r->threads, r->nthreads, end, true);
+	if (sp->err) {
+		r->stream.lines++;
+		r->stream.unsent++;
+	} else {
+		for (size_t i = 0; i < r->nthreads; i++)
+			if (r->threads[i].end_ns > end)
+				end = r->threads[i].end_ns;
+		interval(sp, r->threads, r->nthreads, end, true);
+		final_flush(sp);
+	}
+	stream_report(sp, r);
 	sp->r = NULL;
+	return 0;
+}
+
+static int st_out_fd(struct probe *pr)
+{
+	struct stream_probe *sp = pr->ctx;
+
+	return sp->fd;
+}
+
+static bool st_out_pending(struct probe *pr)
+{
+	struct stream_probe *sp = pr->ctx;
+
+	return !sp->err && sp->qhead < sp->qn;
+}
+
+static int st_writable(struct probe *pr)
+{
+	flush(pr->ctx);
 	return 0;
 }
 
@@ -251,4 +612,7 @@ void stream_probe__as_probe(struct stream_probe *sp, struct probe *out)
 	out->tick_ns = sp->interval_ns;
 	out->on_tick = st_tick;
 	out->collect = st_collect;
+	out->out_fd = st_out_fd;
+	out->out_pending = st_out_pending;
+	out->on_writable = st_writable;
 }

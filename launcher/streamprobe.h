@@ -28,13 +28,17 @@ struct stream_probe;
 
 /*
  * fd: where the lines go (taken: closed by stream_probe__free() unless it
- * is 2, stderr); name: it, in messages. NULL with errno set.
+ * is 2, stderr); name: it, in messages; backlog_bytes: how much may wait
+ * in memory for a reader that falls behind (a FIFO, a pipe, a socket, a
+ * terminal: written without blocking; a regular file is written whole).
+ * NULL with errno set.
  */
 struct stream_probe *stream_probe__new(int fd, const char *name, uint64_t interval_ns,
-				       struct sched_probe *sched, struct proc_probe *proc);
+				       uint64_t backlog_bytes, struct sched_probe *sched,
+				       struct proc_probe *proc);
 void stream_probe__free(struct stream_probe *sp);
 
-/* A line could not be written: -errno (the message is on stderr), else 0. */
+/* A line could not be written: -errno (the message is on stderr), else 0 (also when the reader left: EPIPE). */
 int stream_probe__error(const struct stream_probe *sp);
 
 void stream_probe__as_probe(struct stream_probe *sp, struct probe *out);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -44,7 +45,9 @@ struct watch {
 	bool interrupt_tty;    /* the interrupting signal came from the terminal */
 	bool interrupt_passed; /* ... and was passed on to what the command left running */
 	uint64_t main_exit_ns;
-	int kill_stage; /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
+	int kill_stage;	     /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
+	bool out_watched[8]; /* a probe's out_fd() is in the loop, for room to write */
+	bool out_refused[8]; /* ... which epoll cannot watch */
 	uint64_t kill_deadline_ns;
 	int err;
 };
@@ -277,6 +280,41 @@ static int on_probe(void *ctx, uint32_t events)
 	return p->on_ready ? p->on_ready(p) : 0;
 }
 
+static int on_out(void *ctx, uint32_t events)
+{
+	struct probe *p = ctx;
+
+	(void)events; /* EPOLLERR (no reader left) too: the write says what happened */
+	return p->on_writable ? p->on_writable(p) : 0;
+}
+
+/*
+ * An output written without blocking (the interval stream) is watched for
+ * room only while something waits to go there: a descriptor that always
+ * has room would wake the loop at once, every time. A descriptor epoll
+ * cannot watch is left out: its probe writes at its ticks instead.
+ */
+static void watch_outputs(struct watch *w)
+{
+	struct supervisor *sv = w->sv;
+
+	for (int i = 0; i < sv->nprobes && i < 8; i++) {
+		struct probe *p = &sv->probes[i];
+		bool want = p->armed && p->out_fd && p->out_pending && p->out_pending(p);
+
+		if (want == w->out_watched[i] || (want && w->out_refused[i]))
+			continue;
+		if (want) {
+			w->out_watched[i] =
+			    !evloop__add_events(w->loop, p->out_fd(p), EPOLLOUT, on_out, p);
+			w->out_refused[i] = !w->out_watched[i];
+		} else {
+			evloop__del(w->loop, p->out_fd(p));
+			w->out_watched[i] = false;
+		}
+	}
+}
+
 /* Live processes of the tree: tsarun's descendants, its spawner and that one's excepted. */
 static uint32_t count_descendants(pid_t spawner_pid)
 {
@@ -355,6 +393,7 @@ static int watch_loop(struct watch *w, struct evloop *l)
 					deadline = w->kill_deadline_ns;
 			}
 		}
+		watch_outputs(w);
 		timeout = -1;
 		if (deadline != UINT64_MAX)
 			timeout = deadline > now ? (int)((deadline - now + 999999) / 1000000) : 0;

@@ -18,7 +18,7 @@ declare -A bad=(
 	[--metric]='nope|cpu,' [--max-runs]='0|abc' [--inconclusive]='maybe'
 	[--junit]='' [--markdown]=''
 	[--sample]='-1|abc|5 parsecs' [--offcpu-min]='5 parsecs|-1ms|abc'
-	[--interval]='-1|abc' [--stream]='' [--count]='abc|-1' [--backend]='nope' [--freq]='0|abc|10001'
+	[--interval]='-1|abc' [--stream]='' [--stream-backlog]='2G|-1|abc' [--count]='abc|-1' [--backend]='nope' [--freq]='0|abc|10001'
 	[--pid]='abc|0|-1' [--output]='xml' [--tid]='abc|0' [--comm]=''
 )
 # Options listed with a value in --help (--bash takes the script and its

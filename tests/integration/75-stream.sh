@@ -73,6 +73,10 @@ equal "spin then sleep: every figure of every thread sums to the artifact's, exa
 equal "spin then sleep: each line's threads sum to its processes and totals" "$(line_sums_diff "$S")" ""
 equal "spin then sleep: eBPF accounts for every figure (none null)" \
 	"$(jq -rc 'select(.accounting_source != "ebpf" or (.unmeasured | length) > 0) | .index' "$S")" ""
+equal "a regular file: written whole, waiting (runs[].stream says so, and why)" \
+	"$(jq -rc '.runs[0].stream | [.nonblocking, (.blocking_reason | test("regular file")), .dropped, .unsent, .error]' "$J")" \
+	'[false,true,0,0,null]'
+equal "a regular file: every line made is in it" "$(jq -r '.runs[0].stream | "\(.lines) \(.written)"' "$J")" "$n $n"
 
 # The worker's intervals: runnable (on-CPU or waiting for it) until its
 # sleep, then asleep for whole intervals. An interval wholly inside the
@@ -194,6 +198,171 @@ lines_valid "taskstats" t.jsonl
 equal "taskstats: no figures, a reason instead" \
 	"$(jq -rc '[.accounting_source, .threads, .totals, .lost_records, (.reason | length > 0)]' t.jsonl | sort -u)" \
 	'[null,null,null,null,true]'
+
+# A FIFO whose reader takes one line, then stops reading for 2.5 s (it
+# keeps the FIFO open). tsarun never waits for it: the FIFO's 64 KiB fill
+# within a few tenths of a second of 10 ms lines, what follows waits in the
+# 16K backlog, and lines it cannot take are dropped whole and counted. The
+# reader resumes within the 2 s that the run's end waits, so every line
+# kept reaches it.
+mkfifo slow.fifo
+( { IFS= read -r l; printf '%s\n' "$l"; sleep 2.5; cat; } <slow.fifo >slow.got ) &
+rp=$!
+"$TSARUN" -q --interval 10ms --stream slow.fifo --stream-backlog 16K --json slow.json -- \
+	"$WORKLOADS/spin_sleep" 300 1500 2>slow.err
+equal "a stalled FIFO reader: tsarun exits with the command's status" "$?" 0
+wait $rp
+validate slow.json
+st() { jq -r ".runs[0].stream.$1" slow.json; }
+equal "a stalled FIFO reader: written without blocking" "$(st nonblocking) $(st blocking_reason)" "true null"
+at_least "a stalled FIFO reader: lines were dropped (the case under test)" "$(st dropped)" 1
+equal "a stalled FIFO reader: lines made = written + dropped + unsent, none unsent (the reader came back in time)" \
+	"$(st lines) $(st unsent)" "$(($(st written) + $(st dropped))) 0"
+equal "a stalled FIFO reader: the reader got every line written, each whole" "$(wc -l <slow.got)" "$(st written)"
+check "... and nothing after the last newline" test "$(tail -c 1 slow.got | od -An -c | tr -d ' ')" = '\n'
+lines_valid "a stalled FIFO reader" slow.got
+# Each line kept says how many were dropped since the one before (its
+# index skips them); the last line, the run's closing account, is kept.
+equal "a stalled FIFO reader: each line's dropped_lines is the gap in index before it" \
+	"$(jq -rn '[inputs] | . as $l | range(1; length) as $i
+		| select($l[$i].dropped_lines != $l[$i].index - $l[$i - 1].index - 1) | $i' slow.got)" ""
+equal "a stalled FIFO reader: the lines' dropped_lines sum to the artifact's dropped" \
+	"$(jq -s 'map(.dropped_lines) | add' slow.got)" "$(st dropped)"
+equal "a stalled FIFO reader: the last line arrived, numbered as the lines made" \
+	"$(tail -1 slow.got | jq -r '"\(.last) \(.index)"')" "true $(st lines)"
+at_most "a stalled FIFO reader: the backlog held at most its bound and one line more (bytes)" \
+	"$(st backlog_peak_bytes)" $((16384 + $(tail -1 slow.got | wc -c)))
+check "a stalled FIFO reader: stderr warns, naming the stream and the lines dropped" \
+	grep -q "the interval stream 'slow.fifo', run 0: $(st dropped) of $(st lines) lines not delivered: $(st dropped) dropped" slow.err
+# The command's figures are its own: 300 ms on a CPU (its own CPU time, by
+# construction), 1500 ms asleep (a timed sleep: 5% covers a timer's slack
+# and a wakeup on a loaded machine), and the run's wall time is the
+# worker's life plus the process's start and end around it (50 ms).
+within "a stalled FIFO reader: the worker's on-CPU time is its 300 ms (ms)" \
+	"$(jq -r '.runs[0].threads[] | select(.comm == "spinsleep") | .on_cpu_ns / 1e6' slow.json)" 300 5
+within "a stalled FIFO reader: the worker's sleep is its 1500 ms (ms)" \
+	"$(jq -r '.runs[0].threads[] | select(.comm == "spinsleep") | .sleeping_ns / 1e6' slow.json)" 1500 5
+at_most "a stalled FIFO reader: the run's wall time is the worker's life, and no more (ms beyond it)" \
+	"$(jq -r '.runs[0] | (.wall_ns - (.threads[] | select(.comm == "spinsleep") | .lifetime_ns)) / 1e6' slow.json)" 50
+
+# A reader that stays away past the run's end: the end waits 2 s for it,
+# no more (tsarun is gone before the reader comes back), and the lines still
+# waiting are counted unsent.
+mkfifo gone.fifo
+( { IFS= read -r l; printf '%s\n' "$l"; sleep 6; date +%s%N >gone.back; cat; } <gone.fifo >gone.got ) &
+rp=$!
+"$TSARUN" -q --interval 10ms --stream gone.fifo --json gone.json -- "$WORKLOADS/spin_sleep" 10 800 2>gone.err
+gone_end=$(date +%s%N)
+wait $rp
+validate gone.json
+gs() { jq -r ".runs[0].stream.$1" gone.json; }
+at_least "a reader away past the run's end: lines were left unsent" "$(gs unsent)" 1
+equal "a reader away past the run's end: lines made = written + dropped + unsent" \
+	"$(gs lines)" "$(($(gs written) + $(gs dropped) + $(gs unsent)))"
+# The wait is poll()'s, in whole milliseconds: 250 ms beyond it leaves room
+# for tsarun waking late on a loaded machine; the reader's 6 s would not fit.
+equal "a reader away past the run's end: the wait's bound is 2 s" "$(gs final_wait_limit_ns)" 2000000000
+at_least "a reader away past the run's end: the end waited its 2 s for the reader (ms)" \
+	"$(jq -r '.runs[0].stream.final_wait_ns / 1e6' gone.json)" 2000
+at_most "... and no more (ms)" "$(jq -r '.runs[0].stream.final_wait_ns / 1e6' gone.json)" 2250
+at_least "a reader away past the run's end: tsarun had exited before the reader came back (ms between)" \
+	"$((($(cat gone.back) - gone_end) / 1000000))" 1
+check "a reader away past the run's end: stderr says how many were unsent after the 2 s wait" \
+	grep -q "$(gs unsent) unsent when the wait at the run's end ran out (2 s)" gone.err
+# What the reader found when it came back: the lines written, whole, and
+# the beginning of one more only when the artifact says one was begun.
+equal "a reader away past the run's end: it got the lines written whole" \
+	"$(grep -c '}$' gone.got)" "$(gs written)"
+if [ "$(gs partial_line)" = true ]; then
+	check "... and the line begun, cut (partial_line)" test "$(tail -c 1 gone.got | od -An -c | tr -d ' ')" != '\n'
+	head -n "$(gs written)" gone.got >gone.whole
+else
+	check "... and nothing else (partial_line false)" test "$(tail -c 1 gone.got | od -An -c | tr -d ' ')" = '\n'
+	cp gone.got gone.whole
+fi
+lines_valid "a reader away past the run's end" gone.whole
+
+# Signals still reach the command while the reader is stopped: one second
+# after the first line (the FIFO has been full for most of it), SIGTERM to
+# tsarun goes on to the command at once. A tsarun stuck in a write would
+# pass it on only when the reader came back, 4 s later.
+mkfifo sig.fifo
+( { IFS= read -r l; printf '%s\n' "$l" >sig.first; sleep 4; cat >/dev/null; } <sig.fifo ) &
+rp=$!
+"$TSARUN" -q --interval 10ms --stream sig.fifo --json sig.json -- "$WORKLOADS/spin_sleep" 10 8000 2>sig.err &
+tp=$!
+for _ in $(seq 200); do [ -s sig.first ] && break; sleep 0.05; done
+sleep 1
+kill -TERM $tp
+wait $tp
+equal "SIGTERM with the FIFO's reader stopped: tsarun exits as the command did (128 + SIGTERM)" "$?" 143
+wait $rp
+validate sig.json
+equal "SIGTERM with the FIFO's reader stopped: the command was killed by it" \
+	"$(jq -r '.runs[0] | "\(.interrupted_by) \(.exit.signal)"' sig.json)" "SIGTERM 15"
+# The run's wall time: up to the first line (a 10 ms tick, the reader's
+# wakeup and the 50 ms polls above), the second, and the signal's way to
+# the command (a few ms). At least 1 s: the line came after the release.
+# At most 1.5 s leaves room for a loaded machine; a tsarun stuck in its
+# write would have passed the signal on after 4 s.
+wall_ms=$(jq -r '.runs[0].wall_ns / 1e6' sig.json)
+at_least "SIGTERM with the FIFO's reader stopped: the command ran until the signal (ms)" "$wall_ms" 1000
+at_most "... and ended on it, while the reader still slept (ms)" "$wall_ms" 1500
+at_least "SIGTERM with the FIFO's reader stopped: lines were waiting or dropped (the FIFO was full)" \
+	"$(jq -r '.runs[0].stream | .lines - .written' sig.json)" 1
+
+# A pipe (--stream /dev/stdout | slow consumer) and stderr (--stream -)
+# are the command's too: tsarun writes its lines through a descriptor of its
+# own, non-blocking, and the command's stays as it was (blocking). The
+# consumer takes one line and sleeps 2.5 s, as the FIFO's reader above.
+nonblock() { # FILE with a line "flags: OCTAL" from /proc/PID/fdinfo: is O_NONBLOCK (04000) set?
+	local f
+	f=$(awk '/^flags:/ { print $2 }' "$1")
+	[ -n "$f" ] || { echo "no flags in $1"; return; }
+	[ $((0$f & 04000)) -ne 0 ] && echo set || echo clear
+}
+"$TSARUN" -q --interval 10ms --stream /dev/stdout --stream-backlog 16K --json pipe.json -- \
+	sh -c 'cat /proc/self/fdinfo/1 >pipe.flags; exec "$0" 300 1200' "$WORKLOADS/spin_sleep" 2>pipe.err |
+	{ IFS= read -r l; printf '%s\n' "$l"; sleep 2.5; cat; } >pipe.got
+validate pipe.json
+equal "--stream /dev/stdout into a slow pipe: written without blocking, lines dropped and counted" \
+	"$(jq -r '.runs[0].stream | "\(.nonblocking) \(.dropped > 0) \(.lines == .written + .dropped + .unsent)"' pipe.json)" \
+	"true true true"
+equal "--stream /dev/stdout into a slow pipe: the consumer got the lines written, whole" \
+	"$(wc -l <pipe.got)" "$(jq -r '.runs[0].stream.written' pipe.json)"
+lines_valid "--stream /dev/stdout into a slow pipe" pipe.got
+equal "--stream /dev/stdout: the command's stdout is not made non-blocking" "$(nonblock pipe.flags)" clear
+mkfifo errp.fifo
+( { IFS= read -r l; printf '%s\n' "$l"; sleep 2.5; cat; } <errp.fifo >errp.got ) &
+rp=$!
+"$TSARUN" -q --interval 10ms --stream - --stream-backlog 16K --json errp.json -- \
+	sh -c 'cat /proc/self/fdinfo/2 >errp.flags; exec "$0" 300 1200' "$WORKLOADS/spin_sleep" 2>errp.fifo
+wait $rp
+validate errp.json
+equal "--stream - into a slow pipe: written without blocking, lines dropped and counted" \
+	"$(jq -r '.runs[0].stream | "\(.nonblocking) \(.dropped > 0) \(.lines == .written + .dropped + .unsent)"' errp.json)" \
+	"true true true"
+equal "--stream -: the command's stderr is not made non-blocking" "$(nonblock errp.flags)" clear
+grep '^{' errp.got >errp.lines
+lines_valid "--stream - into a slow pipe" errp.lines
+
+# A reader that closes early (head): no SIGPIPE for tsarun, the command runs
+# to its end, and the run says the stream stopped and why.
+mkfifo early.fifo
+( head -n 2 <early.fifo >early.got ) &
+rp=$!
+"$TSARUN" -q --interval 10ms --stream early.fifo --json early.json -- "$WORKLOADS/spin_sleep" 100 400 2>early.err
+equal "a reader that closes early: tsarun is not killed by SIGPIPE, it exits as the command did" "$?" 0
+wait $rp
+validate early.json
+check "a reader that closes early: stderr says the reader left (EPIPE)" grep -q "no reader left (EPIPE)" early.err
+equal "a reader that closes early: the artifact says why streaming stopped" \
+	"$(jq -r '.runs[0].stream.error' early.json)" "the reader closed the stream (EPIPE): streaming stopped"
+equal "a reader that closes early: the command ran to its end" "$(jq -r '.runs[0].exit.code' early.json)" 0
+at_least "a reader that closes early: lines were left unsent" "$(jq -r '.runs[0].stream.unsent' early.json)" 1
+equal "a reader that closes early: lines made = written + dropped + unsent" \
+	"$(jq -r '.runs[0].stream | .lines - .written - .dropped - .unsent' early.json)" 0
+equal "a reader that closes early: it got its 2 lines" "$(wc -l <early.got)" 2
 
 # Refused before anything runs.
 "$TSARUN" -q --interval 50ms --json /dev/null -- touch ran 2>err

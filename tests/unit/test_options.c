@@ -363,6 +363,7 @@ static void test_monitor(void **state)
 		    {"--no-delayacct", NULL},
 		    {"--bash-no-follow", NULL},
 		    {"--stream", "s.jsonl"},
+		    {"--stream-backlog", "1M"},
 		    {"--timeline", NULL},
 		    {"--timeline-buffer", "8M"},
 		    {"--timeline-max", "10"},
@@ -392,6 +393,16 @@ static void test_monitor(void **state)
 	assert_null(o.stream_path);
 	assert_int_equal(PARSE(&o, err, "--interval", "1s", "--stream", "-", "--", "true"), 0);
 	assert_string_equal(o.stream_path, "-");
+	/* What may wait for a slow reader: 1M unless said, 0 allowed (nothing waits). */
+	assert_int_equal(o.stream_backlog_bytes, 1u << 20);
+	assert_int_equal(
+	    PARSE(&o, err, "--interval", "1s", "--stream-backlog", "64K", "--", "true"), 0);
+	assert_int_equal(o.stream_backlog_bytes, 64 << 10);
+	assert_int_equal(PARSE(&o, err, "--interval", "1s", "--stream-backlog", "0", "--", "true"),
+			 0);
+	assert_int_equal(o.stream_backlog_bytes, 0);
+	assert_int_equal(PARSE(&o, err, "--stream-backlog", "64K", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--interval"));
 	assert_int_equal(PARSE(&o, err, "--", "true"), 0);
 	assert_false(o.interval_given);
 	/* --stream without --interval would write nothing: it says what to add. */
@@ -530,6 +541,7 @@ static const struct {
     {MODE_RUN, "pid", {"abc", "0", "-1", "1.5", "99999999", ""}},
     {MODE_RUN, "interval", {"-1", "abc", "5ms", "25h", "1e3", ""}},
     {MODE_RUN, "stream", {""}},
+    {MODE_RUN, "stream-backlog", {"2G", "-1", "1Q", "0.5", "nan", ""}},
     {MODE_RUN, "count", {"abc", "-1", "0", "1.5", ""}},
     {MODE_RUN, "output", {"xml", "", "JSON"}},
     {MODE_RUN, "tid", {"abc", "0", "-1", ""}},
