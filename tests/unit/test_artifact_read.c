@@ -226,6 +226,13 @@ static void test_detail_and_comparison(void **state)
 	char *text, err[512];
 
 	make_session(&s, r);
+	/*
+	 * Fractions the table prints with %.3f read back as they were: stored
+	 * with six digits, this residual came back as 11.8315 and was reported
+	 * as 11.832% (11.831% when the run printed it).
+	 */
+	r[2].quality.residual_percent = 11.831487804572792;
+	r[2].quality.runnable.total = 1.0 / 3;
 	gate_spec_defaults(&g);
 	gate_spec_finish(&g, false);
 	assert_int_equal(gate_side_init(&b, r, 3, &s.host), 0);
@@ -252,6 +259,9 @@ static void test_detail_and_comparison(void **state)
 			    y->wakeup_lat_sum / y->wakeup_lat_count);
 	}
 	assert_true(back.runs[2].quality.runnable.available);
+	assert_true(back.runs[2].quality.residual_percent == r[2].quality.residual_percent);
+	assert_true(back.runs[2].quality.runnable.total == r[2].quality.runnable.total);
+	assert_true(back.runs[2].quality.runnable.worst == r[2].quality.runnable.worst);
 	/* taskstats delays and quality come back as the table prints them. */
 	{
 		const struct thread_acct *x = &r[2].threads[1], *y = &back.runs[2].threads[1];
