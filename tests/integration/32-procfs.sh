@@ -220,9 +220,18 @@ at_most "... rusage CPU time no thread accounts for, % (was the short threads')"
 	"$(jqv "$J" '.runs[0].quality.cross_check.tree_cpu_vs_rusage.unseen_fraction * 100')" 2
 # A thread one sample saw lives as long as its exit record says, not the
 # span between the middles of the gaps around that sample (once ~8 ms for
-# threads of ~1.3 ms, most of it residual).
-at_most "... each thread completed from its record: residual, % of its life (worst)" \
-	"$(jqv "$J" '[.runs[0].threads[] | select(.counters_from_exit_record == true) | .residual_ns * 100 / .lifetime_ns] | max')" 5
+# threads of ~1.3 ms, most of it residual: most of each such thread's life).
+# Summed over the threads, not the worst one: what stays residual by
+# mechanism falls on a thread here and there. The record's counters leave
+# out the time the hypervisor took while the thread ran (steal: in
+# sum_exec_runtime only as CPU the thread did not get, in run_delay not at
+# all) and the exit path after their last update; on this VM under load
+# eBPF saw single threads of 2 ms lose 150-270 us to steal, and the kernel's
+# own counters left 166 us of one such thread's life (no sleep, etime -
+# sum_exec_runtime - run_delay at its exit) uncovered: 7.8% of its life
+# then, while the sum stayed under 0.1%.
+at_most "... threads completed from their records: residual, % of their life (all of them)" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.counters_from_exit_record == true)] | ([.[].residual_ns] | add) * 100 / ([.[].lifetime_ns] | add)')" 5
 
 # --- a command shorter than one sample -------------------------------------------------
 # Its leader is read once more when it has exited, before it is reaped (a
