@@ -47,6 +47,19 @@ void gate_report_runs(FILE *f, const struct run *runs, size_t n, bool color)
 	if (failed)
 		fprintf(f, " (%zu more did not complete)", failed);
 	fprintf(f, "; every run's figures are in the artifact, thread detail of the last\n");
+	/* The last run's table says it for that run; the summary includes the others. */
+	for (size_t i = 0; i + 1 < n; i++) {
+		const struct run_quality *q = &runs[i].quality;
+
+		if (!q->unsettled && !q->lost.records)
+			continue;
+		fprintf(f,
+			"%s  warning: run %zu of %zu%s: %llu thread%s without a final record, %llu "
+			"records lost; that run's eBPF figures lack them%s\n",
+			color ? C_YELLOW : "", i + 1, n, runs[i].warmup ? " (warmup)" : "",
+			(unsigned long long)q->unsettled, q->unsettled == 1 ? "" : "s",
+			(unsigned long long)q->lost.records, color ? C_RESET : "");
+	}
 	if (!counted)
 		return;
 	fprintf(f, "%s  %-22s %11s %11s %11s %7s %11s %11s %8s%s\n", color ? C_BOLD : "", "METRIC",

@@ -514,8 +514,9 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 			"some time may be in the wrong state%s\n",
 			warn, (unsigned long long)q->unexpected_transitions, reset);
 	if (q->unsettled)
-		fprintf(f, "%s  warning: %llu threads never delivered their final record%s\n", warn,
-			(unsigned long long)q->unsettled, reset);
+		fprintf(f, "%s  warning: %llu thread%s never delivered %s final record%s\n", warn,
+			(unsigned long long)q->unsettled, q->unsettled == 1 ? "" : "s",
+			q->unsettled == 1 ? "its" : "their", reset);
 	if (q->residual_percent > 1.0 && (r->totals.unmeasured & ACCT_NO_STATES)) {
 		/* Threads known only by their exit record: no state to put the rest in. */
 		uint64_t life = 0, res = 0;

@@ -32,6 +32,20 @@ equal "... every run still has its thread" \
 	"$(jqv "$L" '[.runs[] | "\(.totals.threads):\(.quality.lost_threads.records)"] | join(",")')" \
 	"1:0,1:0,1:0,1:0,1:0,1:0,1:0"
 equal "... from eBPF" "$(jqv "$L" '[.runs[].quality.sources_active | index("ebpf") != null] | all')" true
+
+# A record lost on its way with no loss counted (as that one was) is still
+# noticed: every thread the programs began tracking must be accounted for.
+# TSARUN_TEST_DROP_RECORDS=1 ignores the first record read: the main
+# thread's or a worker's, the last to end of the first run.
+TSARUN_TEST_DROP_RECORDS=1 "$TSARUN" --color never -r 2 --json "$L" -- "$WORKLOADS/threads" 3 2>"$T_TMP/lerr"
+equal "a record lost unseen: exit 0" "$?" 0
+equal "... the run says one thread never delivered its record, the next none" \
+	"$(jqv "$L" '[.runs[] | "\(.totals.threads):\(.quality.unsettled_threads)"] | join(",")')" "3:1,4:0"
+check "... and the summary of the runs warns" \
+	grep -q "warning: run 1 of 2: 1 thread without a final record, 0 records lost" "$T_TMP/lerr"
+TSARUN_TEST_DROP_RECORDS=1 "$TSARUN" --color never --json "$L" -- "$WORKLOADS/threads" 3 2>"$T_TMP/lerr"
+check "... as the table does for a single run" \
+	grep -q "warning: 1 thread never delivered its final record" "$T_TMP/lerr"
 equal "the summary counts the measured runs" "$(jqv "$J" '.summary.cpu.n')" 5
 # burn spins 40 ms of its own CPU time; exec and exit add well under 2 ms.
 within "summary: cpu median is the 40 ms burned (ms)" "$(jqv "$J" '.summary.cpu.median / 1e6')" 41 5
