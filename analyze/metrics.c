@@ -119,6 +119,17 @@ int metric_value(const struct run *r, enum metric_id m, double *v, char *why, si
 			snprintf(why, whylen, "the ebpf source was not used in this run");
 		return -ENODATA;
 	}
+	/* Lost records' times are in the totals (fold.c); a thread with no record is not. */
+	if (r->quality.unsettled) {
+		if (why)
+			snprintf(
+			    why, whylen,
+			    "%llu thread%s without a final record in run %d: its totals lack %s",
+			    (unsigned long long)r->quality.unsettled,
+			    r->quality.unsettled == 1 ? "" : "s", r->index + 1,
+			    r->quality.unsettled == 1 ? "it" : "them");
+		return -ENODATA;
+	}
 	switch (m) {
 	case METRIC_ON_CPU:
 		*v = (double)t->state_ns[TSA_ST_ONCPU];

@@ -43,6 +43,12 @@ equal "... the run says one thread never delivered its record, the next none" \
 	"$(jqv "$L" '[.runs[] | "\(.totals.threads):\(.quality.unsettled_threads)"] | join(",")')" "3:1,4:0"
 check "... and the summary of the runs warns" \
 	grep -q "warning: run 1 of 2: 1 thread without a final record, 0 records lost" "$T_TMP/lerr"
+# That run's eBPF totals lack the thread: no summary of them, and why.
+equal "... its eBPF metrics are not summarized, rusage's are" \
+	"$(jqv "$L" '[.summary.on_cpu, .summary.runqueue, .summary.wall.n] | map(tostring) | join(",")')" "null,null,2"
+equal "... with the reason" "$(jqv "$L" '.summary_unavailable.on_cpu')" \
+	"1 thread without a final record in run 1: its totals lack it"
+validate "$L"
 TSARUN_TEST_DROP_RECORDS=1 "$TSARUN" --color never --json "$L" -- "$WORKLOADS/threads" 3 2>"$T_TMP/lerr"
 check "... as the table does for a single run" \
 	grep -q "warning: 1 thread never delivered its final record" "$T_TMP/lerr"
