@@ -33,6 +33,9 @@
 struct run;
 struct spawn;
 
+/* The most probes a session has (a probe set's size, the supervisor's per-probe slots). */
+#define PROBE_MAX 8
+
 struct probe {
 	const char *name;
 	void *ctx;

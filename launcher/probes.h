@@ -22,7 +22,7 @@ struct stacks_probe;
 struct proc_probe;
 struct stream_probe;
 
-#define PROBESET_MAX 8
+#define PROBESET_MAX PROBE_MAX
 
 struct probeset {
 	struct probe probes[PROBESET_MAX]; /* in arm and collect order */

@@ -45,9 +45,9 @@ struct watch {
 	bool interrupt_tty;    /* the interrupting signal came from the terminal */
 	bool interrupt_passed; /* ... and was passed on to what the command left running */
 	uint64_t main_exit_ns;
-	int kill_stage;	     /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
-	bool out_watched[8]; /* a probe's out_fd() is in the loop, for room to write */
-	bool out_refused[8]; /* ... which epoll cannot watch */
+	int kill_stage;		     /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
+	bool out_watched[PROBE_MAX]; /* a probe's out_fd() is in the loop, for room to write */
+	bool out_refused[PROBE_MAX]; /* ... which epoll cannot watch */
 	uint64_t kill_deadline_ns;
 	int err;
 };
@@ -298,7 +298,7 @@ static void watch_outputs(struct watch *w)
 {
 	struct supervisor *sv = w->sv;
 
-	for (int i = 0; i < sv->nprobes && i < 8; i++) {
+	for (int i = 0; i < sv->nprobes && i < PROBE_MAX; i++) {
 		struct probe *p = &sv->probes[i];
 		bool want = p->armed && p->out_fd && p->out_pending && p->out_pending(p);
 
@@ -333,10 +333,10 @@ static uint32_t count_descendants(pid_t spawner_pid)
 static int watch_loop(struct watch *w, struct evloop *l)
 {
 	struct supervisor *sv = w->sv;
-	uint64_t next_tick[8] = {0};
+	uint64_t next_tick[PROBE_MAX] = {0};
 	int ret;
 
-	for (int i = 0; i < sv->nprobes && i < 8; i++)
+	for (int i = 0; i < sv->nprobes && i < PROBE_MAX; i++)
 		if (sv->probes[i].armed && sv->probes[i].tick_ns)
 			next_tick[i] = mono_ns() + sv->probes[i].tick_ns;
 	reap(w);
@@ -344,7 +344,7 @@ static int watch_loop(struct watch *w, struct evloop *l)
 		uint64_t now = mono_ns(), deadline = UINT64_MAX;
 		int timeout;
 
-		for (int i = 0; i < sv->nprobes && i < 8; i++) {
+		for (int i = 0; i < sv->nprobes && i < PROBE_MAX; i++) {
 			if (!next_tick[i])
 				continue;
 			if (now >= next_tick[i]) {
