@@ -146,12 +146,21 @@ want=$(jq -c "$shape" "$J")
 TSARUN_BASH_LIBDIR=$T_TMP/lib "$TSARUN" -q --json "$J" --bash "$T_TMP/fb.sh" "$T_TMP/fb.inc" >/dev/null 2>&1
 equal "fallback: ... in a script file too (BASH_SOURCE counts it)" "$(jq -c "$shape" "$J")" "$want"
 
-# The trap's cost is removed: a tight loop's reported CPU time is within 10%
-# of the same loop run bare. The trap costs about four times what this
-# loop's commands cost, so the correction must be right to 2.5% of the trap
-# for the loop to be right to 10%: most of each trap run is timed as it
-# runs (trap_cost.timed), and the rest, measured at start-up, is charged
-# at the speed the timed parts show. Compared on CPU time: bash is
+# The trap's cost is removed: a tight loop's reported CPU time is that of
+# the same loop run bare, to 2.5% of the trap's cost: most of each trap run
+# is timed as it runs (trap_cost.timed), and the rest, measured at
+# start-up, is charged at the speed the timed parts show. As a share of
+# the loop, that is 10% where the trap costs about four times what this
+# loop's commands cost, as on the machines this was tuned on. A trap run
+# makes six system calls (five sigprocmask() by bash, one CPU-clock read
+# of ours), and where a system call costs ten times more (a PVM guest:
+# 1.2-1.6 us each, against tens of nanoseconds for the rest of the run),
+# the trap costs 20 to 25 times the loop: 2.5% of it is then over 50% of
+# the loop, and a correction right to 0.5% of the trap (the median of 9
+# rounds came out at 88% of the loop there, on an idle machine) failed a
+# bound of 10%. So the bound is 2.5% of the trap's cost as the rounds
+# measured it (what the correction removed, over the bare loop's CPU
+# time, their median), and never below 10% of the loop. Compared on CPU time: bash is
 # single-threaded and the loop never waits, and on a loaded machine wall
 # time is mostly waiting for a CPU. The same bare loop's CPU time varies
 # from one process to the next: a shared host changes the speed of this one
@@ -171,27 +180,36 @@ loop='for ((k = 0; k < 20000; k++)); do v=$((v + k)); done'
 # are (a busy host stole 10% of the bare loops' on-CPU time in CI once).
 cpu_of() { "$TSARUN" -q --json "$T_TMP/b.json" -- bash -c "$1" >/dev/null 2>&1 &&
 	jq -r '[.runs[-1].threads[] | .on_cpu_ns - .steal_ns] | add' "$T_TMP/b.json"; }
+# The loop's corrected CPU time and what the correction removed from it.
 prof_cpu() { "$TSARUN" -q --json "$J" --bash -c "$loop" >/dev/null 2>&1 &&
-	jq -r '[.bash.commands[] | select(.depth == 1) | .cpu_ns] | add' "$J"; }
-ratios=() rounds= bad=
+	jq -r '[.bash.commands[] | select(.depth == 1)] | "\(map(.cpu_ns) | add) \(map(.raw_cpu_ns - .cpu_ns) | add)"' "$J"; }
+ratios=() traps=() rounds= bad=
 for r in 1 2 3 4 5 6 7 8 9; do
-	b=$(cpu_of "$loop") p=$(prof_cpu) b2=$(cpu_of "$loop") p2=$(prof_cpu) e=$(cpu_of ':')
+	b=$(cpu_of "$loop")
+	read -r p pt <<<"$(prof_cpu)"
+	b2=$(cpu_of "$loop")
+	read -r p2 pt2 <<<"$(prof_cpu)"
+	e=$(cpu_of ':')
 	if ! [[ $b =~ ^[0-9]+$ && $b2 =~ ^[0-9]+$ && $e =~ ^[0-9]+$ && $p =~ ^[0-9]+$ &&
-		$p2 =~ ^[0-9]+$ ]] || [ "$b" -le "$e" ] || [ "$b2" -le "$e" ]; then
+		$p2 =~ ^[0-9]+$ && $pt =~ ^[0-9]+$ && $pt2 =~ ^[0-9]+$ ]] ||
+		[ "$b" -le "$e" ] || [ "$b2" -le "$e" ]; then
 		bad="round $r: bare '$b' '$b2', empty '$e', profiled '$p' '$p2' ($(jq -c '.bash.quality' "$J" 2>&1))"
 		break
 	fi
 	((b2 < b)) && b=$b2
-	((p2 < p)) && p=$p2
+	((p2 < p)) && p=$p2 pt=$pt2
 	ratios+=("$(awk -v p="$p" -v b="$((b - e))" 'BEGIN { printf "%.2f", p * 100 / b }')")
-	rounds+="$(((b - e) / 1000))/$((p / 1000)) "
+	traps+=("$(awk -v t="$pt" -v b="$((b - e))" 'BEGIN { printf "%.2f", t / b }')")
+	rounds+="$(((b - e) / 1000))/$((p / 1000))/$((pt / 1000)) "
 done
 if [ -n "$bad" ]; then
 	not_ok "tight loop: corrected CPU vs the bare loop's" "a run gave no figure: $bad"
 else
+	trap_x=$(printf '%s\n' "${traps[@]}" | sort -g | sed -n 5p)
 	within "tight loop: corrected CPU as % of the bare loop's, median of 9 rounds" \
-		"$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n 5p)" 100 10
-	echo "#   rounds (us, bare/profiled): $rounds"
+		"$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n 5p)" 100 \
+		"$(awk -v x="$trap_x" 'BEGIN { t = 2.5 * x; printf "%.1f", t < 10 ? 10 : t }')"
+	echo "#   rounds (us, bare/profiled/removed): $rounds(the trap: ${trap_x}x the loop)"
 fi
 equal "... and the correction removed the trap runs: 3 per iteration" "$(jqv "$J" .bash.total.commands)" 60002
 equal "... every one of them timed as it ran" "$(jqv "$J" .bash.trap_cost.timed.runs)" 60002
