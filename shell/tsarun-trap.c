@@ -1547,6 +1547,21 @@ static void cal_spans(void)
 	eval("trap - DEBUG");
 }
 
+/* Whether the mean of v[0..k) (their sum) is above 0 by two standard errors. */
+static int cal_significant(const int64_t *v, int k, int64_t sum)
+{
+	double mean, var = 0;
+
+	if (sum <= 0 || k < 2)
+		return sum > 0;
+	mean = (double)sum / k;
+	for (int i = 0; i < k; i++)
+		var += ((double)v[i] - mean) * ((double)v[i] - mean);
+	var /= k - 1;
+	/* mean > 2 * sqrt(var / k), without libm */
+	return mean * mean * k > 4 * var;
+}
+
 /*
  * The mean of (with[i] - without[i]) / n over the rounds, the highest and
  * the lowest quarter left out, in wall and CPU. What is measured is the
@@ -1557,9 +1572,21 @@ static void cal_spans(void)
  * of the middle, not a median: on a loaded machine the script is
  * preempted all along and pays for the caches it finds cold after each
  * preemption, in proportion to its time; most rounds carry some of that.
+ *
+ * A cost cannot be negative, so a mean below 0 is 0; when the true cost
+ * is near 0 and the rounds are noisy, that alone makes the figure a
+ * positive bias, not a measurement. The tails' system calls are timed
+ * (span_call()), so what is left of them is a few instructions; on a PVM
+ * guest a system call costs 1.2-1.6 us and its cost varies by a
+ * microsecond from one loop to the next, and the terminal's and the job
+ * table's figures came out anywhere from 0 to 3.3 us a trap run (0 in 6
+ * start-ups of 15), charged at every trap run of every process that had
+ * had a child: a subshell's loop came out with no CPU time at all. With
+ * noise_is_0, a mean within two standard errors of 0 (the middle rounds'
+ * spread) is 0.
  */
 static struct tsa_cost cal_mean(const struct cal_round *with, const struct cal_round *without,
-				int rounds, uint64_t n)
+				int rounds, uint64_t n, int noise_is_0)
 {
 	int64_t w[CAL_ROUNDS], c[CAL_ROUNDS], sw = 0, sc = 0;
 	struct tsa_cost r = {0, 0};
@@ -1579,6 +1606,10 @@ static struct tsa_cost cal_mean(const struct cal_round *with, const struct cal_r
 	for (int i = cut; i < rounds - cut; i++) {
 		sw += w[i];
 		sc += c[i];
+	}
+	if (noise_is_0) {
+		sw = cal_significant(w + cut, rounds - 2 * cut, sw) ? sw : 0;
+		sc = cal_significant(c + cut, rounds - 2 * cut, sc) ? sc : 0;
 	}
 	r.wall_ns = sw > 0 ? (uint32_t)((uint64_t)sw / ((uint64_t)(rounds - 2 * cut) * n)) : 0;
 	r.cpu_ns = sc > 0 ? (uint32_t)((uint64_t)sc / ((uint64_t)(rounds - 2 * cut) * n)) : 0;
@@ -1650,7 +1681,7 @@ static void cal_base(void)
 		events = calib_events - 1; /* the trap run before `trap - DEBUG` */
 	}
 	eval("unset __tsa_i __tsa_v");
-	cal[TSA_COST_BASE] = cal_mean(trap, bare, CAL_ROUNDS, events);
+	cal[TSA_COST_BASE] = cal_mean(trap, bare, CAL_ROUNDS, events, 0);
 	if (all_c && all_w > all_c)
 		cal[TSA_COST_BASE].wall_ns =
 		    (uint32_t)((uint64_t)cal[TSA_COST_BASE].cpu_ns * all_w / all_c);
@@ -1752,6 +1783,12 @@ static void cal_tails(void)
 			tail_state(k, pgrp, fake_jobs);
 			calibrating = 1;
 			enabled = 1;
+			/*
+			 * A round's records fill about one datagram (16 KiB): its
+			 * send would fall in the same state's loop round after
+			 * round, and count as that state's cost.
+			 */
+			flush();
 			s0 = span_sum;
 			w0 = mono_ns();
 			c0 = cpu_ns();
@@ -1771,14 +1808,14 @@ static void cal_tails(void)
 	terminal_pgrp = tpgrp0;
 	cal_split();
 	eval("trap - DEBUG");
-	cal[TSA_COST_TTY] = cal_mean(st[1], st[0], CAL_TAIL_ROUNDS, CAL_CALLS);
+	cal[TSA_COST_TTY] = cal_mean(st[1], st[0], CAL_TAIL_ROUNDS, CAL_CALLS, 1);
 	/* The terminal's part of a timed tail: the median over rounds of the difference. */
 	for (int round = 0; round < CAL_TAIL_ROUNDS; round++)
 		tty[round] = sub_or_0(timed[1][round], timed[0][round]);
 	qsort(tty, CAL_TAIL_ROUNDS, sizeof(tty[0]), cmp_u64);
 	span_tty_med = span_tty ? (uint32_t)tty[CAL_TAIL_ROUNDS / 2] : 0;
 	if (fake_jobs)
-		cal[TSA_COST_JOBS] = cal_mean(st[2], st[1], CAL_TAIL_ROUNDS, CAL_CALLS);
+		cal[TSA_COST_JOBS] = cal_mean(st[2], st[1], CAL_TAIL_ROUNDS, CAL_CALLS, 1);
 }
 
 static void calibrate(void)
