@@ -345,6 +345,8 @@ static cJSON *totals_json(const struct run_totals *t)
 		    o, "wakeup_latency_ns",
 		    latency_json(t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max));
 	add_u64(o, "max_threads_alive", t->max_threads_alive);
+	add_u64_or_null(o, "before_tracking_cpu_ns", t->before_tracking_cpu_ns,
+			!t->before_tracking_known);
 	return o;
 }
 

@@ -541,6 +541,11 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 											: 0;
 	}
 	get_u64(d, item(o, "totals"), "max_threads_alive", false, &r->totals.max_threads_alive);
+	i = item(item(o, "totals"), "before_tracking_cpu_ns");
+	if (cJSON_IsNumber(i))
+		r->totals.before_tracking_known =
+		    !get_u64(d, item(o, "totals"), "before_tracking_cpu_ns", false,
+			     &r->totals.before_tracking_cpu_ns);
 	get_u64(d, item(o, "totals"), "wakeups", false, &r->totals.wakeups);
 	i = item(item(o, "totals"), "wakeup_latency_ns");
 	get_u64(d, i, "count", false, &r->totals.wakeup_lat_count);

@@ -449,9 +449,14 @@ static int finish(struct run *r)
 	memset(tot, 0, sizeof(*tot));
 	tot->processes = (uint32_t)r->nprocs;
 	tot->threads = (uint32_t)nt;
+	tot->before_tracking_known = nt && !r->quality.lost.records;
 	for (size_t i = 0; i < nt; i++) {
 		const struct thread_acct *t = &r->threads[i];
 
+		if (t->have_kernel)
+			tot->before_tracking_cpu_ns += t->k_before_ns;
+		else
+			tot->before_tracking_known = false;
 		tot->lifetime_ns += t->lifetime_ns;
 		tot->residual_ns += t->residual_ns;
 		for (int s = 0; s < TSA_ST_NR; s++)

@@ -215,6 +215,14 @@ struct run_totals {
 	uint64_t rt_throttled_ns;
 	uint64_t max_threads_alive; /* peak concurrency of live threads */
 	uint32_t unmeasured; /* enum acct_unmeasured: what some thread's source could not count */
+	/*
+	 * The threads' CPU time before their tracking began (sum_exec_runtime
+	 * at the mark): the command's, from tsarun's fork to its barrier, which
+	 * rusage counts and the accounting does not. Unknown when some thread's
+	 * kernel counters are.
+	 */
+	uint64_t before_tracking_cpu_ns;
+	bool before_tracking_known;
 };
 
 /* One comparison of an eBPF figure with the kernel's counter. */

@@ -47,10 +47,13 @@ equal "30 runs" "$(jq '.runs | length' "$J")" 30
 # switch-out: 27.9 ms on-CPU of rusage's 31.2 ms for `burn 30`.
 TSARUN_TEST_DROP_SWITCH_IN=1 "$TSARUN" -q -r 5 --json "$J" -- "$WORKLOADS/burn" 30
 validate "$J"
-# rusage also holds the few microseconds the child ran before its barrier
-# (30-60 us measured, against 150 us allowed).
+# rusage also holds the CPU time the child had before its barrier, tsarun's
+# own set-up after the fork: 30-60 us on some machines, 0.9 ms on others
+# (where page faults and system calls go through the hypervisor). The
+# kernel's counter of it, read at the mark, is in the totals; rusage leaves
+# out steal, which on-CPU has.
 equal "first switch-in unseen: every run's on-CPU time is rusage's, within 0.5%" \
-	"$(jq '[.runs[] | select(.totals.on_cpu_ns < 0.995 * (.user_ns + .sys_ns))] | length' "$J")" 0
+	"$(jq '[.runs[] | select((.totals.on_cpu_ns - .totals.steal_ns + .totals.before_tracking_cpu_ns - .user_ns - .sys_ns | fabs) > 0.005 * (.user_ns + .sys_ns))] | length' "$J")" 0
 equal "first switch-in unseen: the command closes" "$(jq '.runs[-1].threads[0] | .lifetime_ns - (.on_cpu_ns + .runqueue_ns + .sleeping_ns + .uninterruptible_ns + .stopped_ns + .residual_ns)' "$J")" 0
 equal "first switch-in unseen: slices match the kernel's pcount" \
 	"$(jq '.runs[-1].quality.cross_check.slices_vs_pcount.worst_count' "$J")" 0
