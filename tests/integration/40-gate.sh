@@ -26,6 +26,9 @@ for i in $(seq 1 20); do
 	"$TSARUN" --no-table -r 5 --baseline base.json --json new.json -- "$BURN" 20 2>new.err
 	rc=$?
 	[ $rc -eq 0 ] && passes=$((passes + 1))
+	# A gate that added runs (inconclusive, a warning) passes too; the
+	# artifact's checks below want one that did not.
+	[ "$(jqv new.json '.comparison.verdict')" = pass ] && cp new.json pass.json
 	# Whatever goes wrong is shown, with the figures behind it.
 	if [ $rc -ne 0 ] || [ $brc -ne 0 ]; then
 		echo "# gate $i: baseline exit $brc, gate exit $rc"
@@ -40,11 +43,11 @@ done
 echo "# no change: $passes of 20 passed, $fails failed, $warns warned; $total_runs measured runs in all"
 equal "no change, fresh baseline each time: 20 of 20 gates pass" "$passes" 20
 validate new.json
-equal "the artifact records the comparison" "$(jqv new.json '.comparison.verdict')" pass
-equal "... against the baseline file" "$(jqv new.json '.comparison.baseline.path')" base.json
-equal "... on cpu, the default metric" "$(jqv new.json '[.comparison.metrics[].name] | join(",")')" cpu
-equal "... with a 10% default threshold" "$(jqv new.json '.comparison.metrics[0].threshold')" 0.1
-jcheck "... with the values behind the interval" '.comparison.metrics[0] | (.base_values | length) == 5 and (.new_values | length) == 5' new.json
+equal "the artifact records the comparison" "$(jqv pass.json '.comparison.verdict')" pass
+equal "... against the baseline file" "$(jqv pass.json '.comparison.baseline.path')" base.json
+equal "... on cpu, the default metric" "$(jqv pass.json '[.comparison.metrics[].name] | join(",")')" cpu
+equal "... with a 10% default threshold" "$(jqv pass.json '.comparison.metrics[0].threshold')" 0.1
+jcheck "... with the values behind the interval" '.comparison.metrics[0] | (.base_values | length) == 5 and (.new_values | length) == 5' pass.json
 
 # --- 25% slower: exit 3 every time, and in GitHub Actions the step summary
 # and the annotation say so. Every run also carries the command's start-up
@@ -138,9 +141,14 @@ validate slow.json
 # --- inconclusive: runs are added up to --max-runs, then a warning.
 # A baseline whose cpu figures spread over +-5% around a value the new
 # command sits about 10% above: the interval straddles +10% whatever the new
-# side does, so every allowed run is added and the verdict stays open.
-jq '[.runs[] | select(.warmup | not)] as $m | .runs |= (to_entries | map(
-	.value.user_ns = ([19500000, 20000000, 20600000, 21200000, 21800000][.key]) | .value.sys_ns = 0 | .value))' \
+# side does, so every allowed run is added and the verdict stays open. The
+# new side is burn 22 and its start-up, measured just before (0.7-1.1 ms on
+# some machines; 3.4-7 ms on a PVM guest, where page faults and system
+# calls go through the hypervisor, and it grows with the load): the spread
+# is around its median over 1.10.
+"$TSARUN" -q -r 5 --json new22.json -- "$BURN" 22
+jq --argjson n "$(jqv new22.json '.summary.cpu.median')" '($n / 1.10) as $b | .runs |= (to_entries | map(
+	.value.user_ns = ([0.947, 0.971, 1.0, 1.029, 1.058][.key] * $b | floor) | .value.sys_ns = 0 | .value))' \
 	base.json >spread.json
 "$TSARUN" --color never -r 5 --max-runs 8 --baseline spread.json --json inc.json -- "$BURN" 22 2>inc.err
 equal "inconclusive: exit 0 (a warning)" "$?" 0
