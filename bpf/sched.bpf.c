@@ -161,10 +161,6 @@ static __always_inline void stall(__u64 ns)
 			break;
 }
 
-#define CLOCK_SAMPLE_NS	  1000000ull  /* fresh_time(): an older offset is sampled again */
-#define CLOCK_WINDOW_NS	  10000000ull /* a window's smallest sample is the offset */
-#define CLOCK_MAX_STEP_NS 2000ull     /* how far a new window may raise it (drift) */
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1); /* one per possible CPU, set by user space */
@@ -203,6 +199,8 @@ __s64 live_tasks = 0;
 
 /* CPUs without a clock offset yet: user space sets it to the online CPUs. */
 __s64 clocks_unset = 0;
+
+#include "clock.bpf.h"
 
 struct task_struct___pre_5_14 {
 	long state;
@@ -323,31 +321,6 @@ static __always_inline void read_rq_cold(struct task_struct *p, struct rqinfo *r
 	ri->ok = true;
 }
 
-/*
- * A sample of the offset: now from bpf_ktime_get_ns(), clk a runqueue clock
- * refreshed a moment ago. A sample is late by the time since the refresh,
- * never early, so the smallest sample of a window is the best; a new window
- * may raise the offset only by a step drift can explain, so a refresh that
- * was skipped unnoticed cannot push the clock forward.
- */
-static __always_inline void sample_offset(struct tsa_cpu_clock *c, __u64 clk, __u64 now)
-{
-	__u64 sample = now - clk;
-
-	c->tried_at = clk;
-	if (!c->offset) {
-		c->offset = sample;
-		c->window_at = clk;
-		__sync_fetch_and_add(&clocks_unset, -1);
-	} else if (sample < c->offset) {
-		c->offset = sample;
-	} else if (clk - c->window_at >= CLOCK_WINDOW_NS) {
-		c->offset = sample - c->offset <= CLOCK_MAX_STEP_NS ? sample
-								    : c->offset + CLOCK_MAX_STEP_NS;
-		c->window_at = clk;
-	}
-}
-
 /* CLOCK_MONOTONIC of an event on a runqueue whose clock was just refreshed. */
 static __always_inline __u64 fresh_time(const struct rqinfo *ri)
 {
@@ -360,7 +333,7 @@ static __always_inline __u64 fresh_time(const struct rqinfo *ri)
 	c = bpf_map_lookup_elem(&clocks, &cpu);
 	if (!c)
 		return bpf_ktime_get_ns();
-	if (c->offset && ri->clock - c->tried_at < CLOCK_SAMPLE_NS)
+	if (c->sampled && ri->clock - c->tried_at < CLOCK_SAMPLE_NS)
 		return ri->clock + c->offset;
 	now = bpf_ktime_get_ns();
 	sample_offset(c, ri->clock, now);
@@ -372,7 +345,7 @@ static __always_inline __u64 clock_to_mono(__u32 cpu, __u64 clk)
 {
 	struct tsa_cpu_clock *c = bpf_map_lookup_elem(&clocks, &cpu);
 
-	return c && c->offset ? clk + c->offset : 0;
+	return c && c->sampled ? clk + c->offset : 0;
 }
 
 /* With targ_wakeup_events, every wakeup notes the clock it left on its runqueue. */
@@ -395,7 +368,8 @@ static __always_inline void note_wakeup_clock(const struct rqinfo *ri)
  * clock by a wakeup (the refresh was skipped, or nothing ran since). A
  * stale clock missed that way gives a larger sample, which the smallest of
  * the window outweighs; sampling every switch, the offset is the best of
- * many long before the command starts. Returns the offset (0: none yet).
+ * many long before the command starts. Returns CLOCK_MONOTONIC of the
+ * runqueue clock (0: this CPU has no offset yet).
  */
 static __always_inline __u64 sample_switch(const struct rqinfo *ri, __u64 next_lq, __u64 now)
 {
@@ -414,7 +388,7 @@ static __always_inline __u64 sample_switch(const struct rqinfo *ri, __u64 next_l
 		stale = ri->clock == next_lq;
 	if (!stale)
 		sample_offset(c, ri->clock, now);
-	return c->offset;
+	return c->sampled ? ri->clock + c->offset : 0;
 }
 
 static __always_inline void read_kcounters(struct task_struct *p, __u64 *k)
@@ -1258,7 +1232,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 {
 	struct tsa_thread *tp, *tn;
 	struct rqinfo ri;
-	__u64 now, next_lq, offset;
+	__u64 now, next_lq, refreshed;
 
 	tp = bpf_task_storage_get(&tasks, prev, NULL, 0);
 	tn = bpf_task_storage_get(&tasks, next, NULL, 0);
@@ -1279,7 +1253,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 			__u32 cpu = bpf_get_smp_processor_id();
 			struct tsa_cpu_clock *c = bpf_map_lookup_elem(&clocks, &cpu);
 
-			if (c && !c->offset) {
+			if (c && !c->sampled) {
 				read_rq_cold(next, &ri);
 				sample_switch(&ri, next->sched_info.last_queued,
 					      bpf_ktime_get_ns());
@@ -1291,7 +1265,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	read_rq(tp ? prev : next, &ri);
 	next_lq = next->sched_info.last_queued;
 	now = bpf_ktime_get_ns(); /* see Timestamps */
-	offset = sample_switch(&ri, next_lq, now);
+	refreshed = sample_switch(&ri, next_lq, now);
 	if (tp) {
 		if (!targ_switch_has_state) {
 			if (bpf_core_field_exists(prev->__state))
@@ -1301,7 +1275,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 		}
 		switch_out(ctx, tp, prev, next, preempt, prev_state, not_before(tp, now), ri.taken,
-			   offset ? ri.clock + offset : 0);
+			   refreshed);
 	}
 	/* (No atomic fetch, which older kernels refuse even where it is dead code.) */
 	if (tn && targ_test_drop_in && ++test_drop_seq % targ_test_drop_in == 0)

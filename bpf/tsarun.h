@@ -358,10 +358,17 @@ struct tsa_tl_name {
 
 /* Per CPU: how its runqueue clock maps to CLOCK_MONOTONIC (the clocks map). */
 struct tsa_cpu_clock {
-	__u64 offset;	  /* CLOCK_MONOTONIC - rq->clock; 0 until sampled */
+	/*
+	 * CLOCK_MONOTONIC - rq->clock, modulo 2^64: negative where the
+	 * scheduler's clock runs ahead (kvm-clock: sched_clock is 1.4 ms ahead
+	 * on one guest here), so samples are compared by their signed
+	 * difference, never as unsigned values.
+	 */
+	__u64 offset;
 	__u64 window_at;  /* rq->clock when the current 10 ms window began */
 	__u64 tried_at;	  /* rq->clock at the last sampling */
 	__u64 woke_clock; /* with targ_wakeup_events: the clock the last wakeup left */
+	__u64 sampled;	  /* nonzero once offset holds a sample */
 };
 
 /*

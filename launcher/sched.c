@@ -453,7 +453,7 @@ static void seed_clocks(struct sched_probe *p)
 	slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
 	for (uint32_t cpu = 0; cpu < (uint32_t)p->ncpus && cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &mine) || bpf_map_lookup_elem(fd, &cpu, &c) || c.offset)
+		if (!CPU_ISSET(cpu, &mine) || bpf_map_lookup_elem(fd, &cpu, &c) || c.sampled)
 			continue;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
