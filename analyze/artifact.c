@@ -290,6 +290,15 @@ static cJSON *thread_json(const struct thread_acct *t)
 		add_u64(k, "pcount", t->k_pcount);
 		add_u64(k, "nvcsw", t->k_nvcsw);
 		add_u64(k, "nivcsw", t->k_nivcsw);
+		{
+			cJSON *l = cJSON_CreateObject();
+
+			add_u64(l, "out_runnable_ns", t->klag_out_run_ns);
+			add_u64(l, "out_blocked_ns", t->klag_out_blocked_ns);
+			add_u64(l, "in_ns", t->klag_in_ns);
+			add_u64(l, "switches", t->klag_switches);
+			cJSON_AddItemToObject(k, "clock_lag", l);
+		}
 		cJSON_AddItemToObject(o, "kernel", k);
 	} else {
 		cJSON_AddNullToObject(o, "kernel");
@@ -495,9 +504,13 @@ static cJSON *quality_json(const struct run_quality *q, bool ebpf)
 	/* Measured from scheduler events: nothing to say without eBPF (procfs, taskstats). */
 	if (ebpf) {
 		add_i64(cc, "kernel_shift_ns", q->kernel_shift_ns);
+		add_u64(cc, "kernel_clock_lag_ns", q->klag_ns);
+		add_u64(cc, "kernel_clock_lag_switches", q->klag_switches);
 		add_u64(cc, "unstamped_wait_ns", q->unstamped_wait_ns);
 	} else {
 		cJSON_AddNullToObject(cc, "kernel_shift_ns");
+		cJSON_AddNullToObject(cc, "kernel_clock_lag_ns");
+		cJSON_AddNullToObject(cc, "kernel_clock_lag_switches");
 		cJSON_AddNullToObject(cc, "unstamped_wait_ns");
 	}
 	cJSON_AddItemToObject(o, "cross_check", cc);

@@ -519,6 +519,8 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 	read_check(item(cc, "procfs_on_cpu_vs_ebpf"), &rq->procfs_on_cpu);
 	read_check(item(cc, "procfs_runqueue_vs_ebpf"), &rq->procfs_runqueue);
 	rq->kernel_shift_ns = (int64_t)get_num_in(cc, "kernel_shift_ns", 0, -9.2e18, 9.2e18);
+	rq->klag_ns = (uint64_t)get_num_in(cc, "kernel_clock_lag_ns", 0, 0, 1.8e19);
+	rq->klag_switches = (uint64_t)get_num_in(cc, "kernel_clock_lag_switches", 0, 0, 1.8e19);
 	rq->unstamped_wait_ns = (uint64_t)get_num_in(cc, "unstamped_wait_ns", 0, 0, 1.8e19);
 	cJSON_ArrayForEach(i, item(q, "notes"))
 	{

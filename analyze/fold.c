@@ -110,6 +110,10 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 		t->k_pcount = s->kend[TSA_K_PCOUNT] - s->kstart[TSA_K_PCOUNT];
 		t->k_nvcsw = s->kend[TSA_K_NVCSW] - s->kstart[TSA_K_NVCSW];
 		t->k_nivcsw = s->kend[TSA_K_NIVCSW] - s->kstart[TSA_K_NIVCSW];
+		t->klag_out_run_ns = s->klag_out_run_ns;
+		t->klag_out_blocked_ns = s->klag_out_blocked_ns;
+		t->klag_in_ns = s->klag_in_ns;
+		t->klag_switches = s->klag_switches;
 	}
 }
 
@@ -242,6 +246,11 @@ void fold_check_close(struct cross_check *c, uint64_t sum_e, uint64_t sum_k)
 	c->sum_kernel = sum_k;
 }
 
+static uint64_t sub_floor(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 static void no_records(struct cross_check *c)
 {
 	snprintf(c->reason, sizeof(c->reason), "no thread records");
@@ -258,8 +267,15 @@ static void cross_checks(struct run *r)
 		/*
 		 * Compare like with like: the kernel's sum_exec_runtime leaves
 		 * out steal time, and its run_delay the waits it never stamped.
+		 * Where its clock lagged a switch (tsarun.h: klag), the kernel
+		 * moved that lag from the thread switched out to the one
+		 * switched in: its counters are taken as they would be with the
+		 * clock refreshed at the switch.
 		 */
 		uint64_t on = t->state_ns[TSA_ST_ONCPU] - t->steal_ns, rq = fold_runq_stamped(t);
+		uint64_t k_exec = sub_floor(
+		    t->k_sum_exec_ns + t->klag_out_run_ns + t->klag_out_blocked_ns, t->klag_in_ns);
+		uint64_t k_delay = sub_floor(t->k_run_delay_ns + t->klag_in_ns, t->klag_out_run_ns);
 
 		if (t->flags & TSA_F_SURVIVOR)
 			any_alive = true;
@@ -269,12 +285,14 @@ static void cross_checks(struct run *r)
 			tree_unknown = true;
 		if (!t->have_kernel)
 			continue;
-		fold_check_thread(&q->runnable, on + rq, t->k_sum_exec_ns + t->k_run_delay_ns,
-				  t->lifetime_ns, t->lifetime_ns, t->tid, &e[4], &k[4]);
-		fold_check_thread(&q->on_cpu, on, t->k_sum_exec_ns, t->lifetime_ns, t->lifetime_ns,
-				  t->tid, &e[0], &k[0]);
-		fold_check_thread(&q->runqueue, rq, t->k_run_delay_ns, t->lifetime_ns,
-				  t->lifetime_ns, t->tid, &e[1], &k[1]);
+		fold_check_thread(&q->runnable, on + rq, k_exec + k_delay, t->lifetime_ns,
+				  t->lifetime_ns, t->tid, &e[4], &k[4]);
+		fold_check_thread(&q->on_cpu, on, k_exec, t->lifetime_ns, t->lifetime_ns, t->tid,
+				  &e[0], &k[0]);
+		fold_check_thread(&q->runqueue, rq, k_delay, t->lifetime_ns, t->lifetime_ns, t->tid,
+				  &e[1], &k[1]);
+		q->klag_ns += t->klag_out_run_ns + t->klag_out_blocked_ns + t->klag_in_ns;
+		q->klag_switches += t->klag_switches;
 		/* Counts have no clock: every thread is compared, as a fraction of the kernel's count. */
 		/* The kernel counts no arrival without a queue stamp (tsarun.h: unstamped). */
 		fold_check_thread(

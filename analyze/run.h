@@ -138,6 +138,11 @@ struct thread_acct {
 	uint64_t k_pcount;
 	uint64_t k_nvcsw;
 	uint64_t k_nivcsw;
+	/* Where the kernel's clock lagged its switches (tsarun.h: klag). */
+	uint64_t klag_out_run_ns;
+	uint64_t klag_out_blocked_ns;
+	uint64_t klag_in_ns;
+	uint64_t klag_switches;
 
 	uint32_t hist[TSA_HIST_STATES][TSA_HIST_SLOTS];
 
@@ -320,6 +325,14 @@ struct run_quality {
 	struct cross_check on_cpu;   /* on-CPU vs se.sum_exec_runtime */
 	struct cross_check runqueue; /* runqueue vs sched_info.run_delay */
 	int64_t kernel_shift_ns;     /* sum of (sum_exec_runtime - on-CPU) over compared threads */
+	/*
+	 * Of that, what tsarun saw of it: the lag of the kernel's clock at the
+	 * switches where it exceeded TSA_KLAG_MIN_NS (tsarun.h: klag), at
+	 * either end, and how many switch-outs and switch-ins had one. The
+	 * comparisons take the kernel's counters as they would be without it.
+	 */
+	uint64_t klag_ns;
+	uint64_t klag_switches;
 	/* Runqueue waits run_delay leaves out (never stamped), left out of the comparisons too. */
 	uint64_t unstamped_wait_ns;
 	struct cross_check slices;   /* switch-ins vs sched_info.pcount */

@@ -252,6 +252,7 @@ void smp_run_checks(struct run *r)
 			 "procfs: the figures are the kernel's own counters (nothing to compare)");
 	}
 	q->kernel_shift_ns = 0;
+	q->klag_ns = q->klag_switches = 0;
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct thread_acct *t = &r->threads[i];
 

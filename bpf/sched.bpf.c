@@ -1085,7 +1085,7 @@ static __always_inline void first_in_unseen(struct tsa_thread *t, struct task_st
 static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct task_struct *p,
 				       struct task_struct *next, bool preempt,
 				       unsigned int prev_state, __u64 now, __u64 taken,
-				       __u64 refreshed)
+				       __u64 refreshed, __u64 klag)
 {
 	__u64 sum_exec = p->se.sum_exec_runtime;
 	__u32 st;
@@ -1126,6 +1126,13 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 	 * thread's counters went to its process, but wait(2) reads a zombie
 	 * leader's own nvcsw, this switch included.
 	 */
+	if (klag) {
+		if (preempt || prev_state == TASK_RUNNING)
+			t->klag_out_run_ns += klag;
+		else
+			t->klag_out_blocked_ns += klag;
+		t->klag_switches++;
+	}
 	if (!preempt && (prev_state & TASK_DEAD)) {
 		t->state = TSA_ST_ONCPU;
 		t->kend_ns = refreshed;
@@ -1153,12 +1160,16 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 }
 
 static __always_inline void switch_in(struct tsa_thread *t, struct task_struct *p, __u64 now,
-				      __u64 taken, __u32 cpu, __u64 unstamped)
+				      __u64 taken, __u32 cpu, __u64 unstamped, __u64 klag)
 {
 	__u64 wake;
 
 	if (t->state == TSA_ST_DEAD)
 		return;
+	if (klag) {
+		t->klag_in_ns += klag;
+		t->klag_switches++;
+	}
 	if (t->state == TSA_ST_UNKNOWN) {
 		wake = now;
 		if (!targ_wakeup_events) {
@@ -1232,7 +1243,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 {
 	struct tsa_thread *tp, *tn;
 	struct rqinfo ri;
-	__u64 now, next_lq, refreshed;
+	__u64 now, next_lq, refreshed, klag;
 
 	tp = bpf_task_storage_get(&tasks, prev, NULL, 0);
 	tn = bpf_task_storage_get(&tasks, next, NULL, 0);
@@ -1266,6 +1277,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	next_lq = next->sched_info.last_queued;
 	now = bpf_ktime_get_ns(); /* see Timestamps */
 	refreshed = sample_switch(&ri, next_lq, now);
+	/* How far the kernel's clock lags this switch (tsarun.h: klag), if it counts. */
+	klag = refreshed && (__s64)(now - refreshed) > TSA_KLAG_MIN_NS ? now - refreshed : 0;
 	if (tp) {
 		if (!targ_switch_has_state) {
 			if (bpf_core_field_exists(prev->__state))
@@ -1275,7 +1288,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 		}
 		switch_out(ctx, tp, prev, next, preempt, prev_state, not_before(tp, now), ri.taken,
-			   refreshed);
+			   refreshed, klag);
 	}
 	/* (No atomic fetch, which older kernels refuse even where it is dead code.) */
 	if (tn && targ_test_drop_in && ++test_drop_seq % targ_test_drop_in == 0)
@@ -1286,7 +1299,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		 * with no queue stamp (since 5.14): counted for the cross-check.
 		 */
 		switch_in(tn, next, not_before(tn, now), ri.taken, ri.cpu,
-			  LINUX_KERNEL_VERSION >= KERNEL_VERSION(5, 14, 0) && !next_lq);
+			  LINUX_KERNEL_VERSION >= KERNEL_VERSION(5, 14, 0) && !next_lq, klag);
 }
 
 static __always_inline void on_wakeup(struct task_struct *p)
@@ -1508,7 +1521,9 @@ int tsa_survivors(struct tsa_iter_task *ctx)
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
-	__builtin_memcpy(s, t, sizeof(*s));
+	/* A helper copy: clang inlines a copy of at most 1 KiB, and the record is more. */
+	if (bpf_probe_read_kernel(s, sizeof(*s), t))
+		return 0;
 	if (targ_timeline && !tl_iter_send)
 		s->flags |= TSA_F_TL_QUIET;
 	now = bpf_ktime_get_ns();

@@ -211,7 +211,23 @@ struct tsa_thread {
 	 * state_ns[TSA_ST_ONCPU]; the kernel leaves it out of sum_exec_runtime.
 	 */
 	__u64 steal_ns;
-	__u64 untraced; /* switch-ins the kernel did not trace, inferred at the switch-out */
+	/*
+	 * Where the kernel's clock lagged the switch (for the cross-check). At
+	 * a switch the kernel stops the previous task's sum_exec_runtime, and
+	 * starts the next one's and ends its run_delay, at the runqueue clock's
+	 * refresh in __schedule(). That refresh is skipped after a wakeup that
+	 * asked for the switch (rq_clock_skip_update()), leaving the clock at
+	 * the wakeup, and a virtual CPU stopped by its host between the
+	 * refresh and the switch (unreported on some guests) leaves it behind
+	 * too. The time from that refresh to the switch, summed over the
+	 * switches where it exceeds TSA_KLAG_MIN_NS: at switch-outs leaving
+	 * the thread runnable, at its other switch-outs, at its switch-ins.
+	 */
+	__u64 klag_out_run_ns;
+	__u64 klag_out_blocked_ns;
+	__u64 klag_in_ns;
+	__u64 klag_switches; /* switch-outs and -ins with such a lag */
+	__u64 untraced;	     /* switch-ins the kernel did not trace, inferred at the switch-out */
 	/*
 	 * Switch-ins with no queue stamp (sched_info.last_queued 0): since
 	 * 5.14 the kernel counts them in no sched_info.pcount (nor run_delay).
@@ -294,7 +310,7 @@ struct tsa_thread {
 	__u32 tl_pad;
 };
 
-#define TSA_THREAD_SIZE 1024
+#define TSA_THREAD_SIZE 1056
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {
@@ -355,6 +371,9 @@ struct tsa_tl_name {
 	struct tsa_tl_event h; /* kind TSA_TL_NAME; start_ns: from when; end_ns: execs so far */
 	char comm[TSA_COMM_LEN];
 };
+
+/* A lag of the kernel's clock at a switch worth counting (tsa_thread.klag_*). */
+#define TSA_KLAG_MIN_NS 10000
 
 /* Per CPU: how its runqueue clock maps to CLOCK_MONOTONIC (the clocks map). */
 struct tsa_cpu_clock {

@@ -37,6 +37,11 @@ closes() {
 		at_most "$what: kernel cross-check over all threads (%)" \
 			"$(jq '.runs[0].quality.cross_check.runnable_vs_kernel.total_fraction * 100' "$J")" 1
 	fi
+	# Where the kernel's clock lagged a switch by over 10 us, the threads say
+	# so and the cross-check allows for it: the parts add up to the total.
+	equal "$what: the threads' kernel clock lags add up to the run's" \
+		"$(jq '[.runs[0].threads[].kernel.clock_lag // empty | .out_runnable_ns + .out_blocked_ns + .in_ns] | add // 0' "$J")" \
+		"$(jq '.runs[0].quality.cross_check.kernel_clock_lag_ns' "$J")"
 	equal "$what: slices match the kernel's pcount" \
 		"$(jq '.runs[0].quality.cross_check.slices_vs_pcount.worst_count' "$J")" 0
 	equal "$what: nothing lost" "$(jq '.runs[0].quality.lost_events + .runs[0].quality.map_full_drops' "$J")" 0

@@ -177,6 +177,48 @@ static void test_unstamped_waits_left_out_of_the_comparison(void **state)
 	run__free_detail(&r);
 }
 
+/*
+ * Where the kernel's clock lagged a switch, it moved the lag from the thread
+ * switched out to the one switched in: the comparisons take its counters as
+ * they would be without it, and the check then holds on every part.
+ */
+static void test_kernel_clock_lag_taken_into_account(void **state)
+{
+	struct tsa_thread t[2];
+	struct run r;
+
+	/* a: preempted once with a 3 ms lag, blocked once with a 2 ms lag. */
+	t[0] = fx_thread(100, 100, 1, "a", 0, 1000, 500, 100, 400, 0);
+	t[0].klag_out_run_ns = 3 * MS;
+	t[0].klag_out_blocked_ns = 2 * MS;
+	t[0].klag_switches = 2;
+	t[0].kend[TSA_K_SUM_EXEC] -= 5 * MS;  /* its CPU time stopped at the lagging clock */
+	t[0].kend[TSA_K_RUN_DELAY] += 3 * MS; /* and its wait after the preemption began there */
+	/* b: switched in at both, its CPU time started and its waits ended there. */
+	t[1] = fx_thread(101, 100, 1, "b", 0, 1000, 500, 100, 400, 0);
+	t[1].klag_in_ns = 5 * MS;
+	t[1].klag_switches = 2;
+	t[1].kend[TSA_K_SUM_EXEC] += 5 * MS;
+	t[1].kend[TSA_K_RUN_DELAY] -= 5 * MS;
+	fold(&r, t, 2);
+	assert_int_equal(r.quality.on_cpu.compared, 2);
+	assert_int_equal(r.quality.on_cpu.worst_abs, 0);
+	assert_int_equal(r.quality.runqueue.worst_abs, 0);
+	assert_int_equal(r.quality.runnable.worst_abs, 0);
+	assert_int_equal(r.quality.klag_ns, 10 * MS);
+	assert_int_equal(r.quality.klag_switches, 4);
+	/* The shift is what the kernel's counters say, lag and all. */
+	assert_int_equal(r.quality.kernel_shift_ns, 0);
+	run__free_detail(&r);
+
+	/* Without the lag noted, the same counters disagree by it. */
+	t[0].klag_out_run_ns = t[0].klag_out_blocked_ns = t[1].klag_in_ns = 0;
+	fold(&r, t, 2);
+	assert_int_equal(r.quality.on_cpu.worst_abs, 5 * MS);
+	assert_int_equal(r.quality.runnable.worst_abs, 2 * MS);
+	run__free_detail(&r);
+}
+
 static void test_tree_check_needs_enough_cpu(void **state)
 {
 	struct tsa_thread t = fx_thread(100, 100, 1, "main", 0, 100, 5, 0, 95, 0);
@@ -324,6 +366,7 @@ int main(void)
 	    cmocka_unit_test(test_processes_and_pid_reuse),
 	    cmocka_unit_test(test_lost_records_still_count),
 	    cmocka_unit_test(test_cross_check),
+	    cmocka_unit_test(test_kernel_clock_lag_taken_into_account),
 	    cmocka_unit_test(test_unstamped_waits_left_out_of_the_comparison),
 	    cmocka_unit_test(test_tree_check_needs_enough_cpu),
 	    cmocka_unit_test(test_tree_check_finds_unseen_threads),
