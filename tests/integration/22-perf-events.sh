@@ -27,14 +27,15 @@ fi
 # without any event is not compared either. So a workload is run again, at
 # most 6 times, until the threads it is there for are compared: $WANT, a jq
 # test on the comparison (by default, any thread).
-WANT='.compared > 0' WANT_AT_LEAST=
+# $OPTS: tsarun's options for the next record (the pipe records' --timeline).
+WANT='.compared > 0' WANT_AT_LEAST= OPTS=()
 holds() { jq -e "$1" cmp.json >/dev/null 2>&1; }
 record() {
 	local name=$1 try out
 	shift
 	for try in 1 2 3 4 5 6; do
 		perf record -q -a -e sched:sched_switch -e sched:sched_wakeup -e sched:sched_wakeup_new \
-			-o perf.data -- "$TSARUN" -q --json "$J" -- "$@" >perf.out 2>&1
+			-o perf.data -- "$TSARUN" -q "${OPTS[@]}" --json "$J" -- "$@" >perf.out 2>&1
 		python3 "$REF" perf.data "$J" --json >cmp.json 2>cmp.err
 		holds "$WANT" && break
 	done
@@ -48,7 +49,7 @@ record() {
 		jq -r '.threads[] | select(.compared | not) | "tid \(.tid) \(.comm): \(.reason)"' \
 			cmp.json 2>/dev/null | head -n 5
 	} | sed 's/^/#   /'
-	WANT='.compared > 0' WANT_AT_LEAST=
+	WANT='.compared > 0' WANT_AT_LEAST= OPTS=()
 	out=$(jq -r '.threads[] | select(.compared and (.over | length > 0))
 		| "tid \(.tid) \(.comm): \(.over | join(", ")) off: tsarun - perf = \(.delta_ns), allowed \(.allowed_ns)"' cmp.json)
 	equal "$name: every compared thread agrees with perf's events" "$(jq .disagree cmp.json)" 0 ||
@@ -128,12 +129,47 @@ WANT='.compared >= 40'
 record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
 
 # A switch every 1.4 us between two threads on one CPU, 40,000 in all; about
-# 40% follow a wakeup preemption. Measured here: on-CPU within 210 us of
-# perf's per thread (under 10 ns a slice: the two tools' handlers run one
-# after the other, at slightly different costs by the kind of switch).
+# 40% follow a wakeup preemption. Measured on a machine whose hypervisor
+# does not stop the CPU unannounced: on-CPU within 210 us of perf's per
+# thread (under 10 ns a slice: the two tools' handlers run one after the
+# other, at slightly different costs by the kind of switch).
+#
+# A hypervisor may stop the vCPU without telling the guest (no steal time):
+# on a PVM guest, 2,000-3,900 times a second for 20-50 us each. A stop
+# that lands between perf's handler and tsarun's program (perf's runs
+# first) makes tsarun's stamp of that switch 23-90 us later than perf's,
+# moving that time from the thread switched out to the one switched in:
+# some 60 switches a run there, +-25 us each, up to about 200 us per
+# thread from that alone (416-533 us measured in all). So these runs are
+# recorded with --timeline (it adds work after the switch's stamp, not
+# before), and tests/perf-sched-ref pairs each switch's two stamps: a
+# tsarun stamp more than 10 us behind the run's median offset from perf's
+# is such a stop, and the on-CPU time those moved is taken out before the
+# bound, which stays 300 us. Measured on that guest, 10 runs of this
+# script: raw 37-618 us per thread, what is left 8-206 us, from 31-160
+# late stamps a run (0.08-0.40% of the stamps). Only a late stamp is
+# excused (with perf's handler first, no stop makes tsarun's stamp early),
+# and late ones must be rare, under 1% of the stamps, so that a tsarun that
+# stamps late as a rule cannot pass for stops. Not settled: with a busy
+# task on the other CPU, the stamps within 1 us of the median differ by
+# the kind of switch by 6-20 ns (mean, per slice; a sign that flips
+# between runs), and what is left reaches 410 us in some runs.
+# pipe_checks NAME: the checks of a pipe record.
+pipe_checks() {
+	jq -r '.threads[] | select(.compared) | "# \(.tid): on-CPU tsarun - perf \(.delta_ns.on_cpu / 1000) us, "
+		+ "moved by \(.stamps.late) late stamps of \(.stamps.paired) \(.stamps.moved_ns / 1000) us, "
+		+ "\(.stamps.early) early"' cmp.json 2>/dev/null | sed "s/^# /# $1: tid /"
+	equal "$1: every compared thread's switches paired with perf's" \
+		"$(jq '[.threads[] | select(.compared and .stamps.moved_ns == null)] | length' cmp.json)" 0
+	at_most "$1: late stamps, % of switch stamps" "$(jq '.stamps.late_fraction * 100' cmp.json)" 1
+	at_most "$1: on-CPU less what late stamps moved, worst thread (us)" \
+		"$(jq '[.threads[] | select(.compared) | .delta_ns.on_cpu - .stamps.moved_ns | fabs] | max / 1000' cmp.json)" \
+		"$(bound 300)"
+}
 WANT='[.threads[] | select(.compared) | .perf.slices] | add >= 15000'
+OPTS=(--timeline)
 record "pipe" "${ON[@]}" perf bench sched pipe -T -l 20000
-at_most "pipe: on-CPU, worst thread (us)" "$(worst on_cpu)" "$(bound 300)"
+pipe_checks "pipe"
 
 # The same with a third task on that CPU: after a wakeup preemption the
 # scheduler may switch to that task instead of the woken thread, on a clock
@@ -144,7 +180,8 @@ at_most "pipe: on-CPU, worst thread (us)" "$(worst on_cpu)" "$(bound 300)"
 hog=$!
 sleep 0.2
 WANT='[.threads[] | select(.compared) | .perf.slices] | add >= 15000'
+OPTS=(--timeline)
 record "pipe beside a busy task" "${ON[@]}" perf bench sched pipe -T -l 20000
 kill $hog
 wait $hog 2>/dev/null
-at_most "pipe beside a busy task: on-CPU, worst thread (us)" "$(worst on_cpu)" "$(bound 300)"
+pipe_checks "pipe beside a busy task"
