@@ -147,13 +147,15 @@ record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
 # is such a stop, and the on-CPU time those moved is taken out before the
 # bound, which stays 300 us. Measured on that guest, 10 runs of this
 # script: raw 37-618 us per thread, what is left 8-206 us, from 31-160
-# late stamps a run (0.08-0.40% of the stamps). Only a late stamp is
+# late stamps a run (0.06-0.40% of the stamps). Only a late stamp is
 # excused (with perf's handler first, no stop makes tsarun's stamp early),
 # and late ones must be rare, under 1% of the stamps, so that a tsarun that
-# stamps late as a rule cannot pass for stops. Not settled: with a busy
-# task on the other CPU, the stamps within 1 us of the median differ by
-# the kind of switch by 6-20 ns (mean, per slice; a sign that flips
-# between runs), and what is left reaches 410 us in some runs.
+# stamps late as a rule cannot pass for stops. Not settled: in some runs
+# there (3 of 11 records with a busy task on the other CPU, 1 of 21
+# without) what is left is 317-517 us, and it is not stops: the stamps
+# within 1 us of the median differ by the direction of the switch, 6-20
+# ns a slice on average, with a sign that changes from run to run, while
+# the two threads do the same thing.
 # pipe_checks NAME: the checks of a pipe record.
 pipe_checks() {
 	jq -r '.threads[] | select(.compared) | "# \(.tid): on-CPU tsarun - perf \(.delta_ns.on_cpu / 1000) us, "
