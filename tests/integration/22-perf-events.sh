@@ -147,7 +147,7 @@ record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
 # is such a stop, and the on-CPU time those moved is taken out before the
 # bound, which stays 300 us. Measured on that guest, 10 runs of this
 # script: raw 37-618 us per thread, what is left 8-206 us, from 31-160
-# late stamps a run (0.06-0.40% of the stamps). Only a late stamp is
+# late stamps a run (0.03-0.40% of the stamps). Only a late stamp is
 # excused (with perf's handler first, no stop makes tsarun's stamp early),
 # and late ones must be rare, under 1% of the stamps, so that a tsarun that
 # stamps late as a rule cannot pass for stops. Not settled: in some runs
