@@ -402,6 +402,13 @@ static cJSON *taskstats_json(const struct taskstats_quality *t)
 	add_u64(o, "dropped_waits", t->dropped_waits);
 	add_u64(o, "overruns", t->overruns);
 	add_u64(o, "foreign_records", t->foreign);
+	if (t->cpu_after_exit_threads) {
+		add_u64(o, "cpu_after_exit_records_ns", t->cpu_after_exit_ns);
+		add_u64(o, "cpu_after_exit_records_threads", t->cpu_after_exit_threads);
+	} else {
+		cJSON_AddNullToObject(o, "cpu_after_exit_records_ns");
+		cJSON_AddNullToObject(o, "cpu_after_exit_records_threads");
+	}
 	if (t->version_max) {
 		cJSON_AddNumberToObject(o, "version_min", t->version_min);
 		cJSON_AddNumberToObject(o, "version_max", t->version_max);

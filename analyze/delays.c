@@ -238,6 +238,19 @@ static void attach(struct thread_acct *t, const struct ts_record *rec, const str
 		else if (r < 0)
 			q->implausible++;
 	}
+	/*
+	 * The record is written part-way through the thread's exit: what the
+	 * exit does after it (releasing the address space and files, waking a
+	 * joiner, the final switch) is CPU time no record carries. eBPF saw
+	 * the counters at the final switch-out, so it is measured here (at
+	 * most: the record's sum_exec_runtime may be a tick stale). Without
+	 * eBPF it is what rusage has and no thread accounts for.
+	 */
+	if (t->source == ACCT_SRC_EBPF && rec->from_exit && t->have_kernel &&
+	    !(t->flags & TSA_F_SURVIVOR) && rec->run_ns <= t->k_end_sum_exec_ns) {
+		q->cpu_after_exit_ns += t->k_end_sum_exec_ns - rec->run_ns;
+		q->cpu_after_exit_threads++;
+	}
 	if (t->source == ACCT_SRC_PROC && rec->from_exit && t->have_sampled &&
 	    t->sampled.from_birth && !t->sampled.final)
 		complete_from_exit(t, rec);

@@ -269,6 +269,8 @@ struct taskstats_quality {
 	uint64_t dropped_waits;	      /* waits left out: timed from an unset start */
 	uint64_t overruns;	      /* times the listener reported an overflow (ENOBUFS) */
 	uint64_t foreign;	      /* exit records of other processes, ignored */
+	uint64_t cpu_after_exit_ns;   /* eBPF threads' sum_exec_runtime after their exit records */
+	uint64_t cpu_after_exit_threads; /* ... over this many threads */
 	uint32_t version_min;
 	uint32_t version_max;
 };

@@ -213,11 +213,21 @@ bad=$(jq -r --argjson tick "$tick" '.runs[0].threads[] | select(.counters_from_e
 	       .on_cpu_ns + .runqueue_ns > .lifetime_ns + $tick) |
 	"\(.tid): on \(.on_cpu_ns) vs \(.sampled.on_cpu_ns), rq \(.runqueue_ns) vs \(.sampled.runqueue_ns), gap \(.sampled.unobserved_max_ns)"' "$J")
 equal "... each adds on-CPU time only in the gap after its last one, and all fits its life" "$bad" ""
-# Then the tree's CPU time is nearly all accounted for: rusage also has each
-# thread's last microseconds after its exit record, and the command's own
-# thread's time after its last sample.
-at_most "... rusage CPU time no thread accounts for, % (was the short threads')" \
-	"$(jqv "$J" '.runs[0].quality.cross_check.tree_cpu_vs_rusage.unseen_fraction * 100')" 2
+# Then the tree's CPU time is nearly all accounted for. rusage also has what
+# each thread's exit does after its record is written (the address space,
+# the joiner's wakeup, the final switch): no record carries it. eBPF
+# measures it, so the same workload runs with eBPF too: 55-60 us a thread
+# on a PVM guest (2.6-2.7% of this tree's CPU, where the unaccounted part
+# was 1.9-2.5%), tsarun's own exit probes in it, so it is an upper bound.
+# Beyond it, a percent of rusage may go unaccounted.
+"$TSARUN" -q --json "$T_TMP/tail.json" -- "$WORKLOADS/threads" 200 4 2000
+validate "$T_TMP/tail.json"
+equal "the exits after their records, measured by eBPF: every thread has one" \
+	"$(jqv "$T_TMP/tail.json" '.runs[0].quality.taskstats.cpu_after_exit_records_threads')" 201
+tail_pc=$(jqv "$T_TMP/tail.json" '.runs[0].quality | .taskstats.cpu_after_exit_records_ns * 100 / .cross_check.tree_cpu_vs_rusage.sum_kernel')
+at_most "... at most 5% of the tree's CPU (% of rusage)" "$tail_pc" 5
+at_most "... rusage CPU time no thread accounts for, % (was the short threads'), less the exits' $tail_pc%" \
+	"$(jq -r --argjson tail "$tail_pc" '.runs[0].quality.cross_check.tree_cpu_vs_rusage.unseen_fraction * 100 - $tail' "$J")" 1
 # A thread one sample saw lives as long as its exit record says, not the
 # span between the middles of the gaps around that sample (once ~8 ms for
 # threads of ~1.3 ms, most of it residual: most of each such thread's life).

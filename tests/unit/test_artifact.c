@@ -80,6 +80,8 @@ static void make_session(struct session *s, struct run *r)
 						   .identity_mismatches = 1,
 						   .unmatched_records = 1,
 						   .threads_without = 2,
+						   .cpu_after_exit_ns = 45000,
+						   .cpu_after_exit_threads = 1,
 						   .version_min = 16,
 						   .version_max = 16};
 	r->quality.delayacct = (struct delayacct_quality){

@@ -103,6 +103,31 @@ static void test_exit_record_attaches(void **state)
 	assert_true(r.quality.ts_cpu.available);
 	assert_int_equal(r.quality.ts_cpu.compared, 1);
 	assert_true(r.quality.ts_cpu.worst < 1e-9);
+	/* It ran 20 us after writing its record: CPU time only eBPF saw. */
+	assert_int_equal(r.quality.ts.cpu_after_exit_ns, 20000);
+	assert_int_equal(r.quality.ts.cpu_after_exit_threads, 1);
+	run__free_detail(&r);
+}
+
+/*
+ * The CPU after the exit records is summed over the threads that had one
+ * (a record written 5 us into a runqueue wait, the thread switched in once
+ * more after it); a thread without one adds nothing.
+ */
+static void test_cpu_after_exit_records(void **state)
+{
+	struct tsa_thread t[3] = {thread(101, 0, 100, 60, 30, 10), thread(102, 0, 200, 60, 30, 10),
+				  thread(103, 0, 300, 60, 30, 10)};
+	struct ts_record rec[2];
+	struct run r;
+
+	rec[0] = exit_record(&t[0], 45000, 0, 0);
+	rec[1] = exit_record(&t[1], 70000, 5000, 1);
+	fold(&r, t, 3);
+	assert_int_equal(attach_all(&r, rec, 2, &live), 0);
+	assert_int_equal(r.quality.ts.attached, 2);
+	assert_int_equal(r.quality.ts.cpu_after_exit_ns, 115000);
+	assert_int_equal(r.quality.ts.cpu_after_exit_threads, 2);
 	run__free_detail(&r);
 }
 
@@ -433,6 +458,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_exit_record_attaches),
+	    cmocka_unit_test(test_cpu_after_exit_records),
 	    cmocka_unit_test(test_stale_runtime_fits),
 	    cmocka_unit_test(test_tid_reuse),
 	    cmocka_unit_test(test_ambiguous_not_attached),
