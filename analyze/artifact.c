@@ -787,6 +787,7 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 			add_u64(tm, "total_ns", q->timed_ns);
 			add_u64(tm, "avg_ns", q->timed_ns / q->timed_runs);
 			add_u64(tm, "guessed_parts", q->guessed_parts);
+			add_u64(tm, "stalls_ns", q->stall_ns);
 		} else {
 			cJSON_AddNullToObject(cost, "timed");
 			add_str(cost, "timed_reason",

@@ -1206,7 +1206,10 @@ static void do_span(struct bashprof *bp, struct stream *s, const struct tsa_rec 
 		bp->q.timed_runs++;
 	if (r->flags & TSA_SF_GUESSED)
 		bp->q.guessed_parts++;
-	bp->q.timed_ns += r->arg;
+	if (r->flags & TSA_SF_STALL)
+		bp->q.stall_ns += r->arg;
+	else
+		bp->q.timed_ns += r->arg;
 	charge(s, r->arg);
 }
 

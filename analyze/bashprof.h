@@ -134,11 +134,14 @@ struct bash_quality {
 	/*
 	 * Trap runs whose main part the builtin timed as it ran (tsa_wire.h,
 	 * TSA_R_SPAN): how many, the time they took, and how many parts held a
-	 * wait (or were missed) and were charged at their start-up median.
+	 * wait (or were missed) and were charged at their start-up median;
+	 * and what such parts held beyond their median on the CPU (a host's
+	 * stops of the vCPU, interrupts), charged as timed besides.
 	 */
 	uint64_t timed_runs;
 	uint64_t timed_ns;
 	uint64_t guessed_parts;
+	uint64_t stall_ns;
 	bool fallback;	 /* recorded by the pure-bash trap */
 	bool calibrated; /* the trap's cost was measured (cal is set) */
 	/*

@@ -271,10 +271,14 @@ struct tsa_end {
  * run. Before END and EXEC it carries the last run's tail. The start-up
  * costs (TSA_COST_*) are then what a trap run costs besides. A bash that
  * cannot time its trap runs sends none, and its start-up costs are the
- * whole cost.
+ * whole cost. One with TSA_SF_STALL follows a run's first record: what
+ * its parts charged at their median held beyond it on the CPU (a vCPU
+ * stopped by the host, interrupts), charged as timed but not a reading of
+ * the run's speed.
  */
 enum tsa_span_flags {
 	TSA_SF_GUESSED = 1u << 0, /* a part held a wait (or was missed): its start-up median */
+	TSA_SF_STALL = 1u << 1,	  /* arg: on-CPU time beyond the medians of GUESSED parts */
 };
 
 _Static_assert(sizeof(struct tsa_chunk) == 24, "tsa_chunk");
