@@ -432,8 +432,12 @@ static void test_timed_spans(void **state)
 	/* The first run: its head (1000), half the rest before the clock read (50). */
 	w_span(&w, bp, TSA_RUN, 1000);
 	w_cmd_in_run(&w, bp, 10000, 1, 1);
-	/* Twice as slow as at start-up: the rest (100) costs 200, plus 2000 timed. */
+	/*
+	 * Twice as slow as at start-up: the rest (100) costs 200, plus 2000
+	 * timed, plus 700 a part stalled on the CPU, charged but no speed.
+	 */
 	w_span(&w, bp, TSA_RUN, 2000);
+	w_span(&w, bp, TSA_SF_STALL, 700);
 	w_cmd_in_run(&w, bp, 20000, 2, 2);
 	/* The terminal's part is in the tail: 1500 is start-up speed; rest 50 + 50 + 40. */
 	w_span(&w, bp, TSA_RUN | TSA_TAIL_TTY, 1500);
@@ -451,17 +455,18 @@ static void test_timed_spans(void **state)
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_non_null(c);
-	assert_int_equal(a->cor_cpu_ns, 2200);
-	assert_int_equal(a->cpu_ns, 5000 - 2200);
-	assert_int_equal(a->wall_ns, 10000 - 2200);
+	assert_int_equal(a->cor_cpu_ns, 2900);
+	assert_int_equal(a->cpu_ns, 5000 - 2900);
+	assert_int_equal(a->wall_ns, 10000 - 2900);
 	assert_int_equal(b->cor_cpu_ns, 1640);
 	assert_int_equal(c->cor_cpu_ns, 350);
 	assert_int_equal(bashprof__quality(bp)->timed_runs, 3);
 	assert_int_equal(bashprof__quality(bp)->timed_ns, 4800);
+	assert_int_equal(bashprof__quality(bp)->stall_ns, 700);
 	assert_int_equal(bashprof__quality(bp)->guessed_parts, 1);
 	assert_int_equal(bashprof__quality(bp)->bad_records, 1);
 	assert_int_equal(bashprof__total(bp)->commands, 3);
-	assert_int_equal(bashprof__total(bp)->cpu_ns, 20000 - (1050 + 2200 + 1640 + 350));
+	assert_int_equal(bashprof__total(bp)->cpu_ns, 20000 - (1050 + 2900 + 1640 + 350));
 	bashprof__free(bp);
 }
 
