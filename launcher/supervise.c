@@ -106,17 +106,21 @@ static void main_reaped(struct watch *w, const siginfo_t *si, const struct rusag
  * The command's wall time ends at its exit as the scheduler saw it (the
  * last switch-out of its last thread), not when tsarun got to see it:
  * tsarun, one more task on a loaded machine, noticed 2-5 ms late there,
- * once 82 ms (291 ms for a command of 209 ms). Without eBPF, the notice.
+ * once 82 ms (291 ms for a command of 209 ms). It can also notice early:
+ * the exit makes the command reapable (exit_notify()) before its last
+ * switch-out, with preemption on in between, so a command preempted or
+ * whose virtual CPU stops there is reaped before it leaves its CPU. The
+ * wall then ended before the command did, and its lifetime exceeded it.
+ * So the scheduler's end is taken either way. Without eBPF, the notice.
  */
-static void wall_to_exit(struct run *r)
+void supervise_wall_to_exit(struct run *r)
 {
 	if (!run_source_active(r, "ebpf"))
 		return;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct proc_acct *p = &r->procs[i];
 
-		if (p->pid == r->root_pid && p->exited && p->end_ns > 0 &&
-		    (uint64_t)p->end_ns < r->wall_ns)
+		if (p->pid == r->root_pid && p->exited && p->end_ns > 0)
 			r->wall_ns = (uint64_t)p->end_ns;
 	}
 }
@@ -537,7 +541,7 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 			run__note(r, "%s: collecting failed: %s", p->name, strerror(-ret));
 		}
 	}
-	wall_to_exit(r);
+	supervise_wall_to_exit(r);
 	ret = 0;
 out_child:
 	spawn__free(&child);

@@ -37,4 +37,10 @@ extern const int supervise_forwarded[4];
  */
 int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen);
 
+/*
+ * With eBPF, end r's wall time (from the release, first set to tsarun's
+ * notice of the exit) at the root process's end as the scheduler saw it.
+ */
+void supervise_wall_to_exit(struct run *r);
+
 #endif /* TSARUN_SUPERVISE_H */
