@@ -182,6 +182,16 @@ for w in two_paths two_paths_nofp; do
 	slow=$(path slow_path fast_path 'map(.count) | add // 0')
 	equal "$w: the 20 sleeps: 10 in fast_path, 10 in slow_path, each on its own stack (not seen: $lost)" \
 		"$(((fast <= 10 && slow <= 10) ? fast + slow + lost : -1))" 20
+	# Each of those is explained by a counted cause: the sleep ends without
+	# its stacks only where tsarun repaired a switch-in no event reported
+	# (repair_switch_in() in sched.bpf.c), which the thread's
+	# untraced_switch_ins counts (also its preemptions' unreported
+	# switch-ins, hence at most), and its kernel stack is not seen either.
+	at_most "$w: ... each sleep without its user stack follows an unreported switch-in of its thread" \
+		"$(jq --arg w "$w" '[.runs[0].stacks.offcpu_stacks[] | select(.comm == $w and .user_status == "not seen") | .count] | add // 0' "$J")" \
+		"$(jq --arg w "$w" '[.runs[0].threads[] | select(.comm == $w) | .untraced_switch_ins] | add // 0' "$J")"
+	equal "$w: ... and its kernel stack is not seen either" \
+		"$(jq --arg w "$w" '[.runs[0].stacks.offcpu_stacks[] | select(.comm == $w and .user_status == "not seen" and .kernel_status != "not seen")] | length' "$J")" 0
 	within "$w: ... fast_path's 5 ms each (ms)" "$(path fast_path slow_path 'map(.total_ns) | add / 1e6')" "$((5 * fast))" 10
 	within "$w: ... slow_path's 15 ms each (ms)" "$(path slow_path fast_path 'map(.total_ns) | add / 1e6')" "$((15 * slow))" 10
 	# A thread may also wait where it was not asked to: a page fault in
@@ -223,6 +233,9 @@ equal "... no sleep on the other function's stack (rows of the wrong mean sleep)
 	"$(jq -c '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "two_paths") | (.total_ns / .count / 1e6) as $ms
 		| select(((.user | index("fast_path")) and $ms > 10) or ((.user | index("slow_path")) and $ms < 10))
 		| {count, ms: $ms}]' "$J")" "[]"
+at_least "... each sleep without its user stack counted as an unreported switch-in of its thread" \
+	"$(jq '[.runs[0].threads[] | select(.comm == "two_paths") | .untraced_switch_ins] | add // 0' "$J")" \
+	"$(jq '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "two_paths" and .user_status == "not seen") | .count] | add // 0' "$J")"
 equal "... and all 20 sleeps are there, known or not" \
 	"$(jq '[.runs[0].stacks.offcpu_stacks[] | select(.comm == "two_paths" and .total_ns > 4000000) | .count] | add' "$J")" 20
 
