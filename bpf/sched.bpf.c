@@ -1120,12 +1120,6 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 		t->steal_mark = 0;
 	}
 	t->since_ns = now;
-	/*
-	 * The switch away from a dead task is counted as rusage counts it
-	 * (send_record()): the kernel adds it to the task's nvcsw after a
-	 * thread's counters went to its process, but wait(2) reads a zombie
-	 * leader's own nvcsw, this switch included.
-	 */
 	if (klag) {
 		if (preempt || prev_state == TASK_RUNNING)
 			t->klag_out_run_ns += klag;
@@ -1133,6 +1127,12 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 			t->klag_out_blocked_ns += klag;
 		t->klag_switches++;
 	}
+	/*
+	 * The switch away from a dead task is counted as rusage counts it
+	 * (send_record()): the kernel adds it to the task's nvcsw after a
+	 * thread's counters went to its process, but wait(2) reads a zombie
+	 * leader's own nvcsw, this switch included.
+	 */
 	if (!preempt && (prev_state & TASK_DEAD)) {
 		t->state = TSA_ST_ONCPU;
 		t->kend_ns = refreshed;
@@ -1518,6 +1518,11 @@ int tsa_survivors(struct tsa_iter_task *ctx)
 	t = bpf_task_storage_get(&tasks, p, NULL, 0);
 	if (!t || t->state == TSA_ST_DEAD)
 		return 0;
+	/*
+	 * A thread skipped here is not lost silently: user space counts the
+	 * threads tracked in the run that came with no record, snapshot or
+	 * counted loss as unsettled (sp_collect()).
+	 */
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
