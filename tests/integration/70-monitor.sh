@@ -51,8 +51,11 @@ bad=$(jq -r --argjson tick "$tick" ".threads[] | select(.tid == $spin_tid) |
 	select((.on_cpu_ns + .runqueue_ns - .lifetime_ns | fabs) > 2 * \$tick + 20000000) |
 	\"\\(.on_cpu_ns) + \\(.runqueue_ns) vs \\(.lifetime_ns)\"" "$T_TMP/m.jsonl")
 equal "spinner: on-CPU + runqueue is its whole span each interval" "$bad" ""
-at_least "spinner: on CPU most of each interval (the lowest %)" \
-	"$(jq -r ".threads[] | select(.tid == $spin_tid) | .on_cpu_percent" "$T_TMP/m.jsonl" | sort -n | head -1)" 50
+# How much of that is on a CPU depends on who else wants one (on a quiet
+# machine most of it; 33% with five runnable tasks on two CPUs): the share
+# shown is its on-CPU time over the interval.
+equal "spinner: on CPU some of each interval, on_cpu_percent its share of the interval" \
+	"$(jq -r ". as \$l | .threads[] | select(.tid == $spin_tid) | select(.on_cpu_ns <= 0 or (.on_cpu_percent - 100 * .on_cpu_ns / \$l.interval_ns | fabs) > 0.005) | \$l.index" "$T_TMP/m.jsonl")" ""
 equal "spinner: every sample saw it runnable" \
 	"$(jq -r ".threads[] | select(.tid == $spin_tid) | .by_state_ns.sleeping + .by_state_ns.uninterruptible" "$T_TMP/m.jsonl" | tr '\n' ' ')" "0 0 0 "
 # The counters telescope: three intervals' on-CPU is the growth between the
@@ -125,6 +128,10 @@ equal "--sort cpu: the spinner first" "$(grep -E '^ +[0-9]+' "$T_TMP/t.txt" | he
 equal "--no-header: only the three rows" "$(wc -l <"$T_TMP/t.txt")" 3
 
 # Ctrl-C: the whole attach, after the intervals (JSON: one more line, type final).
+# As many intervals as ended before the signal: at most one per 200 ms
+# since tsarun was started (its attach takes some of that; on a loaded
+# machine this script's own sleeps run long, and 4 once ended by then).
+t0=$(date +%s%N)
 "$TSARUN" -p "$P" --interval 200ms --output json >"$T_TMP/c.jsonl" &
 M=$!
 pids+=("$M")
@@ -133,9 +140,13 @@ equal "while monitoring, tsarun is confined by its sandbox" \
 	"$(grep -E '^Seccomp:' /proc/$M/status | tr -s '\t ' ' ')" "Seccomp: 2"
 sleep 0.2
 kill -INT "$M"
+t1=$(date +%s%N)
 wait "$M"
 equal "SIGINT: exit 0" "$?" 0
-equal "SIGINT: the intervals, then the whole attach" "$(jq -r .type "$T_TMP/c.jsonl" | sort | uniq -c | awk '{print $2 $1}' | tr '\n' ' ')" "final1 interval3 "
+equal "SIGINT: the intervals, then the whole attach" "$(jq -r .type "$T_TMP/c.jsonl" | uniq -c | awk '{print $2}' | tr '\n' ' ')" "interval final "
+n=$(grep -c '"type":"interval"' "$T_TMP/c.jsonl")
+at_least "... at least one interval ended in the 0.7 s before the signal" "$n" 1
+at_most "... no more than one per 200 ms since tsarun started ($(((t1 - t0) / 1000000)) ms)" "$n" "$(((t1 - t0) / 200000000))"
 check "SIGINT: the final report spans from the attach" jq -e -s '.[-1] | .type == "final" and .start_ns == 0' "$T_TMP/c.jsonl"
 check "SIGINT: the final spinner's CPU delay runs to its end too: its runqueue time and slices" \
 	jq -e -s "[.[-1].threads[] | select(.tid == $spin_tid) | .delays.cpu.total_ns == .runqueue_ns and .delays.cpu.count == .slices] == [true]" "$T_TMP/c.jsonl"
