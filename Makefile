@@ -51,8 +51,6 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
-# libbpf-dev ships both; link libbpf statically when the archive exists so
-# the binary does not depend on the exact libbpf soname at run time.
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -MMD -MP -iquote $(OUTPUT) -iquote . -iquote bpf -iquote analyze -iquote launcher -iquote shell \
@@ -60,7 +58,21 @@ ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-
 	-DTSARUN_LIBDIR='"$(LIBDIR)"' \
 	$(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
+# The libraries whose archives the -dev packages ship (all but libcjson on
+# Debian) are linked statically: the dynamic loader's mapping and
+# relocation of each shared library is paid at every start (a millisecond
+# or two where page faults go through a hypervisor), and the binary does
+# not depend on the exact libbpf soname. STATIC=0 links them all shared.
+STATIC_PKGS := libbpf libelf zlib libnl-genl-3.0 libseccomp
+STATIC_ARCHIVES := bpf elf z nl-genl-3 nl-3 seccomp
+STATIC ?= $(if $(strip $(foreach l,$(STATIC_ARCHIVES),$(if $(findstring /,$(shell $(CC) \
+	-print-file-name=lib$(l).a)),,missing))),0,1)
+ifeq ($(STATIC),1)
+LIBS := -Wl,-Bstatic $(filter-out -lpthread,$(shell $(PKG_CONFIG) --libs --static $(STATIC_PKGS) \
+	2>/dev/null)) -Wl,-Bdynamic $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lm -lpthread
+else
 LIBS := $(PKG_LIBS) -lm
+endif
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
 	-Wall -Wno-unused-function -mcpu=v3
