@@ -34,23 +34,26 @@ fi
 # must stay rare (stop_checks). --timeline adds work after a switch's
 # stamp, not before.
 WANT='.compared > 0' WANT_AT_LEAST=
-# stop_checks NAME: stamps moved by stops must be rare, so that a tsarun
-# that stamps off as a rule cannot pass its error off as stops: at most 3%
-# of a record's stamps, and 2 more for the records with few (the vfork and
-# stopped ones have some 20 stamps: one stop there is 5%; a tsarun adding
-# 100 us to every switch-in had half of theirs so moved). Measured on the
-# PVM guest: short threads ("threads"), 0.1-1.8% of a run's stamps
-# (switches up to 1.6%, creations up to 2.2% of their kind: a creation's
-# stamp is the runqueue clock read before wake_up_new_task() enqueues, a
-# longer window than a switch's); messaging 0.1-0.6%; none off the way no
-# stop moves a stamp, in 15,000 and 23,000 stamps. The pipe records, whose
-# switch stamps measured 0.03-0.40%, hold theirs to 1% (pipe_checks).
+# stop_checks NAME: stamps moved by stops must be a minority, so that a
+# tsarun that stamps off as a rule cannot pass its error off as stops: an
+# error of more than the 10 us a stamp may be off moves every stamp of its
+# kind (a tsarun adding 100 us to every switch-in had 50-67% of each
+# record's stamps so moved), stops only some. At most a quarter of a
+# record's stamps. Measured on the PVM guest: short threads ("threads"),
+# 0.1-1.8% of a run's stamps (switches up to 1.6%, creations up to 2.2% of
+# their kind: a creation's stamp is the runqueue clock read before
+# wake_up_new_task() enqueues, a longer window than a switch's); messaging
+# 0.1-0.6%; none off the way no stop moves a stamp, in 15,000 and 23,000
+# stamps; but the small records around an idle CPU, whose wakeups and
+# creations are where stops land most, 2-3 of their 21-31 (up to 13%).
+# The pipe records, whose switch stamps measured 0.03-0.40%, hold theirs to
+# 1% (pipe_checks).
 stop_checks() {
 	jq -r '.stamps | select(.paired > 0) | "# \(.stops) of \(.paired) stamps moved by stops: "
 		+ (.by_kind | to_entries | map("\(.key) \(.value.stops)/\(.value.paired)") | join(", "))' \
 		cmp.json 2>/dev/null | sed "s/^# /# $1: /"
-	at_most "$1: stamps moved by stops (3% of the compared threads' stamps, and 2)" \
-		"$(jq '.stamps.stops // 0' cmp.json)" "$(jq '(.stamps.paired // 0) * 0.03 + 2' cmp.json)"
+	at_most "$1: stamps moved by stops (a quarter of the compared threads' stamps)" \
+		"$(jq '.stamps.stops // 0' cmp.json)" "$(jq '(.stamps.paired // 0) * 0.25' cmp.json)"
 }
 holds() { jq -e "$1" cmp.json >/dev/null 2>&1; }
 record() {
