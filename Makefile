@@ -133,7 +133,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 		"set VMLINUX_BTF to a BTF file (see the Makefile header)" >&2; exit 1; }
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bpf/clock.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bpf/clock.bpf.h bpf/hist.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
@@ -175,8 +175,9 @@ $(TSARUN): $(MAIN_OBJ) $(LIBLAUNCHER) $(LIBANALYZE)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
 # Unit tests: one cmocka binary per module.
-# test_clock runs the BPF side's clock offset code as plain C.
+# test_clock and test_hist run the BPF side's clock offset and histogram code as plain C.
 $(OUTPUT)/tests/unit/test_clock: bpf/clock.bpf.h bpf/tsarun.h
+$(OUTPUT)/tests/unit/test_hist: bpf/hist.bpf.h bpf/tsarun.h
 
 $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIBLAUNCHER) $(LIBANALYZE) | $(OUTPUT)/tests/unit
 	$(call msg,CC,$@)

@@ -222,29 +222,7 @@ static __always_inline void count(__u32 which)
 #endif
 
 #include "stacks.bpf.h"
-
-static __always_inline __u32 log2_slot(__u64 ns)
-{
-	__u32 r = 0;
-
-	/*
-	 * floor(log2(ns / 1000)), the microseconds' log2, found by comparing
-	 * ns with 1000 << k rather than dividing: a 64-bit division is the
-	 * dearest instruction on the switch path. Slot 0 also holds
-	 * sub-microsecond waits; the last slot holds everything above.
-	 */
-	if (ns >= 1000ull << 16)
-		r += 16;
-	if (ns >= 1000ull << (r + 8))
-		r += 8;
-	if (ns >= 1000ull << (r + 4))
-		r += 4;
-	if (ns >= 1000ull << (r + 2))
-		r += 2;
-	if (ns >= 1000ull << (r + 1))
-		r += 1;
-	return r < TSA_HIST_SLOTS ? r : TSA_HIST_SLOTS - 1;
-}
+#include "hist.bpf.h"
 
 /* What an event needs from the runqueue of the task it concerns. */
 struct rqinfo {
