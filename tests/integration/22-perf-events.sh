@@ -179,24 +179,39 @@ record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
 # late stamps a run (0.03-0.40% of the stamps). Only a late stamp is
 # excused (with perf's handler first, no stop makes tsarun's stamp early),
 # and late ones must be rare, under 1% of the stamps, so that a tsarun that
-# stamps late as a rule cannot pass for stops. Not settled: in some runs
-# there (3 of 11 records with a busy task on the other CPU, 1 of 21
-# without) what is left is 317-517 us, and it is not stops: the stamps
-# within 1 us of the median differ by the direction of the switch, 6-20
-# ns a slice on average, with a sign that changes from run to run, while
-# the two threads do the same thing.
+# stamps late as a rule cannot pass for stops.
+#
+# What is left is not tsarun's accounting: a thread's on-CPU difference
+# is exactly the sum, over its slices, of (tsarun - perf) at the switch
+# out less the same at the switch in (to 0.1 us in 6 threads of 20,000
+# slices). Those differences come in 10 ns steps, in two modes about
+# 120 ns apart (the two handlers' clock reads), and which mode a switch
+# gets depends a little on its direction: the mean at one thread's
+# switches out differs from that at its switches in by 0.2-17.7 ns over
+# 46 records here (with perf's -k mono clock as with its own; reading
+# tsarun's clock before its loads changed nothing), 16-26 ns in the
+# records that once failed a flat 300 us (317-517 us). The other thread
+# gets the opposite. So the bound is per slice: 30 ns, with the run's
+# steal; a tsarun whose stamps were off by the kind of switch by more
+# fails it. A stamp from a clock the scheduler did not refresh at a
+# preemption comes early, by however long the waker ran on (what tsarun
+# once did, moving 60-1,400 us): no stamp may be early by more than the
+# 10 us a stop is allowed late (none was in those 46 records).
 # pipe_checks NAME: the checks of a pipe record.
 pipe_checks() {
 	jq -r '.threads[] | select(.compared) | "# \(.tid): on-CPU tsarun - perf \(.delta_ns.on_cpu / 1000) us, "
 		+ "moved by \(.stamps.stops) stopped stamps of \(.stamps.paired) \(.stamps.moved_ns / 1000) us, "
-		+ "\(.stamps.odd) off the other way"' cmp.json 2>/dev/null | sed "s/^# /# $1: tid /"
+		+ "\(.stamps.odd) off the other way; left \((.delta_ns.on_cpu - .stamps.moved_ns) / .slices.perf * 10 | round / 10) ns a slice"' cmp.json 2>/dev/null | sed "s/^# /# $1: tid /"
 	equal "$1: every compared thread's stamps paired with perf's" \
 		"$(jq '[.threads[] | select(.compared and .stamps.moved_ns == null)] | length' cmp.json)" 0
 	at_most "$1: switch stamps moved by stops, %" \
 		"$(jq '.stamps.by_kind.switch.stop_fraction * 100' cmp.json)" 1
-	at_most "$1: on-CPU less what late stamps moved, worst thread (us)" \
-		"$(jq '[.threads[] | select(.compared) | .delta_ns.on_cpu - .stamps.moved_ns | fabs] | max / 1000' cmp.json)" \
-		"$(bound 300)"
+	equal "$1: stamps off by more than 10 us the way no stop moves them" \
+		"$(jq '.stamps.odd' cmp.json)" 0
+	at_most "$1: on-CPU less what stops moved, less the run's steal, worst thread (ns a slice)" \
+		"$(jq --argjson steal "$(jq '[.runs[0].threads[].steal_ns] | add' "$J")" \
+			'[.threads[] | select(.compared) | ((.delta_ns.on_cpu - .stamps.moved_ns | fabs) - $steal)
+			  / .slices.perf] | max' cmp.json)" 30
 }
 WANT='[.threads[] | select(.compared) | .perf.slices] | add >= 15000'
 record "pipe" "${ON[@]}" perf bench sched pipe -T -l 20000
