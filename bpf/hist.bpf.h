@@ -11,8 +11,8 @@
 #define HIST_AT_LEAST(ns, k) ((((1000ull << (k)) - 1 - (ns)) >> 63))
 
 /*
- * ns is found by comparing it with 1000 << k rather than dividing: a
- * 64-bit division is the dearest instruction on the switch path. Slot 0
+ * The slot is found by comparing ns with 1000 << k rather than dividing:
+ * a 64-bit division is the dearest instruction on the switch path. Slot 0
  * also holds sub-microsecond waits; the last slot (31, TSA_HIST_SLOTS - 1)
  * holds everything from 2^31 us up. ns is a difference of two ktime values,
  * far below 2^63.
