@@ -174,7 +174,7 @@ record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
 # before), and tests/perf-sched-ref pairs each switch's two stamps: a
 # tsarun stamp more than 10 us behind the run's median offset from perf's
 # is such a stop, and the on-CPU time those moved is taken out before the
-# bound, which stays 300 us. Measured on that guest, 10 runs of this
+# bound (below). Measured on that guest, 10 runs of this
 # script: raw 37-618 us per thread, what is left 8-206 us, from 31-160
 # late stamps a run (0.03-0.40% of the stamps). Only a late stamp is
 # excused (with perf's handler first, no stop makes tsarun's stamp early),
