@@ -17,11 +17,11 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 now() { date +%s%N; }
 for ((i = 0; i < N; i++)); do
-	t=$(now); true; t0=$(now); "$TRUE"; t1=$(now)
+	tb=$(now); true; t0=$(now); "$TRUE"; t1=$(now)
 	"$TSARUN" -q --json /dev/null -- true; t2=$(now)
 	"$TSARUN" -q --stacks --json /dev/null -- true; t3=$(now)
 	"$TSARUN" -q --timeline --out-dir "$out" --json /dev/null -- true; t4=$(now)
-	builtin+=("$(((t0 - t)))")
+	builtin+=("$(((t0 - tb)))")
 	bare+=("$(((t1 - t0)))")
 	traced+=("$(((t2 - t1)))")
 	stacks+=("$(((t3 - t2)))")
