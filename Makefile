@@ -117,7 +117,7 @@ FUZZ_TIME ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(BPF_OBJS) $(OUTPUT)/vmlinux.h
+.SECONDARY: $(BPF_OBJS) $(OUTPUT)/bpf/sched_cast.bpf.o $(OUTPUT)/vmlinux.h
 .PHONY: all clean check unit integration bench demo samples deps install format format-check \
 	asan tests workloads fuzz fuzz-bins check-asan
 
@@ -143,6 +143,27 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
+# The scheduler probe's usual loader, written at build time (bpf/mkloader.c)
+# from the object built for Linux 6.2 and later (TSA_RDONLY_CAST).
+$(OUTPUT)/bpf/sched_cast.bpf.o: bpf/sched.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bpf/clock.bpf.h \
+		bpf/hist.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DTSA_RDONLY_CAST -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)/sched_cast.skel.h: $(OUTPUT)/bpf/sched_cast.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sched_bpf > $@
+
+$(OUTPUT)/mkloader: bpf/mkloader.c $(OUTPUT)/sched_cast.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(LIBS) -o $@
+
+$(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader
+	$(call msg,GEN,$@)
+	$(Q)ASAN_OPTIONS=detect_leaks=0 $< > $@
+
 $(SHELL_SO): shell/tsarun-trap.c shell/tsa_wire.h | $(OUTPUT)/shell
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(SHELL_CFLAGS) $< -o $@ -lpthread
@@ -152,7 +173,7 @@ $(SHELL_ENV): shell/tsarun-env.bash | $(OUTPUT)/shell
 	$(Q)cp $< $@
 
 # User-space objects that include a skeleton must wait for it.
-$(LAUNCHER_OBJS) $(MAIN_OBJ): $(BPF_SKELS)
+$(LAUNCHER_OBJS) $(MAIN_OBJ): $(BPF_SKELS) $(OUTPUT)/sched.loader.h
 
 $(OUTPUT)/launcher/%.o: launcher/%.c | $(OUTPUT)/launcher
 	$(call msg,CC,$@)

@@ -73,7 +73,8 @@ static void check_privileges(struct doctor_check *c, int *n)
 
 static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h)
 {
-	struct sched_probe_opts o = {.ringbuf_bytes = 1 << 16};
+	/* As a run loads it (the iterator with the rest, as under the sandbox). */
+	struct sched_probe_opts o = {.ringbuf_bytes = 1 << 16, .survivors_now = true};
 	struct sched_probe *sp;
 	struct doctor_check *d;
 	char err[192];
@@ -86,7 +87,7 @@ static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h
 		     : "no /sys/kernel/btf/vmlinux: kernel built without CONFIG_DEBUG_INFO_BTF, "
 		       "which eBPF needs (tsarun samples procfs instead); boot a kernel with it");
 	sp = sched_probe__new(&o, err, sizeof(err));
-	/* The iterator is loaded on first use in a run: try it here. */
+	/* The iterator reads the threads still alive at a run's end: try it here. */
 	iter = sp ? sched_probe__survivors(sp) : 0;
 	d = add(c, n, "ebpf", sp != NULL && iter >= 0, NULL);
 	if (sp && iter >= 0)

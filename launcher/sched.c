@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "run.h"
 #include "sched.h"
 #include "sched.skel.h"
+#include "sched.loader.h"
 #include "spawn.h"
 #include "timeline.h"
 
@@ -44,6 +46,7 @@ struct sched_probe {
 	 */
 	struct bpf_loader_ctx *kctx;
 	int nmaps, nprogs;
+	bool prebuilt;			 /* ... the loader written at build time (sched.loader.h) */
 	struct sched_bpf__bss *bss;	 /* the live .bss, whichever loaded it */
 	size_t bss_len;			 /* its mapping, when it is ours */
 	struct sched_bpf__rodata rodata; /* as loaded */
@@ -171,7 +174,8 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 }
 
 /* TSARUN_BPF_COMPAT: a comma-separated list of these words (see sched_probe__new()). */
-static const char *const compat_words[] = {"libbpf", "prev_state", "wakeup", "no_defer"};
+static const char *const compat_words[] = {"libbpf", "prev_state", "wakeup", "no_defer",
+					   "no_prebuilt"};
 
 /* Is what one of the list's words? With what NULL: the first word that is none of compat_words. */
 static const char *compat_word(const char *what, char *word, size_t len)
@@ -246,10 +250,83 @@ static int prog_fd(const struct sched_probe *p, const struct bpf_program *prog)
 	return -ENOENT;
 }
 
+/* Is the running kernel at least major.minor (its release, as uname gives it)? */
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
+		return false;
+	return a > major || (a == major && b >= minor);
+}
+
+/*
+ * May the loader written at build time (bpf/mkloader.c) load this object as
+ * configured: the same maps, and the same programs to load? It was written
+ * from the object built with TSA_RDONLY_CAST, which needs Linux 6.2.
+ */
+static bool prebuilt_fits(const struct sched_probe *p)
+{
+	struct bpf_program *prog;
+	const struct bpf_map *m;
+	int i = 0;
+
+	if (compat("no_prebuilt") || !kernel_at_least(6, 2) || p->nmaps != SCHED_LOADER_NMAPS ||
+	    p->nprogs != SCHED_LOADER_NPROGS)
+		return false;
+	bpf_object__for_each_map(m, p->skel->obj)
+	{
+		if (strcmp(bpf_map__name(m), sched_loader_maps[i++]))
+			return false;
+	}
+	i = 0;
+	bpf_object__for_each_program(prog, p->skel->obj)
+	{
+		if (strcmp(bpf_program__name(prog), sched_loader_progs[i].name) ||
+		    bpf_program__autoload(prog) != sched_loader_progs[i].loads)
+			return false;
+		i++;
+	}
+	return true;
+}
+
+/*
+ * Run the loader written at build time. The object's own sizes and .rodata
+ * go in through the loader's context, which it reads before creating each
+ * map and filling it (libbpf's loaders read max_entries and initial_value
+ * there when they are not 0).
+ */
+static int prebuilt_load(struct sched_probe *p)
+{
+	struct bpf_load_and_run_opts run = {0};
+	struct bpf_map_desc *md = (struct bpf_map_desc *)(p->kctx + 1);
+	const struct bpf_map *m;
+	int i = 0;
+
+	bpf_object__for_each_map(m, p->skel->obj)
+	{
+		md[i].max_entries = bpf_map__max_entries(m);
+		if (m == p->skel->maps.rodata)
+			md[i].initial_value = (__u64)(unsigned long)p->skel->rodata;
+		/* Tests only: a ring buffer the kernel refuses, so that the fallback is tested. */
+		if (m == p->skel->maps.records && getenv("TSARUN_TEST_PREBUILT_FAIL"))
+			md[i].max_entries = 3;
+		i++;
+	}
+	run.ctx = p->kctx;
+	run.data = sched_loader_data;
+	run.insns = sched_loader_insns;
+	run.data_sz = sizeof(sched_loader_data);
+	run.insns_sz = sizeof(sched_loader_insns);
+	return bpf_load_and_run(&run);
+}
+
 /*
  * Load with the kernel's own loader: libbpf writes the object's loading,
  * configured as it would load it, as a BPF program (the loader of its
- * "light skeletons", here written at run time), and the kernel runs it. The
+ * "light skeletons", here written at run time, or, for the usual set on
+ * 6.2 and later, at build time: prebuilt_fits()), and the kernel runs it. The
  * kernel then relocates the programs (CO-RE) against its own BTF, with its
  * cache of candidate types, and finds their attach points: tsarun never
  * reads or parses the kernel's 5.5 MB of BTF, which was half of its
@@ -279,17 +356,23 @@ static int kernel_load(struct sched_probe *p)
 	{
 		p->nprogs++;
 	}
-	ret = bpf_object__gen_loader(p->skel->obj, &gen);
-	if (!ret)
-		ret = bpf_object__load(p->skel->obj); /* writes the loader, loads nothing */
-	if (ret)
-		return ret;
 	sz = sizeof(*p->kctx) + (size_t)p->nmaps * sizeof(struct bpf_map_desc) +
 	     (size_t)p->nprogs * sizeof(struct bpf_prog_desc);
 	p->kctx = calloc(1, sz);
 	if (!p->kctx)
 		return -ENOMEM;
 	p->kctx->sz = (__u32)sz;
+	/* The usual set loads with the loader written at build time, if this kernel takes it. */
+	p->prebuilt = prebuilt_fits(p) && !prebuilt_load(p);
+	if (p->prebuilt)
+		goto loaded;
+	memset(p->kctx, 0, sz);
+	p->kctx->sz = (__u32)sz;
+	ret = bpf_object__gen_loader(p->skel->obj, &gen);
+	if (!ret)
+		ret = bpf_object__load(p->skel->obj); /* writes the loader, loads nothing */
+	if (ret)
+		return ret;
 	run.ctx = p->kctx;
 	run.data = gen.data;
 	run.insns = gen.insns;
@@ -298,6 +381,7 @@ static int kernel_load(struct sched_probe *p)
 	ret = bpf_load_and_run(&run);
 	if (ret)
 		return ret < 0 ? ret : -EINVAL;
+loaded:
 	/* The loader creates the maps in the object's order: check it. */
 	md = (const struct bpf_map_desc *)(p->kctx + 1);
 	bpf_object__for_each_map(m, p->skel->obj)
@@ -358,6 +442,7 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 	}
 	sk->rodata->targ_switch_has_state = v->has_state;
 	sk->rodata->targ_wakeup_events = v->wakeup_events;
+	sk->rodata->targ_kernel_5_14 = kernel_at_least(5, 14);
 	/* Tests only: see targ_test_drop_in and targ_test_slow_send (sched.bpf.c). */
 	if (getenv("TSARUN_TEST_DROP_SWITCH_IN"))
 		sk->rodata->targ_test_drop_in =
@@ -594,7 +679,7 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 			ret = -EINVAL;
 			snprintf(err, errlen,
 				 "TSARUN_BPF_COMPAT: unknown variant '%s' (libbpf, prev_state, "
-				 "wakeup, no_defer, comma-separated)",
+				 "wakeup, no_defer, no_prebuilt, comma-separated)",
 				 word);
 			goto out_free;
 		}
@@ -759,7 +844,9 @@ const char *sched_probe__variant(const struct sched_probe *p)
 				 : "tp_btf sched_switch (state read from the task) and "
 				   "sched_wakeup_new, wakeups from the kernel's sched_info stamps";
 	snprintf(buf, sizeof(buf), "%s; loaded by %s", what,
-		 p->variant.kernel_loader ? "the kernel's loader program" : "libbpf");
+		 !p->variant.kernel_loader ? "libbpf"
+		 : p->prebuilt		   ? "the kernel's loader program, written at build time"
+					   : "the kernel's loader program");
 	return buf;
 }
 

@@ -199,6 +199,24 @@ if [ "$kver" -ge 5017 ]; then
 fi
 check "doctor: libbpf loads it when asked" \
 	sh -c "TSARUN_BPF_COMPAT=libbpf '$TSARUN' doctor | grep -q 'loaded by libbpf'"
+# On 6.2 and later the usual set loads with the loader written at build time
+# (from the object that casts the task it reads the runqueue through); the
+# one libbpf writes at start, forced here, gives the same figures.
+if [ "$kver" -ge 6002 ]; then
+	check "doctor: the loader written at build time loaded the probe" \
+		sh -c "'$TSARUN' doctor | grep -q 'loader program, written at build time'"
+	check "doctor: the loader written at start when asked (no_prebuilt)" \
+		sh -c "TSARUN_BPF_COMPAT=no_prebuilt '$TSARUN' doctor | grep 'loaded by' | grep -vq 'written at build time'"
+	TSARUN_BPF_COMPAT=no_prebuilt "$TSARUN" -q --json "$J" -- taskset -c "$CPU1" "$WORKLOADS/vfork_wait" 200
+	vfork_d "loader written at start" 200 one-cpu
+	TSARUN_BPF_COMPAT=no_prebuilt "$TSARUN" -q --json "$J" -- "$WORKLOADS/threads" 300 4 100
+	closes "loader written at start"
+	# Where that loader fails (a kernel without the kfunc), the one written at start loads.
+	check "a loader written at build time that fails: the one written at start loads" \
+		sh -c "TSARUN_TEST_PREBUILT_FAIL=1 '$TSARUN' doctor | grep 'loaded by' | grep -v 'written at build time' | grep -q 'loader program'"
+	TSARUN_TEST_PREBUILT_FAIL=1 "$TSARUN" -q --json "$J" -- "$WORKLOADS/threads" 300 4 100
+	closes "after a loader written at build time failed"
+fi
 # A misspelt variant must not test the default one and pass for the other.
 TSARUN_BPF_COMPAT=prev-state "$TSARUN" -q -b ebpf --json "$J" -- true 2>"$T_TMP/err"
 equal "TSARUN_BPF_COMPAT with an unknown word: eBPF is refused (125 with -b ebpf)" "$?" 125
