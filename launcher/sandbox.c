@@ -295,6 +295,48 @@ static int build(scmp_filter_ctx ctx)
 	return ret;
 }
 
+/* The filter built ahead of time by sandbox_prepare(), or NULL. */
+static scmp_filter_ctx prepared;
+
+/* Build the filter (and the table that names calls for the handler), not yet in force. */
+static int prepare(char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx;
+	int ret;
+
+	for (int i = 0; i < SANDBOX_NAMES; i++)
+		names[i] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, i);
+	ctx = seccomp_init(SCMP_ACT_TRAP);
+	if (!ctx) {
+		snprintf(err, errlen, "seccomp_init failed");
+		free_names();
+		return -ENOMEM;
+	}
+	/* A call through another ABI (int 0x80, x32) is never tsarun's: kill outright. */
+	ret = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (!ret)
+		ret = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (!ret)
+		ret = build(ctx);
+	if (ret) {
+		snprintf(err, errlen, "cannot build the seccomp filter: %s", strerror(-ret));
+		seccomp_release(ctx);
+		free_names();
+		return ret;
+	}
+	prepared = ctx;
+	return 0;
+}
+
+void sandbox_prepare(void)
+{
+	char err[160];
+
+	/* On failure sandbox_enter() tries again and says why. */
+	if (!tried && !prepared)
+		prepare(err, sizeof(err));
+}
+
 int sandbox_enter(char *err, size_t errlen)
 {
 	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
@@ -307,24 +349,13 @@ int sandbox_enter(char *err, size_t errlen)
 		return active ? 0 : -EPERM;
 	}
 	tried = true;
-	for (int i = 0; i < SANDBOX_NAMES; i++)
-		names[i] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, i);
-	ctx = seccomp_init(SCMP_ACT_TRAP);
-	if (!ctx) {
-		snprintf(err, errlen, "seccomp_init failed");
-		ret = -ENOMEM;
-		goto out_names;
+	if (!prepared) {
+		ret = prepare(err, errlen);
+		if (ret)
+			goto out;
 	}
-	/* A call through another ABI (int 0x80, x32) is never tsarun's: kill outright. */
-	ret = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-	if (!ret)
-		ret = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-	if (!ret)
-		ret = build(ctx);
-	if (ret) {
-		snprintf(err, errlen, "cannot build the seccomp filter: %s", strerror(-ret));
-		goto out_ctx;
-	}
+	ctx = prepared;
+	prepared = NULL;
 	/* The handler, and SIGSYS unblocked: the kernel would force it anyway. */
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSYS, &sa, NULL)) {
@@ -346,8 +377,8 @@ int sandbox_enter(char *err, size_t errlen)
 	return 0;
 out_ctx:
 	seccomp_release(ctx);
-out_names:
 	free_names();
+out:
 	snprintf(failure, sizeof(failure), "%s", err);
 	return ret;
 }

@@ -27,6 +27,13 @@
  */
 int sandbox_enter(char *err, size_t errlen);
 
+/*
+ * Build the filter ahead of sandbox_enter(), which then only puts it in
+ * force: the supervisor does it while the spawner forks the first command.
+ * Optional; a failure is reported by sandbox_enter().
+ */
+void sandbox_prepare(void);
+
 /* Is the filter in force? Was it tried (once is enough)? Why not, when not. */
 bool sandbox_active(void);
 bool sandbox_tried(void);

@@ -268,15 +268,18 @@ void spawner__free(struct spawner *z)
 	free(z);
 }
 
-int spawn__new(struct spawn *s, struct spawner *z)
+int spawn__order(struct spawner *z)
+{
+	return write(z->sock, "s", 1) == 1 ? 0 : -errno;
+}
+
+int spawn__take(struct spawn *s, struct spawner *z)
 {
 	pid_t pid = -1;
 	int err;
 
 	s->pid = -1;
 	s->pidfd = s->barrier_fd = s->errpipe_fd = -1;
-	if (write(z->sock, "s", 1) != 1)
-		return -errno;
 	err = recv_child(z->sock, &pid, &s->barrier_fd, &s->errpipe_fd);
 	if (err)
 		return pid < 0 ? pid : err;
@@ -289,6 +292,18 @@ int spawn__new(struct spawn *s, struct spawner *z)
 		return err;
 	}
 	return 0;
+}
+
+int spawn__new(struct spawn *s, struct spawner *z)
+{
+	int err = spawn__order(z);
+
+	if (err) {
+		s->pid = -1;
+		s->pidfd = s->barrier_fd = s->errpipe_fd = -1;
+		return err;
+	}
+	return spawn__take(s, z);
 }
 
 int spawn__wait_blocked(const struct spawn *s)

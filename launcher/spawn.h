@@ -66,6 +66,12 @@ pid_t spawner__pid(const struct spawner *z);
 
 /* Create a child stopped at the barrier. Returns 0 or -errno. */
 int spawn__new(struct spawn *s, struct spawner *z);
+/*
+ * The same in two halves, for work to do while the spawner forks: order
+ * the child, then take it (s is then as spawn__new() leaves it).
+ */
+int spawn__order(struct spawner *z);
+int spawn__take(struct spawn *s, struct spawner *z);
 
 /*
  * Wait until the child blocks at its barrier (at most SPAWN_BLOCKED_WAIT_S

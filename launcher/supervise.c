@@ -436,7 +436,11 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		return ret;
 	}
 	w.loop = l;
-	ret = spawn__new(&child, sv->spawner);
+	ret = spawn__order(sv->spawner);
+	/* The sandbox's filter, which goes on below, is built while the spawner forks. */
+	if (!ret && !sv->o->no_sandbox && !sandbox_tried())
+		sandbox_prepare();
+	ret = ret ? ret : spawn__take(&child, sv->spawner);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the child process: %s", strerror(-ret));
 		goto out_loop;
