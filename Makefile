@@ -152,17 +152,13 @@ $(OUTPUT)/bpf/sched_cast.bpf.o: bpf/sched.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 
-$(OUTPUT)/sched_cast.skel.h: $(OUTPUT)/bpf/sched_cast.bpf.o
-	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name sched_bpf > $@
-
-$(OUTPUT)/mkloader: bpf/mkloader.c $(OUTPUT)/sched_cast.skel.h
+$(OUTPUT)/mkloader: bpf/mkloader.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(LIBS) -o $@
 
-$(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader
+$(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader $(OUTPUT)/bpf/sched.bpf.o $(OUTPUT)/bpf/sched_cast.bpf.o
 	$(call msg,GEN,$@)
-	$(Q)ASAN_OPTIONS=detect_leaks=0 $< > $@
+	$(Q)ASAN_OPTIONS=detect_leaks=0 $^ > $@
 
 $(SHELL_SO): shell/tsarun-trap.c shell/tsa_wire.h | $(OUTPUT)/shell
 	$(call msg,CC,$@)

@@ -45,8 +45,8 @@ struct sched_probe {
 	 * programs are these descriptors, not libbpf's, and .bss is mapped here.
 	 */
 	struct bpf_loader_ctx *kctx;
-	int nmaps, nprogs;
 	bool prebuilt;			 /* ... the loader written at build time (sched.loader.h) */
+	bool loads[SCHED_NPROGS];	 /* the programs loaded (enum sched_prog) */
 	struct sched_bpf__bss *bss;	 /* the live .bss, whichever loaded it */
 	size_t bss_len;			 /* its mapping, when it is ours */
 	struct sched_bpf__rodata rodata; /* as loaded */
@@ -74,9 +74,6 @@ struct sched_probe {
 	struct timeline_builder *tl; /* --timeline, or NULL */
 	bool tl_stalled;	     /* tests: its ring buffer is read only at the end */
 };
-
-static int stacks_config(struct sched_probe *p, const struct sched_probe_opts *o, char *err,
-			 size_t errlen);
 
 static int append(struct sched_probe *p, const struct tsa_thread *t)
 {
@@ -206,48 +203,68 @@ static bool compat(const char *what)
 	return compat_word(what, word, sizeof(word)) != NULL;
 }
 
-/* The fd of one of the object's maps, whoever loaded it. */
-static int map_fd(const struct sched_probe *p, const struct bpf_map *m)
+/*
+ * The maps and programs are named by their place in the object (enum
+ * sched_map and enum sched_prog, sched.loader.h), the same whoever loaded
+ * them: the object need not be opened when the kernel's loader written at
+ * build time loads it.
+ */
+static struct bpf_map *nth_map(const struct sched_probe *p, int idx)
 {
-	const struct bpf_map *it;
+	struct bpf_map *m;
 	int i = 0;
 
-	if (!p->kctx)
-		return bpf_map__fd(m);
-	bpf_object__for_each_map(it, p->skel->obj)
+	bpf_object__for_each_map(m, p->skel->obj)
 	{
-		if (it == m)
-			return i < p->nmaps ? ((struct bpf_map_desc *)(p->kctx + 1))[i].map_fd
-					    : -ENOENT;
-		i++;
+		if (i++ == idx)
+			return m;
 	}
-	return -ENOENT;
+	return NULL;
+}
+
+static struct bpf_program *nth_prog(const struct sched_probe *p, int idx)
+{
+	struct bpf_program *prog;
+	int i = 0;
+
+	bpf_object__for_each_program(prog, p->skel->obj)
+	{
+		if (i++ == idx)
+			return prog;
+	}
+	return NULL;
+}
+
+/* The fd of one of the object's maps, whoever loaded it. */
+static int map_fd(const struct sched_probe *p, enum sched_map idx)
+{
+	struct bpf_map *m;
+
+	if (p->kctx)
+		return ((const struct bpf_map_desc *)(p->kctx + 1))[idx].map_fd;
+	m = nth_map(p, idx);
+	return m ? bpf_map__fd(m) : -ENOENT;
 }
 
 /* The fd of a loaded program, or a negative errno. */
-static int prog_fd(const struct sched_probe *p, const struct bpf_program *prog)
+static int prog_fd(const struct sched_probe *p, enum sched_prog idx)
 {
 	const struct bpf_prog_desc *pd;
-	struct bpf_prog_info info;
-	__u32 len;
+	struct bpf_program *prog;
+	int k = 0;
 
-	if (!bpf_program__autoload(prog))
+	if (!p->loads[idx])
 		return -ENOENT;
-	if (!p->kctx)
-		return bpf_program__fd(prog);
-	/* The loader numbers programs in load order: match them by name. */
-	pd = (const struct bpf_prog_desc *)((const struct bpf_map_desc *)(p->kctx + 1) + p->nmaps);
-	for (int i = 0; i < p->nprogs; i++) {
-		if (pd[i].prog_fd <= 0)
-			continue;
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		if (bpf_obj_get_info_by_fd(pd[i].prog_fd, &info, &len))
-			continue;
-		if (!strncmp(info.name, bpf_program__name(prog), sizeof(info.name) - 1))
-			return pd[i].prog_fd;
+	if (!p->kctx) {
+		prog = nth_prog(p, idx);
+		return prog ? bpf_program__fd(prog) : -ENOENT;
 	}
-	return -ENOENT;
+	/* The loader numbers the programs it loads in the object's order (checked at the load). */
+	for (int i = 0; i < (int)idx; i++)
+		k += p->loads[i];
+	pd = (const struct bpf_prog_desc *)((const struct bpf_map_desc *)(p->kctx + 1) +
+					    SCHED_NMAPS);
+	return pd[k].prog_fd > 0 ? pd[k].prog_fd : -ENOENT;
 }
 
 /* Is the running kernel at least major.minor (its release, as uname gives it)? */
@@ -261,72 +278,205 @@ static bool kernel_at_least(int major, int minor)
 	return a > major || (a == major && b >= minor);
 }
 
+/* What the object is loaded with: its .rodata, the programs that load, the maps' sizes. */
+struct sched_config {
+	struct sched_bpf__rodata ro;
+	bool loads[SCHED_NPROGS];
+	__u32 max_entries[SCHED_NMAPS]; /* 0: the object's own */
+};
+
+_Static_assert(sizeof(struct sched_bpf__rodata) == sizeof(sched_rodata),
+	       ".rodata is not the object's (sched.loader.h is stale)");
+_Static_assert(SCHED_NPROGS == 6, "a program was added: say in configure() when it loads");
+
 /*
- * May the loader written at build time (bpf/mkloader.c) load this object as
- * configured: the same maps, and the same programs to load? It was written
- * from the object built with TSA_RDONLY_CAST, which needs Linux 6.2.
+ * The configuration for options o and variant v, from the object's own
+ * (sched.loader.h). Off-CPU stacks: without --stacks the stack programs are
+ * not loaded, the stack maps are minimal, and the switch path's stack code
+ * is dead (targ_stacks is a constant the verifier prunes on).
  */
-static bool prebuilt_fits(const struct sched_probe *p)
+static void configure(struct sched_probe *p, struct sched_config *c,
+		      const struct sched_probe_opts *o, const struct variant *v)
+{
+	struct sched_bpf__rodata *ro = &c->ro;
+
+	memcpy(ro, sched_rodata, sizeof(*ro));
+	memset(c->max_entries, 0, sizeof(c->max_entries));
+	ro->targ_switch_has_state = v->has_state;
+	ro->targ_wakeup_events = v->wakeup_events;
+	ro->targ_kernel_5_14 = kernel_at_least(5, 14);
+	/* Tests only: see targ_test_drop_in and targ_test_slow_send (sched.bpf.c). */
+	if (getenv("TSARUN_TEST_DROP_SWITCH_IN"))
+		ro->targ_test_drop_in =
+		    (__u32)strtoul(getenv("TSARUN_TEST_DROP_SWITCH_IN"), NULL, 10);
+	ro->targ_test_slow_send = getenv("TSARUN_TEST_SLOW_SEND") != NULL;
+	c->max_entries[SCHED_MAP_records] = (__u32)round_pow2(o->ringbuf_bytes);
+	/* --timeline: user space is woken when an eighth of the buffer waits (sched.bpf.c). */
+	ro->targ_timeline = o->timeline_bytes > 0;
+	ro->targ_tl_wake_bytes = round_pow2(o->timeline_bytes) / 8;
+	c->max_entries[SCHED_MAP_timeline] =
+	    o->timeline_bytes ? (__u32)round_pow2(o->timeline_bytes) : 4096;
+	c->max_entries[SCHED_MAP_clocks] = (__u32)p->ncpus;
+	ro->targ_stacks = o->stacks;
+	ro->targ_offcpu_min_ns = o->offcpu_min_ns;
+	ro->targ_waker = o->stacks && o->waker;
+#if defined(__x86_64__)
+	/* The user stack of a sleep in a system call is taken at its exit (sched.bpf.c). */
+	ro->targ_defer_user = o->stacks && !compat("no_defer");
+#endif
+	p->deferred = ro->targ_defer_user;
+	p->stacks = o->stacks;
+	/* Preallocated (see bpf/stacks.bpf.h): about 17 MB of kernel memory in all. */
+	c->max_entries[SCHED_MAP_kstacks] = o->stacks ? 8192 : 1;
+	c->max_entries[SCHED_MAP_ustacks] = o->stacks ? 4096 : 1;
+	c->max_entries[SCHED_MAP_offcpu] = o->stacks ? 32768 : 1;
+	c->max_entries[SCHED_MAP_pending] = o->stacks ? 4096 : 1;
+	c->loads[SCHED_PROG_tsa_switch] = true;
+	c->loads[SCHED_PROG_tsa_wakeup] = v->wakeup_events;
+	c->loads[SCHED_PROG_tsa_waking] = o->stacks && o->waker;
+	c->loads[SCHED_PROG_tsa_sys_exit] = p->deferred;
+	c->loads[SCHED_PROG_tsa_wakeup_new] = true;
+	/* Otherwise loaded when a run first ends with threads still alive: see iter_load(). */
+	c->loads[SCHED_PROG_tsa_survivors] = o->survivors_now;
+	p->iter_in_skel = o->survivors_now;
+}
+
+/* The same, on the opened object. */
+static int apply_config(struct sched_probe *p, const struct sched_config *c)
 {
 	struct bpf_program *prog;
-	const struct bpf_map *m;
-	int i = 0;
+	struct bpf_map *m;
+	int i = 0, ret;
 
-	if (compat("no_prebuilt") || !kernel_at_least(6, 2) || p->nmaps != SCHED_LOADER_NMAPS ||
-	    p->nprogs != SCHED_LOADER_NPROGS)
-		return false;
-	bpf_object__for_each_map(m, p->skel->obj)
-	{
-		if (strcmp(bpf_map__name(m), sched_loader_maps[i++]))
-			return false;
-	}
-	i = 0;
+	*p->skel->rodata = c->ro;
 	bpf_object__for_each_program(prog, p->skel->obj)
 	{
-		if (strcmp(bpf_program__name(prog), sched_loader_progs[i].name) ||
-		    bpf_program__autoload(prog) != sched_loader_progs[i].loads)
-			return false;
+		bpf_program__set_autoload(prog, c->loads[i++]);
+	}
+	i = 0;
+	bpf_object__for_each_map(m, p->skel->obj)
+	{
+		if (c->max_entries[i] && c->max_entries[i] != bpf_map__max_entries(m)) {
+			ret = bpf_map__set_max_entries(m, c->max_entries[i]);
+			if (ret)
+				return ret;
+		}
 		i++;
 	}
-	return true;
+	memcpy(p->loads, c->loads, sizeof(p->loads));
+	return 0;
 }
 
 /*
- * Run the loader written at build time. The object's own sizes and .rodata
- * go in through the loader's context, which it reads before creating each
- * map and filling it (libbpf's loaders read max_entries and initial_value
- * there when they are not 0).
+ * After the kernel's loader: check that it made the maps and programs in
+ * the object's order, as their names say, and map .bss.
  */
-static int prebuilt_load(struct sched_probe *p)
+static int kernel_loaded(struct sched_probe *p)
 {
-	struct bpf_load_and_run_opts run = {0};
-	struct bpf_map_desc *md = (struct bpf_map_desc *)(p->kctx + 1);
-	const struct bpf_map *m;
-	int i = 0;
+	const struct bpf_map_desc *md = (const struct bpf_map_desc *)(p->kctx + 1);
+	struct bpf_prog_info pinfo;
+	struct bpf_map_info info;
+	__u32 len;
+	int fd;
 
-	bpf_object__for_each_map(m, p->skel->obj)
-	{
-		md[i].max_entries = bpf_map__max_entries(m);
-		if (m == p->skel->maps.rodata)
-			md[i].initial_value = (__u64)(unsigned long)p->skel->rodata;
-		/* Tests only: a ring buffer the kernel refuses, so that the fallback is tested. */
-		if (m == p->skel->maps.records && getenv("TSARUN_TEST_PREBUILT_FAIL"))
-			md[i].max_entries = 3;
-		i++;
+	for (int i = 0; i < SCHED_NMAPS; i++) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (md[i].map_fd <= 0 || bpf_obj_get_info_by_fd(md[i].map_fd, &info, &len) ||
+		    strncmp(info.name, sched_maps[i].name, sizeof(info.name) - 1))
+			return -ENOENT;
 	}
+	for (int i = 0; i < SCHED_NPROGS; i++) {
+		if (!p->loads[i])
+			continue;
+		memset(&pinfo, 0, sizeof(pinfo));
+		len = sizeof(pinfo);
+		fd = prog_fd(p, i);
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &pinfo, &len) ||
+		    strncmp(pinfo.name, sched_progs[i].name, sizeof(pinfo.name) - 1))
+			return -ENOENT;
+	}
+	p->bss_len = (sizeof(struct sched_bpf__bss) + 4095) & ~(size_t)4095;
+	p->bss =
+	    mmap(NULL, p->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd(p, SCHED_MAP_bss), 0);
+	if (p->bss == MAP_FAILED) {
+		p->bss = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+/* The loader's context: room for every map and every program (it numbers the ones it loads). */
+static size_t kctx_size(void)
+{
+	return sizeof(struct bpf_loader_ctx) + SCHED_NMAPS * sizeof(struct bpf_map_desc) +
+	       SCHED_NPROGS * sizeof(struct bpf_prog_desc);
+}
+
+static void kernel_unload(struct sched_probe *p);
+
+/*
+ * The usual set of programs (no --stacks, not the sched_wakeup variant, the
+ * iterator with the rest) on Linux 6.2 and later: the kernel's loader
+ * written at build time (bpf/mkloader.c), from the object that reads the
+ * runqueue through the task cast as untrusted. The object is not even
+ * opened: its sizes and .rodata go in through the loader's context, which
+ * it reads before creating each map and filling it (libbpf's loaders read
+ * max_entries and initial_value there when they are not 0). 0, or -errno
+ * when this set or this kernel is not one for it, or the kernel refuses it
+ * (sched_probe__new() then opens the object and loads it as before).
+ */
+static int prebuilt_load(struct sched_probe *p, const struct sched_probe_opts *o)
+{
+	const struct variant v = {.has_state = true, .kernel_loader = true};
+	struct bpf_load_and_run_opts run = {0};
+	struct sched_config c;
+	struct bpf_map_desc *md;
+	int ret;
+
+	if (compat("no_prebuilt") || compat("libbpf") || compat("prev_state") || compat("wakeup") ||
+	    !kernel_at_least(6, 2))
+		return -ENOTSUP;
+	configure(p, &c, o, &v);
+	for (int i = 0; i < SCHED_NPROGS; i++)
+		if (c.loads[i] != sched_progs[i].loads)
+			return -ENOTSUP;
+	p->kctx = calloc(1, kctx_size());
+	if (!p->kctx)
+		return -ENOMEM;
+	p->kctx->sz = (__u32)kctx_size();
+	md = (struct bpf_map_desc *)(p->kctx + 1);
+	for (int i = 0; i < SCHED_NMAPS; i++)
+		md[i].max_entries = c.max_entries[i];
+	md[SCHED_MAP_rodata].initial_value = (__u64)(unsigned long)&c.ro;
+	/* Tests only: a ring buffer the kernel refuses, so that the fallback is tested. */
+	if (getenv("TSARUN_TEST_PREBUILT_FAIL"))
+		md[SCHED_MAP_records].max_entries = 3;
+	memcpy(p->loads, c.loads, sizeof(p->loads));
 	run.ctx = p->kctx;
 	run.data = sched_loader_data;
 	run.insns = sched_loader_insns;
 	run.data_sz = sizeof(sched_loader_data);
 	run.insns_sz = sizeof(sched_loader_insns);
-	return bpf_load_and_run(&run);
+	ret = bpf_load_and_run(&run);
+	if (ret)
+		ret = ret < 0 ? ret : -EINVAL;
+	else
+		ret = kernel_loaded(p);
+	if (ret) {
+		kernel_unload(p);
+		return ret;
+	}
+	p->rodata = c.ro;
+	p->variant = v;
+	p->prebuilt = true;
+	return 0;
 }
 
 /*
  * Load with the kernel's own loader: libbpf writes the object's loading,
  * configured as it would load it, as a BPF program (the loader of its
- * "light skeletons", here written at run time, or, for the usual set on
- * 6.2 and later, at build time: prebuilt_fits()), and the kernel runs it. The
+ * "light skeletons", here written at run time), and the kernel runs it. The
  * kernel then relocates the programs (CO-RE) against its own BTF, with its
  * cache of candidate types, and finds their attach points: tsarun never
  * reads or parses the kernel's 5.5 MB of BTF, which was half of its
@@ -337,37 +487,12 @@ static int kernel_load(struct sched_probe *p)
 {
 	LIBBPF_OPTS(gen_loader_opts, gen);
 	struct bpf_load_and_run_opts run = {0};
-	const struct bpf_map_desc *md;
-	struct bpf_program *prog;
-	const struct bpf_map *m;
-	struct bpf_map_info info;
-	__u32 len;
-	size_t sz;
-	int ret, i = 0;
+	int ret;
 
-	p->nmaps = 0;
-	bpf_object__for_each_map(m, p->skel->obj)
-	{
-		p->nmaps++;
-	}
-	/* Room for every program: the loader numbers the ones it loads. */
-	p->nprogs = 0;
-	bpf_object__for_each_program(prog, p->skel->obj)
-	{
-		p->nprogs++;
-	}
-	sz = sizeof(*p->kctx) + (size_t)p->nmaps * sizeof(struct bpf_map_desc) +
-	     (size_t)p->nprogs * sizeof(struct bpf_prog_desc);
-	p->kctx = calloc(1, sz);
+	p->kctx = calloc(1, kctx_size());
 	if (!p->kctx)
 		return -ENOMEM;
-	p->kctx->sz = (__u32)sz;
-	/* The usual set loads with the loader written at build time, if this kernel takes it. */
-	p->prebuilt = prebuilt_fits(p) && !prebuilt_load(p);
-	if (p->prebuilt)
-		goto loaded;
-	memset(p->kctx, 0, sz);
-	p->kctx->sz = (__u32)sz;
+	p->kctx->sz = (__u32)kctx_size();
 	ret = bpf_object__gen_loader(p->skel->obj, &gen);
 	if (!ret)
 		ret = bpf_object__load(p->skel->obj); /* writes the loader, loads nothing */
@@ -381,27 +506,7 @@ static int kernel_load(struct sched_probe *p)
 	ret = bpf_load_and_run(&run);
 	if (ret)
 		return ret < 0 ? ret : -EINVAL;
-loaded:
-	/* The loader creates the maps in the object's order: check it. */
-	md = (const struct bpf_map_desc *)(p->kctx + 1);
-	bpf_object__for_each_map(m, p->skel->obj)
-	{
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		if (md[i].map_fd <= 0 || bpf_obj_get_info_by_fd(md[i].map_fd, &info, &len) ||
-		    strncmp(info.name, bpf_map__name(m), sizeof(info.name) - 1))
-			return -ENOENT;
-		i++;
-	}
-	len = bpf_map__value_size(p->skel->maps.bss);
-	p->bss_len = ((size_t)len + 4095) & ~(size_t)4095;
-	p->bss = mmap(NULL, p->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      map_fd(p, p->skel->maps.bss), 0);
-	if (p->bss == MAP_FAILED) {
-		p->bss = NULL;
-		return -errno;
-	}
-	return 0;
+	return kernel_loaded(p);
 }
 
 /* Close what kernel_load() opened (libbpf closes its own). */
@@ -416,11 +521,11 @@ static void kernel_unload(struct sched_probe *p)
 		munmap(p->bss, p->bss_len);
 	p->bss = NULL;
 	md = (const struct bpf_map_desc *)(p->kctx + 1);
-	pd = (const struct bpf_prog_desc *)(md + p->nmaps);
-	for (int i = 0; i < p->nmaps; i++)
+	pd = (const struct bpf_prog_desc *)(md + SCHED_NMAPS);
+	for (int i = 0; i < SCHED_NMAPS; i++)
 		if (md[i].map_fd > 0)
 			close(md[i].map_fd);
-	for (int i = 0; i < p->nprogs; i++)
+	for (int i = 0; i < SCHED_NPROGS; i++)
 		if (pd[i].prog_fd > 0)
 			close(pd[i].prog_fd);
 	free(p->kctx);
@@ -431,6 +536,7 @@ static void kernel_unload(struct sched_probe *p)
 static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o,
 			 const struct variant *v, char *err, size_t errlen)
 {
+	struct sched_config c;
 	struct sched_bpf *sk;
 	int ret;
 
@@ -440,40 +546,12 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
 		return ret;
 	}
-	sk->rodata->targ_switch_has_state = v->has_state;
-	sk->rodata->targ_wakeup_events = v->wakeup_events;
-	sk->rodata->targ_kernel_5_14 = kernel_at_least(5, 14);
-	/* Tests only: see targ_test_drop_in and targ_test_slow_send (sched.bpf.c). */
-	if (getenv("TSARUN_TEST_DROP_SWITCH_IN"))
-		sk->rodata->targ_test_drop_in =
-		    (__u32)strtoul(getenv("TSARUN_TEST_DROP_SWITCH_IN"), NULL, 10);
-	sk->rodata->targ_test_slow_send = getenv("TSARUN_TEST_SLOW_SEND") != NULL;
-	bpf_program__set_autoload(sk->progs.tsa_wakeup, v->wakeup_events);
-	ret = bpf_map__set_max_entries(sk->maps.records, round_pow2(o->ringbuf_bytes));
+	configure(p, &c, o, v);
+	ret = apply_config(p, &c);
 	if (ret) {
-		snprintf(err, errlen, "cannot size the ring buffer: %s", strerror(-ret));
+		snprintf(err, errlen, "cannot size the maps: %s", strerror(-ret));
 		goto out_destroy;
 	}
-	/* --timeline: user space is woken when an eighth of the buffer waits (sched.bpf.c). */
-	sk->rodata->targ_timeline = o->timeline_bytes > 0;
-	sk->rodata->targ_tl_wake_bytes = round_pow2(o->timeline_bytes) / 8;
-	ret = bpf_map__set_max_entries(sk->maps.timeline,
-				       o->timeline_bytes ? round_pow2(o->timeline_bytes) : 4096);
-	if (ret) {
-		snprintf(err, errlen, "cannot size the timeline ring buffer: %s", strerror(-ret));
-		goto out_destroy;
-	}
-	ret = bpf_map__set_max_entries(sk->maps.clocks, (uint32_t)p->ncpus);
-	if (ret) {
-		snprintf(err, errlen, "cannot size the per-CPU clock map: %s", strerror(-ret));
-		goto out_destroy;
-	}
-	/* Loaded only when a run ends with threads still alive: see iter_load(). */
-	bpf_program__set_autoload(sk->progs.tsa_survivors, o->survivors_now);
-	p->iter_in_skel = o->survivors_now;
-	ret = stacks_config(p, o, err, errlen);
-	if (ret)
-		goto out_destroy;
 	p->rodata = *sk->rodata;
 	if (v->kernel_loader) {
 		ret = kernel_load(p);
@@ -529,7 +607,7 @@ static void seed_clocks(struct sched_probe *p)
 	struct timespec nap = {0, 1000};
 	struct tsa_cpu_clock c;
 	cpu_set_t mine, one;
-	int slack, fd = map_fd(p, p->skel->maps.clocks);
+	int slack, fd = map_fd(p, SCHED_MAP_clocks);
 
 	__atomic_store_n(&p->bss->clocks_unset, (int64_t)sysconf(_SC_NPROCESSORS_ONLN),
 			 __ATOMIC_RELEASE);
@@ -553,14 +631,12 @@ static void seed_clocks(struct sched_probe *p)
 /* Attach every loaded program of the event path. */
 static int attach_all(struct sched_probe *p)
 {
-	struct bpf_program *prog;
 	int fd;
 
-	bpf_object__for_each_program(prog, p->skel->obj)
-	{
-		if (!bpf_program__autoload(prog) || prog == p->skel->progs.tsa_survivors)
+	for (int i = 0; i < SCHED_NPROGS; i++) {
+		if (!p->loads[i] || i == SCHED_PROG_tsa_survivors)
 			continue;
-		fd = prog_fd(p, prog);
+		fd = prog_fd(p, i);
 		if (fd < 0)
 			return fd;
 		if (p->nlinks == SCHED_MAX_LINKS)
@@ -573,60 +649,17 @@ static int attach_all(struct sched_probe *p)
 	return 0;
 }
 
-/*
- * Off-CPU stacks: read-only config, map sizes, and which programs load.
- * Without --stacks the stack programs are not loaded and the switch path's
- * stack code is dead (targ_stacks is a constant the verifier prunes on).
- */
-static int stacks_config(struct sched_probe *p, const struct sched_probe_opts *o, char *err,
-			 size_t errlen)
-{
-	struct sched_bpf *sk = p->skel;
-	int ret = 0;
-
-	sk->rodata->targ_stacks = o->stacks;
-	sk->rodata->targ_offcpu_min_ns = o->offcpu_min_ns;
-	sk->rodata->targ_waker = o->stacks && o->waker;
-#if defined(__x86_64__)
-	/* The user stack of a sleep in a system call is taken at its exit (sched.bpf.c). */
-	sk->rodata->targ_defer_user = o->stacks && !compat("no_defer");
-#endif
-	p->deferred = sk->rodata->targ_defer_user;
-	bpf_program__set_autoload(sk->progs.tsa_sys_exit, p->deferred);
-	bpf_program__set_autoload(sk->progs.tsa_waking, o->stacks && o->waker);
-	if (!o->stacks) {
-		/* Keep the unused maps minimal. */
-		bpf_map__set_max_entries(sk->maps.kstacks, 1);
-		bpf_map__set_max_entries(sk->maps.ustacks, 1);
-		bpf_map__set_max_entries(sk->maps.offcpu, 1);
-		bpf_map__set_max_entries(sk->maps.pending, 1);
-		return 0;
-	}
-	p->stacks = true;
-	/* Preallocated (see bpf/stacks.bpf.h): about 17 MB of kernel memory in all. */
-	ret = bpf_map__set_max_entries(sk->maps.kstacks, 8192);
-	if (!ret)
-		ret = bpf_map__set_max_entries(sk->maps.ustacks, 4096);
-	if (!ret)
-		ret = bpf_map__set_max_entries(sk->maps.offcpu, 32768);
-	if (!ret)
-		ret = bpf_map__set_max_entries(sk->maps.pending, 4096);
-	if (ret)
-		snprintf(err, errlen, "cannot size the stack maps: %s", strerror(-ret));
-	return ret;
-}
-
 int sched_probe__stack_maps(const struct sched_probe *p, struct sched_stack_maps *m)
 {
 	if (!p->stacks)
 		return -ENOENT;
-	m->kstacks = map_fd(p, p->skel->maps.kstacks);
-	m->ustacks = map_fd(p, p->skel->maps.ustacks);
-	m->offcpu = map_fd(p, p->skel->maps.offcpu);
-	m->pending = map_fd(p, p->skel->maps.pending);
-	m->counters = map_fd(p, p->skel->maps.counters);
-	m->tasks = map_fd(p, p->skel->maps.tasks);
-	m->scratch = map_fd(p, p->skel->maps.stack_scratch);
+	m->kstacks = map_fd(p, SCHED_MAP_kstacks);
+	m->ustacks = map_fd(p, SCHED_MAP_ustacks);
+	m->offcpu = map_fd(p, SCHED_MAP_offcpu);
+	m->pending = map_fd(p, SCHED_MAP_pending);
+	m->counters = map_fd(p, SCHED_MAP_counters);
+	m->tasks = map_fd(p, SCHED_MAP_tasks);
+	m->scratch = map_fd(p, SCHED_MAP_stack_scratch);
 	m->deferred = p->deferred;
 	return 0;
 }
@@ -644,7 +677,7 @@ uint64_t sched_probe__counter(const struct sched_probe *p, int which)
 	vals = calloc((size_t)p->ncpus, sizeof(*vals));
 	if (!vals)
 		return 0;
-	if (!bpf_map_lookup_elem(map_fd(p, p->skel->maps.counters), &key, vals))
+	if (!bpf_map_lookup_elem(map_fd(p, SCHED_MAP_counters), &key, vals))
 		for (int c = 0; c < p->ncpus; c++)
 			sum += vals[c];
 	free(vals);
@@ -705,7 +738,8 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		};
 		char first[192] = "";
 
-		ret = -EINVAL;
+		/* The usual set, on 6.2 and later, without opening the object. */
+		ret = prebuilt_load(p, o);
 		for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]) && ret; i++) {
 			const struct variant *v = &variants[i];
 
@@ -736,7 +770,7 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		goto out_destroy;
 	}
 	seed_clocks(p);
-	p->rb = ring_buffer__new(map_fd(p, p->skel->maps.records), on_record, p, NULL);
+	p->rb = ring_buffer__new(map_fd(p, SCHED_MAP_records), on_record, p, NULL);
 	if (!p->rb) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot map the ring buffer: %s", strerror(-ret));
@@ -750,10 +784,10 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		 * losses are counted whatever the machine's load.
 		 */
 		p->tl_stalled = getenv("TSARUN_TEST_TIMELINE_STALL") != NULL;
-		ret = !p->tl	      ? -ENOMEM
-		      : p->tl_stalled ? 0
-				      : ring_buffer__add(p->rb, map_fd(p, p->skel->maps.timeline),
-							 on_timeline, p);
+		ret = !p->tl ? -ENOMEM
+		      : p->tl_stalled
+			  ? 0
+			  : ring_buffer__add(p->rb, map_fd(p, SCHED_MAP_timeline), on_timeline, p);
 		if (ret) {
 			snprintf(err, errlen, "cannot map the timeline ring buffer: %s",
 				 strerror(-ret));
@@ -814,7 +848,7 @@ int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pi
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t.since_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
-	if (bpf_map_update_elem(map_fd(p, p->skel->maps.tasks), &pidfd, &t, BPF_NOEXIST))
+	if (bpf_map_update_elem(map_fd(p, SCHED_MAP_tasks), &pidfd, &t, BPF_NOEXIST))
 		return -errno;
 	return 0;
 }
@@ -917,9 +951,12 @@ static int iter_load(struct sched_probe *p)
 	*p->iter->rodata = p->rodata;
 	bpf_object__for_each_map(m, p->iter->obj)
 	{
-		struct bpf_map *mine = bpf_object__find_map_by_name(p->skel->obj, bpf_map__name(m));
+		int mine = -1;
 
-		ret = mine ? bpf_map__reuse_fd(m, map_fd(p, mine)) : -ENOENT;
+		for (int i = 0; i < SCHED_NMAPS && mine < 0; i++)
+			if (!strcmp(sched_maps[i].name, bpf_map__name(m)))
+				mine = i;
+		ret = mine >= 0 ? bpf_map__reuse_fd(m, map_fd(p, mine)) : -ENOENT;
 		if (ret)
 			goto out_destroy;
 	}
@@ -949,7 +986,7 @@ static int iter_read(struct sched_probe *p, int (*fn)(void *ctx, const struct ts
 	ret = iter_load(p);
 	if (ret)
 		return ret;
-	fd = p->iter_in_skel ? prog_fd(p, p->skel->progs.tsa_survivors)
+	fd = p->iter_in_skel ? prog_fd(p, SCHED_PROG_tsa_survivors)
 			     : bpf_program__fd(p->iter->progs.tsa_survivors);
 	if (fd < 0)
 		return fd;
@@ -1071,7 +1108,7 @@ int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st)
 		goto out;
 	}
 	for (key = 0; key < TSA_C_NR; key++) {
-		if (bpf_map_lookup_elem(map_fd(p, p->skel->maps.counters), &key, vals)) {
+		if (bpf_map_lookup_elem(map_fd(p, SCHED_MAP_counters), &key, vals)) {
 			ret = -errno;
 			goto out;
 		}
@@ -1079,7 +1116,7 @@ int sched_probe__stats(struct sched_probe *p, struct sched_probe_stats *st)
 			sum[key] += vals[c];
 	}
 	key = 0;
-	if (bpf_map_lookup_elem(map_fd(p, p->skel->maps.lost), &key, lv)) {
+	if (bpf_map_lookup_elem(map_fd(p, SCHED_MAP_lost), &key, lv)) {
 		ret = -errno;
 		goto out;
 	}
@@ -1220,7 +1257,7 @@ static int sp_collect(struct probe *pr, struct run *r)
 
 	/* A reaped thread may still be on its way to its final switch-out. */
 	if (sp->tl_stalled &&
-	    !ring_buffer__add(sp->rb, map_fd(sp, sp->skel->maps.timeline), on_timeline, sp))
+	    !ring_buffer__add(sp->rb, map_fd(sp, SCHED_MAP_timeline), on_timeline, sp))
 		sp->tl_stalled = false;
 	live = sched_probe__settle(sp, r->desc.left_running ? 50 : 1000);
 	if (live > 0) {
