@@ -294,18 +294,6 @@ int spawn__take(struct spawn *s, struct spawner *z)
 	return 0;
 }
 
-int spawn__new(struct spawn *s, struct spawner *z)
-{
-	int err = spawn__order(z);
-
-	if (err) {
-		s->pid = -1;
-		s->pidfd = s->barrier_fd = s->errpipe_fd = -1;
-		return err;
-	}
-	return spawn__take(s, z);
-}
-
 int spawn__wait_blocked(const struct spawn *s)
 {
 	struct timespec nap = {.tv_nsec = 50000}, t0, t;

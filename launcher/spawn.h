@@ -2,9 +2,10 @@
 /*
  * The child and its exec barrier.
  *
- * spawn__new() creates the child with clone3(CLONE_PIDFD). The child stops
- * at once at the barrier: it blocks reading a pipe, before it has changed
- * anything or executed a single instruction of the command. While it waits,
+ * The spawner creates the child (spawn__order(), spawn__take()), and tsarun
+ * opens its pidfd. The child stops at once at the barrier: it blocks
+ * reading a pipe, before it has changed anything or executed a single
+ * instruction of the command. While it waits,
  * the supervisor puts every probe in place (the probes mark the child
  * through its pidfd). spawn__release() opens the barrier; the child then
  * drops privileges and execs. Whether exec worked comes back through a
@@ -64,11 +65,10 @@ struct spawner *spawner__new(char *const *argv, const struct target_user *user,
 void spawner__free(struct spawner *z);
 pid_t spawner__pid(const struct spawner *z);
 
-/* Create a child stopped at the barrier. Returns 0 or -errno. */
-int spawn__new(struct spawn *s, struct spawner *z);
 /*
- * The same in two halves, for work to do while the spawner forks: order
- * the child, then take it (s is then as spawn__new() leaves it).
+ * Create a child stopped at the barrier, in two halves, for work to do
+ * while the spawner forks: order it, then take it. Each returns 0 or
+ * -errno; spawn__take() always leaves s fit for spawn__free().
  */
 int spawn__order(struct spawner *z);
 int spawn__take(struct spawn *s, struct spawner *z);
