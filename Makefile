@@ -122,7 +122,7 @@ FUZZ_TIME ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(BPF_OBJS) $(OUTPUT)/bpf/sched_cast.bpf.o $(OUTPUT)/vmlinux.h
+.SECONDARY: $(BPF_OBJS) $(OUTPUT)/bpf/sched_usual.bpf.o $(OUTPUT)/vmlinux.h
 .PHONY: all clean check unit integration bench demo samples deps install format format-check \
 	asan tests workloads fuzz fuzz-bins check-asan
 
@@ -149,11 +149,12 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 # The scheduler probe's usual loader, written at build time (bpf/mkloader.c)
-# from the object built for Linux 6.2 and later (TSA_RDONLY_CAST).
-$(OUTPUT)/bpf/sched_cast.bpf.o: bpf/sched.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bpf/clock.bpf.h \
+# from the object built for Linux 6.2 and later (TSA_RDONLY_CAST) with the
+# options the usual set does not vary as constants (TSA_USUAL).
+$(OUTPUT)/bpf/sched_usual.bpf.o: bpf/sched.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bpf/clock.bpf.h \
 		bpf/hist.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -DTSA_RDONLY_CAST -c $< -o $@.tmp
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DTSA_RDONLY_CAST -DTSA_USUAL -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 
@@ -161,7 +162,7 @@ $(OUTPUT)/mkloader: bpf/mkloader.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(LIBS) -o $@
 
-$(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader $(OUTPUT)/bpf/sched.bpf.o $(OUTPUT)/bpf/sched_cast.bpf.o
+$(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader $(OUTPUT)/bpf/sched.bpf.o $(OUTPUT)/bpf/sched_usual.bpf.o
 	$(call msg,GEN,$@)
 	$(Q)ASAN_OPTIONS=detect_leaks=0 $^ > $@
 

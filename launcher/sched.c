@@ -419,7 +419,8 @@ static void kernel_unload(struct sched_probe *p);
  * The usual set of programs (no --stacks, not the sched_wakeup variant, the
  * iterator with the rest) on Linux 6.2 and later: the kernel's loader
  * written at build time (bpf/mkloader.c), from the object that reads the
- * runqueue through the task cast as untrusted. The object is not even
+ * runqueue through the task cast as untrusted, and has the options that
+ * are the same in every such load as constants. The object is not even
  * opened: its sizes and .rodata go in through the loader's context, which
  * it reads before creating each map and filling it (libbpf's loaders read
  * max_entries and initial_value there when they are not 0). 0, or -errno
@@ -441,6 +442,10 @@ static int prebuilt_load(struct sched_probe *p, const struct sched_probe_opts *o
 	for (int i = 0; i < SCHED_NPROGS; i++)
 		if (c.loads[i] != sched_progs[i].loads)
 			return -ENOTSUP;
+	/* The options its object has as constants (TSA_USUAL in sched.bpf.c). */
+	if (!c.ro.targ_switch_has_state || c.ro.targ_stacks || c.ro.targ_waker ||
+	    c.ro.targ_defer_user || c.ro.targ_wakeup_events || !c.ro.targ_kernel_5_14)
+		return -ENOTSUP;
 	p->kctx = calloc(1, kctx_size());
 	if (!p->kctx)
 		return -ENOMEM;
