@@ -41,16 +41,16 @@ int spawn_exec_exit_code(int err)
  * As a shell does, the environment's _ is the path of the program it runs
  * (bash starts its $_ with it), not tsarun's, which the shell that ran
  * tsarun put there. The search is execvp()'s: the first executable file in
- * PATH; when none is found, exec fails and _ does not matter.
+ * PATH; when none is found, exec fails and _ does not matter. Returns the
+ * file found in PATH (in buf), or NULL.
  */
-static void set_program_path(const char *name)
+static const char *set_program_path(const char *name, char *buf, size_t buflen)
 {
 	const char *path = getenv("PATH"), *p, *end;
-	char buf[4096];
 
 	if (strchr(name, '/')) {
 		setenv("_", name, 1);
-		return;
+		return NULL;
 	}
 	if (!path)
 		path = "/usr/local/bin:/bin:/usr/bin";
@@ -61,7 +61,7 @@ static void set_program_path(const char *name)
 		if (!end)
 			end = p + strlen(p);
 		len = (size_t)(end - p);
-		if (len + strlen(name) + 2 > sizeof(buf))
+		if (len + strlen(name) + 2 > buflen)
 			continue;
 		if (len) {
 			memcpy(buf, p, len);
@@ -72,9 +72,10 @@ static void set_program_path(const char *name)
 		}
 		if (!access(buf, X_OK)) {
 			setenv("_", buf, 1);
-			return;
+			return buf;
 		}
 	}
+	return NULL;
 }
 
 static void child_report(int fd, enum spawn_stage stage, int err)
@@ -91,7 +92,8 @@ static void child_report(int fd, enum spawn_stage stage, int err)
 static void child_main(int barrier_rd, int err_wr, char *const *argv, const struct target_user *u,
 		       const sigset_t *mask)
 {
-	char b;
+	char b, path[4096];
+	const char *found;
 	ssize_t n;
 
 	do
@@ -116,7 +118,15 @@ static void child_main(int barrier_rd, int err_wr, char *const *argv, const stru
 		child_report(err_wr, SPAWN_SETUP, errno);
 		_exit(125);
 	}
-	set_program_path(argv[0]);
+	/*
+	 * The file found is executed at once: execvp() would try every PATH
+	 * entry before it again, each a failed exec after the barrier. Where
+	 * that exec fails (a directory, a script without #!), execvp() does
+	 * what it does.
+	 */
+	found = set_program_path(argv[0], path, sizeof(path));
+	if (found)
+		execv(found, argv);
 	execvp(argv[0], argv);
 	n = errno;
 	child_report(err_wr, SPAWN_EXEC, (int)n);
