@@ -51,6 +51,8 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 		probeset__unavailable(ps, "ebpf", "not selected (--backend)", o->verbose);
 	} else {
 		ps->sched = sched_probe__new(&spo, err, sizeof(err));
+		if (ps->sched && o->verbose)
+			fprintf(stderr, "tsarun: ebpf: %s\n", sched_probe__variant(ps->sched));
 		if (ps->sched)
 			sched_probe__as_probe(ps->sched, &ps->probes[ps->nprobes++]);
 		else

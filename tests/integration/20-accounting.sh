@@ -205,6 +205,8 @@ check "doctor: libbpf loads it when asked" \
 if [ "$kver" -ge 6002 ]; then
 	check "doctor: the loader written at build time loaded the probe" \
 		sh -c "'$TSARUN' doctor | grep -q 'loader program, written at build time'"
+	check "-v: a run says its probe was loaded by the loader written at build time" \
+		sh -c "'$TSARUN' -v --json /dev/null -- true 2>&1 | grep -q '^tsarun: ebpf: .*loader program, written at build time'"
 	check "doctor: the loader written at start when asked (no_prebuilt)" \
 		sh -c "TSARUN_BPF_COMPAT=no_prebuilt '$TSARUN' doctor | grep 'loaded by' | grep -vq 'written at build time'"
 	TSARUN_BPF_COMPAT=no_prebuilt "$TSARUN" -q --json "$J" -- taskset -c "$CPU1" "$WORKLOADS/vfork_wait" 200
