@@ -122,7 +122,8 @@ FUZZ_TIME ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(BPF_OBJS) $(OUTPUT)/bpf/sched_usual.bpf.o $(OUTPUT)/vmlinux.h
+.SECONDARY: $(BPF_OBJS) $(OUTPUT)/bpf/sched_usual.bpf.o $(OUTPUT)/bpf/sched_usual_nt.bpf.o \
+	$(OUTPUT)/vmlinux.h
 .PHONY: all clean check unit integration bench demo samples deps install format format-check \
 	asan tests workloads fuzz fuzz-bins check-asan
 
@@ -148,13 +149,15 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-# The scheduler probe's usual loader, written at build time (bpf/mkloader.c)
+# The scheduler probe's usual loaders, written at build time (bpf/mkloader.c)
 # from the object built for Linux 6.2 and later (TSA_RDONLY_CAST) with the
-# options the usual set does not vary as constants (TSA_USUAL).
-$(OUTPUT)/bpf/sched_usual.bpf.o: bpf/sched.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bpf/clock.bpf.h \
-		bpf/hist.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+# options the usual set does not vary as constants (TSA_USUAL): one with
+# --timeline, one without any of it (TSA_NO_TIMELINE).
+$(OUTPUT)/bpf/sched_usual.bpf.o $(OUTPUT)/bpf/sched_usual_nt.bpf.o: bpf/sched.bpf.c bpf/tsarun.h \
+		bpf/stacks.bpf.h bpf/clock.bpf.h bpf/hist.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -DTSA_RDONLY_CAST -DTSA_USUAL -c $< -o $@.tmp
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DTSA_RDONLY_CAST -DTSA_USUAL \
+		$(if $(findstring _nt.,$@),-DTSA_NO_TIMELINE) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 
@@ -162,7 +165,8 @@ $(OUTPUT)/mkloader: bpf/mkloader.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(LIBS) -o $@
 
-$(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader $(OUTPUT)/bpf/sched.bpf.o $(OUTPUT)/bpf/sched_usual.bpf.o
+$(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader $(OUTPUT)/bpf/sched.bpf.o $(OUTPUT)/bpf/sched_usual.bpf.o \
+		$(OUTPUT)/bpf/sched_usual_nt.bpf.o
 	$(call msg,GEN,$@)
 	$(Q)ASAN_OPTIONS=detect_leaks=0 $^ > $@
 

@@ -449,6 +449,14 @@ static __always_inline __u32 exec_id(struct task_struct *p)
 const volatile bool targ_timeline = false;
 const volatile __u64 targ_tl_wake_bytes = 0;
 /*
+ * The usual set has two loaders (bpf/mkloader.c): this one is for runs
+ * without --timeline, and has none of its code for the kernel to check and
+ * remove at every start (about 0.5 ms of it here).
+ */
+#ifdef TSA_NO_TIMELINE
+#define targ_timeline false
+#endif
+/*
  * The survivors' iterator closes each one's last interval and sends it (set
  * by user space for that last read); --interval's snapshots with the same
  * iterator send nothing, or every tick would send the open intervals again.

@@ -418,7 +418,8 @@ static void kernel_unload(struct sched_probe *p);
 /*
  * The usual set of programs (no --stacks, not the sched_wakeup variant, the
  * iterator with the rest) on Linux 6.2 and later: the kernel's loader
- * written at build time (bpf/mkloader.c), from the object that reads the
+ * written at build time (bpf/mkloader.c; one with --timeline, one without
+ * any of its code), from the object that reads the
  * runqueue through the task cast as untrusted, and has the options that
  * are the same in every such load as constants. The object is not even
  * opened: its sizes and .rodata go in through the loader's context, which
@@ -459,10 +460,18 @@ static int prebuilt_load(struct sched_probe *p, const struct sched_probe_opts *o
 		md[SCHED_MAP_records].max_entries = 3;
 	memcpy(p->loads, c.loads, sizeof(p->loads));
 	run.ctx = p->kctx;
-	run.data = sched_loader_data;
-	run.insns = sched_loader_insns;
-	run.data_sz = sizeof(sched_loader_data);
-	run.insns_sz = sizeof(sched_loader_insns);
+	if (c.ro.targ_timeline) {
+		run.data = sched_loader_tl_data;
+		run.insns = sched_loader_tl_insns;
+		run.data_sz = sizeof(sched_loader_tl_data);
+		run.insns_sz = sizeof(sched_loader_tl_insns);
+	} else {
+		/* Its object has no timeline code at all (TSA_NO_TIMELINE). */
+		run.data = sched_loader_data;
+		run.insns = sched_loader_insns;
+		run.data_sz = sizeof(sched_loader_data);
+		run.insns_sz = sizeof(sched_loader_insns);
+	}
 	ret = bpf_load_and_run(&run);
 	if (ret)
 		ret = ret < 0 ? ret : -EINVAL;
