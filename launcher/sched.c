@@ -19,6 +19,7 @@
 #include "fold.h"
 #include "probe.h"
 #include "procfs.h"
+#include "ringbuf.h"
 #include "run.h"
 #include "sched.h"
 #include "sched.skel.h"
@@ -55,7 +56,7 @@ struct sched_probe {
 	struct sched_bpf *iter; /* the survivors' iterator, loaded on first use */
 	int iter_err;		/* ... or why it could not be: not tried again */
 	bool iter_in_skel;	/* ... or it is loaded with the rest (sched_probe_opts) */
-	struct ring_buffer *rb;
+	struct ringbuf_reader *rb;
 	struct thread_acct *recs; /* converted as they arrive: the raw records are not kept */
 	size_t nrecs, cap;
 	const uint64_t *origin; /* the current run's start (set when its barrier opens) */
@@ -784,9 +785,10 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		goto out_destroy;
 	}
 	seed_clocks(p);
-	p->rb = ring_buffer__new(map_fd(p, SCHED_MAP_records), on_record, p, NULL);
-	if (!p->rb) {
-		ret = -errno;
+	p->rb = ringbuf_reader__new();
+	ret = !p->rb ? -errno
+		     : ringbuf_reader__add(p->rb, map_fd(p, SCHED_MAP_records), on_record, p);
+	if (ret) {
 		snprintf(err, errlen, "cannot map the ring buffer: %s", strerror(-ret));
 		goto out_destroy;
 	}
@@ -798,10 +800,10 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		 * losses are counted whatever the machine's load.
 		 */
 		p->tl_stalled = getenv("TSARUN_TEST_TIMELINE_STALL") != NULL;
-		ret = !p->tl ? -ENOMEM
-		      : p->tl_stalled
-			  ? 0
-			  : ring_buffer__add(p->rb, map_fd(p, SCHED_MAP_timeline), on_timeline, p);
+		ret = !p->tl	      ? -ENOMEM
+		      : p->tl_stalled ? 0
+				      : ringbuf_reader__add(p->rb, map_fd(p, SCHED_MAP_timeline),
+							    on_timeline, p);
 		if (ret) {
 			snprintf(err, errlen, "cannot map the timeline ring buffer: %s",
 				 strerror(-ret));
@@ -811,7 +813,7 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 	return p;
 
 out_destroy:
-	ring_buffer__free(p->rb);
+	ringbuf_reader__free(p->rb);
 	timeline_builder__free(p->tl);
 	detach_all(p);
 	kernel_unload(p);
@@ -826,7 +828,7 @@ void sched_probe__free(struct sched_probe *p)
 {
 	if (!p)
 		return;
-	ring_buffer__free(p->rb);
+	ringbuf_reader__free(p->rb);
 	timeline_builder__free(p->tl);
 	detach_all(p);
 	sched_bpf__destroy(p->iter);
@@ -900,12 +902,12 @@ const char *sched_probe__variant(const struct sched_probe *p)
 
 int sched_probe__fd(const struct sched_probe *p)
 {
-	return ring_buffer__epoll_fd(p->rb);
+	return ringbuf_reader__epoll_fd(p->rb);
 }
 
 int sched_probe__drain(struct sched_probe *p)
 {
-	int n = ring_buffer__consume(p->rb);
+	int n = ringbuf_reader__consume(p->rb);
 
 	if (p->err) {
 		n = p->err;
@@ -934,7 +936,7 @@ int64_t sched_probe__settle(struct sched_probe *p, int timeout_ms)
 		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
 		    timeout_ms)
 			break;
-		ring_buffer__poll(p->rb, 5);
+		ringbuf_reader__poll(p->rb, 5);
 	}
 	sched_probe__drain(p);
 	return live > 0 ? live : 0;
@@ -1271,7 +1273,7 @@ static int sp_collect(struct probe *pr, struct run *r)
 
 	/* A reaped thread may still be on its way to its final switch-out. */
 	if (sp->tl_stalled &&
-	    !ring_buffer__add(sp->rb, map_fd(sp, SCHED_MAP_timeline), on_timeline, sp))
+	    !ringbuf_reader__add(sp->rb, map_fd(sp, SCHED_MAP_timeline), on_timeline, sp))
 		sp->tl_stalled = false;
 	live = sched_probe__settle(sp, r->desc.left_running ? 50 : 1000);
 	if (live > 0) {
