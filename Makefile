@@ -178,8 +178,16 @@ $(SHELL_ENV): shell/tsarun-env.bash | $(OUTPUT)/shell
 	$(call msg,CP,$@)
 	$(Q)cp $< $@
 
-# User-space objects that include a skeleton must wait for it.
-$(LAUNCHER_OBJS) $(MAIN_OBJ): $(BPF_SKELS) $(OUTPUT)/sched.loader.h
+# The system calls' names by number (launcher/sandbox.c), from the C
+# library's headers: '[0] = "read",' for each numbered __NR_ macro.
+$(OUTPUT)/sysnames.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)echo '#include <sys/syscall.h>' | $(CC) -dM -E - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/[\2] = "\1",/p' | sort -t'[' -k2 -n > $@.tmp
+	$(Q)test -s $@.tmp && mv $@.tmp $@
+
+# User-space objects that include a generated header must wait for it.
+$(LAUNCHER_OBJS) $(MAIN_OBJ): $(BPF_SKELS) $(OUTPUT)/sched.loader.h $(OUTPUT)/sysnames.h
 
 $(OUTPUT)/launcher/%.o: launcher/%.c | $(OUTPUT)/launcher
 	$(call msg,CC,$@)

@@ -22,13 +22,19 @@
 
 #include "sandbox.h"
 
-#define SANDBOX_NAMES 512 /* system call numbers named in the violation message */
-#define EXIT_TSARUN   125
+#define EXIT_TSARUN 125
 
 static bool active, tried;
 static char failure[160];
-/* Resolved before the filter goes on: the SIGSYS handler may not allocate. */
-static char *names[SANDBOX_NAMES];
+/*
+ * The system calls' names, by number, for the violation message: taken from
+ * the C library's headers at build time (sysnames.h), since the SIGSYS
+ * handler may not allocate, and libseccomp's lookup by number, one linear
+ * search each, took most of tsarun's own CPU time at start.
+ */
+static const char *const names[] = {
+#include "sysnames.h"
+};
 
 /* System calls allowed with any arguments. */
 static const char *const allowed[] = {
@@ -225,7 +231,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucontext)
 	(void)sig;
 	(void)ucontext;
 	at = append(msg, at, sizeof(msg), "tsarun: sandbox: system call ");
-	if (nr >= 0 && nr < SANDBOX_NAMES && names[nr]) {
+	if (nr >= 0 && (size_t)nr < sizeof(names) / sizeof(names[0]) && names[nr]) {
 		at = append(msg, at, sizeof(msg), names[nr]);
 		at = append(msg, at, sizeof(msg), " (");
 		at = append_num(msg, at, sizeof(msg), nr);
@@ -239,14 +245,6 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucontext)
 		    "it; --no-sandbox runs without the filter.\n");
 	(void)!write(STDERR_FILENO, msg, at);
 	_exit(EXIT_TSARUN);
-}
-
-static void free_names(void)
-{
-	for (int i = 0; i < SANDBOX_NAMES; i++) {
-		free(names[i]);
-		names[i] = NULL;
-	}
 }
 
 static int add(scmp_filter_ctx ctx, const char *name, unsigned argc, const struct scmp_arg_cmp *a)
@@ -304,12 +302,9 @@ static int prepare(char *err, size_t errlen)
 	scmp_filter_ctx ctx;
 	int ret;
 
-	for (int i = 0; i < SANDBOX_NAMES; i++)
-		names[i] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, i);
 	ctx = seccomp_init(SCMP_ACT_TRAP);
 	if (!ctx) {
 		snprintf(err, errlen, "seccomp_init failed");
-		free_names();
 		return -ENOMEM;
 	}
 	/* A call through another ABI (int 0x80, x32) is never tsarun's: kill outright. */
@@ -321,7 +316,6 @@ static int prepare(char *err, size_t errlen)
 	if (ret) {
 		snprintf(err, errlen, "cannot build the seccomp filter: %s", strerror(-ret));
 		seccomp_release(ctx);
-		free_names();
 		return ret;
 	}
 	prepared = ctx;
@@ -377,7 +371,6 @@ int sandbox_enter(char *err, size_t errlen)
 	return 0;
 out_ctx:
 	seccomp_release(ctx);
-	free_names();
 out:
 	snprintf(failure, sizeof(failure), "%s", err);
 	return ret;
