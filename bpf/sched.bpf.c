@@ -694,8 +694,9 @@ static __always_inline bool throttled(struct task_struct *p)
  * sched_rt_period_us (its rt_throttled flag: with RT group scheduling the
  * thread's group's, else the CPU's one RT runqueue). Either way the thread
  * stays runnable and its wait is in run_delay. Only on a preemption, and
- * one load for a thread that is not real-time (rt_prio()). next_server:
- * the next task runs for a deadline server (next_for_server()).
+ * one load for a thread that is not real-time (rt_prio()). Whether the
+ * next task runs for a deadline server is read from next here, where it
+ * is given: the global switch_out_usual() is told it (next_server).
  */
 static __always_inline bool rt_prio(struct task_struct *p)
 {
@@ -709,14 +710,15 @@ static __always_inline bool next_for_server(struct task_struct *next)
 	return bpf_core_field_exists(next->dl_server) && BPF_CORE_READ(next, dl_server);
 }
 
-static __always_inline bool rt_throttled(struct task_struct *p, bool next_server)
+static __always_inline bool rt_throttled(struct task_struct *p, struct task_struct *next,
+					 bool next_server)
 {
 	struct cfs_rq *cfs;
 	struct rq *rq;
 
 	if (!rt_prio(p))
 		return false;
-	if (next_server)
+	if (next ? next_for_server(next) : next_server)
 		return true;
 	if (bpf_core_field_exists(p->rt.rt_rq)) {
 		/*
@@ -1162,12 +1164,12 @@ struct switch_out_args {
 	__u64 klag;	 /* how far the kernel's clock lags the switch, if it counts */
 	__u32 prev_state;
 	__u32 preempt;
-	__u32 next_server; /* an RT thread preempted for a task of a deadline server */
+	__u32 next_server; /* switch_out_usual(): next runs for a deadline server */
 	__u32 reserved;
 };
 
 static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct task_struct *p,
-				       const struct switch_out_args *a)
+				       struct task_struct *next, const struct switch_out_args *a)
 {
 	__u64 sum_exec = p->se.sum_exec_runtime, now = a->now, taken = a->taken, klag = a->klag;
 	unsigned int prev_state = a->prev_state;
@@ -1234,7 +1236,7 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 	if (st == TSA_ST_RUNQ) {
 		if (throttled(p))
 			t->flags |= TSA_F_THROTTLED;
-		else if (rt_throttled(p, a->next_server))
+		else if (rt_throttled(p, next, a->next_server))
 			t->flags |= TSA_F_RT_THROTTLED;
 	}
 	t->state = st;
@@ -1300,7 +1302,7 @@ static __always_inline void switch_in_first(struct tsa_thread *t, struct task_st
 	switch_in_done(t, a);
 }
 
-/* Any other switch-in. The task is for --stacks alone. */
+/* Any other switch-in. The task is NULL in switch_in_usual(), whose object has no --stacks. */
 static __always_inline void switch_in_known(struct tsa_thread *t, struct task_struct *p,
 					    const struct switch_in_args *a)
 {
@@ -1340,7 +1342,7 @@ static __always_inline void switch_in_known(struct tsa_thread *t, struct task_st
 __noinline int switch_out_usual(struct tsa_thread *t, const struct switch_out_args *a)
 {
 	if (t && a)
-		switch_out(NULL, t, bpf_get_current_task_btf(), a);
+		switch_out(NULL, t, bpf_get_current_task_btf(), NULL, a);
 	return 0;
 }
 
@@ -1436,13 +1438,13 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		    .preempt = preempt,
 		};
 
+#ifdef TSA_USUAL
 		/* Left runnable (preempted, or yielding) and real-time: for a deadline server? */
 		if ((preempt || prev_state == TASK_RUNNING) && rt_prio(prev))
 			a.next_server = next_for_server(next);
-#ifdef TSA_USUAL
 		switch_out_usual(tp, &a);
 #else
-		switch_out(ctx, tp, prev, &a);
+		switch_out(ctx, tp, prev, next, &a);
 #endif
 	}
 	/* (No atomic fetch, which older kernels refuse even where it is dead code.) */
