@@ -128,6 +128,32 @@ static __u32 size_of(__u32 seq)
 }
 
 /*
+ * A ring of ring_bytes, its writer (prog_fd), and a reader of it that
+ * checks records into s; skips the test where BPF is not permitted.
+ */
+static struct ringbuf_reader *open_ring(__u32 ring_bytes, struct seen *s, int *map_fd)
+{
+	struct ringbuf_reader *r;
+	char why[160];
+
+	*map_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "rb_test", 0, 0, ring_bytes, NULL);
+	if (*map_fd < 0) {
+		print_message("# SKIP: cannot create a BPF ring buffer: %s\n", strerror(errno));
+		skip();
+	}
+	prog_fd = load_writer(*map_fd, why, sizeof(why));
+	if (prog_fd < 0) {
+		close(*map_fd);
+		print_message("# SKIP: %s\n", why);
+		skip();
+	}
+	r = ringbuf_reader__new();
+	assert_non_null(r);
+	assert_int_equal(ringbuf_reader__add(r, *map_fd, check_record, s), 0);
+	return r;
+}
+
+/*
  * Through a ring of ring_bytes: write batches of records (1 to 24, as many
  * as the ring holds) and read each batch back, until the records written
  * add up to `wraps` times the ring.
@@ -136,25 +162,11 @@ static void wraps_in_order(__u32 ring_bytes, int wraps)
 {
 	struct seen s = {.fail_at = -1};
 	struct ringbuf_reader *r;
-	char why[160];
 	__u64 bytes = 0;
 	__u32 seq = 0;
 	int map_fd, n, batch = 0;
 
-	map_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "rb_test", 0, 0, ring_bytes, NULL);
-	if (map_fd < 0) {
-		print_message("# SKIP: cannot create a BPF ring buffer: %s\n", strerror(errno));
-		skip();
-	}
-	prog_fd = load_writer(map_fd, why, sizeof(why));
-	if (prog_fd < 0) {
-		close(map_fd);
-		print_message("# SKIP: %s\n", why);
-		skip();
-	}
-	r = ringbuf_reader__new();
-	assert_non_null(r);
-	assert_int_equal(ringbuf_reader__add(r, map_fd, check_record, &s), 0);
+	r = open_ring(ring_bytes, &s, &map_fd);
 	while (bytes < (__u64)wraps * ring_bytes) {
 		__u32 held = 0;
 		int want = 0;
@@ -214,24 +226,10 @@ static void test_callback_error_and_full_ring(void **state)
 {
 	struct seen s = {.fail_at = 2};
 	struct ringbuf_reader *r;
-	char why[160];
 	int map_fd, ret, fitted = 0;
 
 	(void)state;
-	map_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "rb_test", 0, 0, 4096, NULL);
-	if (map_fd < 0) {
-		print_message("# SKIP: cannot create a BPF ring buffer: %s\n", strerror(errno));
-		skip();
-	}
-	prog_fd = load_writer(map_fd, why, sizeof(why));
-	if (prog_fd < 0) {
-		close(map_fd);
-		print_message("# SKIP: %s\n", why);
-		skip();
-	}
-	r = ringbuf_reader__new();
-	assert_non_null(r);
-	assert_int_equal(ringbuf_reader__add(r, map_fd, check_record, &s), 0);
+	r = open_ring(4096, &s, &map_fd);
 	for (__u32 i = 0; i < 5; i++)
 		assert_int_equal(write_record(i, 200), 0);
 	assert_int_equal(ringbuf_reader__consume(r), -EIO);
