@@ -420,9 +420,9 @@ static void kernel_unload(struct sched_probe *p);
  * The usual set of programs (no --stacks, not the sched_wakeup variant, the
  * iterator with the rest) on Linux 6.2 and later: the kernel's loader
  * written at build time (bpf/mkloader.c; one with --timeline, one without
- * any of its code), from the object that reads the
- * runqueue through the task cast as untrusted, and has the options that
- * are the same in every such load as constants. The object is not even
+ * any of its code), from the object that reads the runqueue through the
+ * task cast as untrusted and has as constants the options that are the
+ * same in every such load. The object is not even
  * opened: its sizes and .rodata go in through the loader's context, which
  * it reads before creating each map and filling it (libbpf's loaders read
  * max_entries and initial_value there when they are not 0). 0, or -errno
