@@ -3,5 +3,9 @@ busy() { local i=0; while ((i < 20000)); do i=$((i + 1)); done; }
 busy &
 wait
 ( busy )
+busy &
+wait
+( busy )
 # What a subshell costs besides what it runs: its fork and exit (60-bash.sh).
+( : )
 ( : )

@@ -395,12 +395,25 @@ equal "... and show no %PARENT of the job's launch" \
 # faults are dear (a third of the function's CPU time there: 132% and
 # 165% of it, with the reaped job's CPU at the wait). An empty subshell,
 # `( : )`, run by the same script after it, measures that cost; the
-# subshell's CPU time less that is held to its function's.
+# subshell's CPU time less that is held to its function's. That cost
+# also jumps by 5-10 ms now and then there (an empty subshell once took
+# 10 ms instead of 4-5; a busy one 14.5 ms more than its function), while
+# the fault put the whole job's CPU (80 ms) in the subshell every time:
+# the script does it all twice, the lesser empty subshell is taken out,
+# and the better of the two must pass.
 "$TSARUN" -q --json "$J" --bash "$B/reap-subshell.sh" >/dev/null 2>&1
-read -r sub_cpu fn_cpu wait_cpu bg_cpu empty_cpu <<<"$(jq -r '.bash.commands as $c |
-	"\($c | map(select(.text == "( busy )"))[0].cpu_ns) \($c | map(select(.kind == "function" and .line == 5))[0].cpu_ns) \($c | map(select(.text == "wait"))[0].cpu_ns) \($c | map(select(.kind == "background")) | max_by(.cpu_ns) | .cpu_ns) \($c | map(select(.text == "( : )"))[0].cpu_ns)"' "$J")"
-at_most "reaped before a subshell: the subshell's CPU, less an empty subshell's, over its own function's (%)" \
-	"$(awk -v a="$sub_cpu" -v e="$empty_cpu" -v b="$fn_cpu" 'BEGIN { printf "%.1f", (a - e) * 100 / b }')" 130
-echo "#   CPU (us): the subshell $((${sub_cpu:-0} / 1000)), its function $((${fn_cpu:-0} / 1000)), the empty subshell $((${empty_cpu:-0} / 1000))"
-at_least "... and the wait's CPU over the background job's (%)" \
-	"$(awk -v a="$wait_cpu" -v b="$bg_cpu" 'BEGIN { printf "%.1f", a * 100 / b }')" 70
+empty_cpu=$(jq -r '[.bash.commands[] | select(.text == "( : )") | .cpu_ns] | min' "$J")
+best=
+for l in 5 8; do
+	read -r sub_cpu fn_cpu wait_cpu bg_cpu <<<"$(jq -r --argjson l "$l" '.bash.commands as $c |
+		"\($c | map(select(.text == "( busy )" and .line == $l))[0].cpu_ns) \($c | map(select(.kind == "function" and .line == $l))[0].cpu_ns) \($c | map(select(.text == "wait" and .line == $l - 1))[0].cpu_ns) \($c | map(select(.kind == "background" and .line == $l - 2)) | max_by(.cpu_ns) | .cpu_ns)"' "$J")"
+	# A figure missing from either instance leaves no number to pass.
+	r=$(awk -v a="$sub_cpu" -v e="$empty_cpu" -v b="$fn_cpu" \
+		'BEGIN { if (a > 0 && e > 0 && b > 0) printf "%.1f", (a - e) * 100 / b; else print "missing" }')
+	best=$(awk -v r="$r" -v b="${best:-$r}" 'BEGIN { print (r == "missing" || b == "missing") ? "missing" : (r + 0 < b + 0) ? r : b }')
+	echo "#   line $l, CPU (us): the subshell $((${sub_cpu:-0} / 1000)), its function $((${fn_cpu:-0} / 1000)), the lesser empty subshell $((${empty_cpu:-0} / 1000)): $r%"
+	at_least "line $l: the wait's CPU over the background job's it reaped (%)" \
+		"$(awk -v a="$wait_cpu" -v b="$bg_cpu" 'BEGIN { printf "%.1f", a * 100 / b }')" 70
+done
+at_most "reaped before a subshell: the subshell's CPU, less an empty subshell's, over its own function's, the better of two (%)" \
+	"$best" 130
