@@ -409,7 +409,7 @@ for l in 5 8; do
 		"\($c | map(select(.text == "( busy )" and .line == $l))[0].cpu_ns) \($c | map(select(.kind == "function" and .line == $l))[0].cpu_ns) \($c | map(select(.text == "wait" and .line == $l - 1))[0].cpu_ns) \($c | map(select(.kind == "background" and .line == $l - 2)) | max_by(.cpu_ns) | .cpu_ns)"' "$J")"
 	# A figure missing from either instance leaves no number to pass.
 	r=$(awk -v a="$sub_cpu" -v e="$empty_cpu" -v b="$fn_cpu" \
-		'BEGIN { if (a > 0 && e > 0 && b > 0) printf "%.1f", (a - e) * 100 / b; else print "missing" }')
+		'BEGIN { n = "^[0-9]+$"; if (a ~ n && e ~ n && b ~ n && b > 0) printf "%.1f", (a - e) * 100 / b; else print "missing" }')
 	best=$(awk -v r="$r" -v b="${best:-$r}" 'BEGIN { print (r == "missing" || b == "missing") ? "missing" : (r + 0 < b + 0) ? r : b }')
 	echo "#   line $l, CPU (us): the subshell $((${sub_cpu:-0} / 1000)), its function $((${fn_cpu:-0} / 1000)), the lesser empty subshell $((${empty_cpu:-0} / 1000)): $r%"
 	at_least "line $l: the wait's CPU over the background job's it reaped (%)" \
