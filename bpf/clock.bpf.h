@@ -8,7 +8,6 @@
 #ifndef TSARUN_CLOCK_BPF_H
 #define TSARUN_CLOCK_BPF_H
 
-#define CLOCK_SAMPLE_NS	  1000000ull  /* fresh_time(): an older offset is sampled again */
 #define CLOCK_WINDOW_NS	  10000000ull /* a window's smallest sample is the offset */
 #define CLOCK_MAX_STEP_NS 2000ull     /* how far a new window may raise it (drift) */
 
@@ -23,7 +22,6 @@ static __always_inline void sample_offset(struct tsa_cpu_clock *c, __u64 clk, __
 {
 	__u64 sample = now - clk;
 
-	c->tried_at = clk;
 	if (!c->sampled) {
 		c->offset = sample;
 		c->window_at = clk;

@@ -341,23 +341,32 @@ static __always_inline void read_rq_cold(struct task_struct *p, struct rqinfo *r
 	ri->ok = true;
 }
 
-/* CLOCK_MONOTONIC of an event on a runqueue whose clock was just refreshed. */
-static __always_inline __u64 fresh_time(const struct rqinfo *ri)
+/*
+ * CLOCK_MONOTONIC of an event on a runqueue whose clock was just refreshed:
+ * that clock, through the CPU's offset, after a sample of the offset from
+ * the real clock read now. The sample is late by the time since the
+ * refresh, so the offset it leaves is no worse than either, and the event
+ * keeps the runqueue clock's time, where the kernel's own stamp
+ * (sched_info.last_queued) puts it. The offset alone could still be high
+ * from samples the scheduler's skipped refreshes made late: creations came
+ * 2-18 us late with it on a PVM guest, at a command's start, before a
+ * better sample lowered it. now is read as early in the handler as can be,
+ * so that such a sample is late by little more than what ran before it
+ * (perf's handler of the same tracepoint, a vCPU stop), as is a CPU's first
+ * sample, which has no offset before it and times the event by now.
+ */
+static __always_inline __u64 fresh_time(const struct rqinfo *ri, __u64 now)
 {
 	__u32 cpu = ri->cpu;
 	struct tsa_cpu_clock *c;
-	__u64 now;
 
 	if (!ri->ok)
-		return bpf_ktime_get_ns();
+		return now;
 	c = bpf_map_lookup_elem(&clocks, &cpu);
 	if (!c)
-		return bpf_ktime_get_ns();
-	if (c->sampled && ri->clock - c->tried_at < CLOCK_SAMPLE_NS)
-		return ri->clock + c->offset;
-	now = bpf_ktime_get_ns();
+		return now;
 	sample_offset(c, ri->clock, now);
-	return now;
+	return ri->clock + c->offset;
 }
 
 /* CLOCK_MONOTONIC of a runqueue clock value of this CPU (0 if no offset yet). */
@@ -1485,7 +1494,7 @@ static __always_inline void on_wakeup(struct task_struct *p)
 	if (t->state != TSA_ST_SLEEP && t->state != TSA_ST_DISK && t->state != TSA_ST_STOPPED &&
 	    t->state != TSA_ST_UNKNOWN)
 		return;
-	now = not_before(t, fresh_time(&ri));
+	now = not_before(t, fresh_time(&ri, bpf_ktime_get_ns()));
 	if (t->state == TSA_ST_UNKNOWN) {
 		/* Blocked since before tracking, S or D we cannot tell: left as residual. */
 		begin(t, p, now);
@@ -1520,12 +1529,14 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 	pt = bpf_task_storage_get(&tasks, parent, NULL, 0);
 	if (!pt)
 		return;
+	/* Before the new task's storage is allocated (see fresh_time()). */
+	now = bpf_ktime_get_ns();
 	t = bpf_task_storage_get(&tasks, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
 		count(TSA_C_STORAGE_FAIL);
 		return;
 	}
-	now = fresh_time(&ri);
+	now = fresh_time(&ri, now);
 	t->tid = BPF_CORE_READ(p, pid);
 	t->pid = BPF_CORE_READ(p, tgid);
 	t->ppid = BPF_CORE_READ(p, real_parent, tgid);
