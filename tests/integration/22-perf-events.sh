@@ -192,7 +192,7 @@ record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
 # the gap lies in perf's handler or the kernel's call between the two. The
 # pipe's two threads end different numbers of their slices preempted (up
 # to 2,900 apart in 20,000 here), so each thread's difference moves by
-# that count times the gap, opposite ways: 0.1-9.8 ns a slice here. A
+# that count times the gap, opposite ways: 0.1-15.4 ns a slice here. A
 # bound of 30 ns a slice on that raw difference failed once in CI, at 33.
 # tests/perf-sched-ref measures each kind's mean offset from the switches
 # between the run's threads that no stop moved, and what those offsets put
