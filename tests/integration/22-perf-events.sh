@@ -185,33 +185,34 @@ record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
 # exactly the sum, over its slices, of (tsarun - perf) at the switch out
 # less the same at the switch in (to 0.1 us in 6 threads of 20,000
 # slices). Those differences come in 10 ns steps, and their mean depends
-# on the kind of switch as perf records it: 62-97 ns lower where the
+# on the kind of switch as perf records it: 62-132 ns lower where the
 # thread switched out was preempted than where it blocked, on this PVM
-# guest, alone or beside a busy task (28 records), and the same when
-# tsarun reads its clock before anything else in its program (7 records):
-# the gap lies in perf's handler or the kernel's call between the two. The
-# pipe's two threads end different numbers of their slices preempted (up
-# to 2,900 apart in 20,000 here), so each thread's difference moves by
-# that count times the gap, opposite ways: 0.1-15.4 ns a slice here. A
-# bound of 30 ns a slice on that raw difference failed once in CI, at 33.
-# tests/perf-sched-ref measures each kind's mean offset from the switches
-# between the run's threads that no stop moved, and what those offsets put
-# in each thread's on-CPU time (stamps.switch_kinds_ns); taken out with
-# what stops moved, 0-9.3 ns a slice is left (29 records: stops shorter
-# than the 10 us counted as one, and noise). The bound on what is left is
-# 30 ns a slice, with the run's steal. A tsarun that stamped a kind of
-# switch off would pass its error off as perf's that way, so the two
-# kinds' offsets must lie within 500 ns of each other, each from at least
-# 1,000 switches. They were 62-97 ns apart in 28 records here; if the 33
-# ns a slice in CI came from them, the gap on that host was about 200 ns
-# or more (660 us over at most some 3,000 more preemptions). A tsarun
-# stamping preempted switches 1 us late put them 917-934 ns apart (2
-# records), and fails; one stamping them 400 ns late (311-330 ns apart in
-# 6 records) passes, as it passed the raw bound in 3 records of 4. A stamp
-# from a clock the scheduler did not refresh at a preemption comes early,
-# by however long the waker ran on (what tsarun once did, moving 60-1,400
-# us): no stamp may be early by more than the 10 us a stop is allowed late
-# (none was in the 46 records measured for that, nor in these 29).
+# guest, alone or beside a busy task (40 records, the gap varying with the
+# host from hour to hour), and the same when tsarun reads its clock before
+# anything else in its program (7 records): the gap lies in perf's handler
+# or the kernel's call between the two. The pipe's two threads end
+# different numbers of their slices preempted (up to 2,900 apart in 20,000
+# here), so each thread's difference moves by that count times the gap,
+# opposite ways: 0.1-15.4 ns a slice here. A bound of 30 ns a slice on
+# that raw difference failed once in CI, at 33. tests/perf-sched-ref
+# measures each kind's mean offset from the switches between the run's
+# threads that no stop moved, and what those offsets put in each thread's
+# on-CPU time (stamps.switch_kinds_ns); taken out with what stops moved,
+# 0-9.3 ns a slice is left (41 records: stops shorter than the 10 us
+# counted as one, and noise). The bound on what is left is 30 ns a slice,
+# with the run's steal. A tsarun that stamped a kind of switch off would
+# pass its error off as perf's that way, so the two kinds' offsets must
+# lie within 500 ns of each other, each from at least 1,000 switches. They
+# were 62-132 ns apart in 40 records here; if the 33 ns a slice in CI came
+# from them, the gap on that host was about 200 ns or more (660 us over at
+# most some 3,000 more preemptions). A tsarun stamping preempted switches
+# 1 us late put them 917-934 ns apart (2 records), and fails; one stamping
+# them 400 ns late (311-330 ns apart in 6 records) passes, as it passed
+# the raw bound in 3 records of 4. A stamp from a clock the scheduler did
+# not refresh at a preemption comes early, by however long the waker ran
+# on (what tsarun once did, moving 60-1,400 us): no stamp may be early by
+# more than the 10 us a stop is allowed late (none was in the 46 records
+# measured for that, nor in these 41).
 # pipe_checks NAME: the checks of a pipe record.
 pipe_checks() {
 	local split
