@@ -215,7 +215,8 @@ record "messaging" "${ON[@]}" perf bench sched messaging -t -g 2 -l 50
 # measured for that, nor in these 41).
 # pipe_checks NAME: the checks of a pipe record.
 pipe_checks() {
-	local split
+	local split steal
+	steal=$(jq '[.runs[0].threads[].steal_ns] | add' "$J")
 	split=$(jq -r '.threads[] | select(.compared) | "# \(.tid): on-CPU tsarun - perf \(.delta_ns.on_cpu / 1000) us, "
 		+ "moved by \(.stamps.stops) stopped stamps of \(.stamps.paired) \(.stamps.moved_ns / 1000) us, "
 		+ "\(.stamps.odd) off the other way; by the kinds of switch \(.stamps.switch_kinds_ns / 1000) us; "
@@ -223,7 +224,7 @@ pipe_checks() {
 		cmp.json 2>/dev/null | sed "s/^# /# $1: tid /"
 	jq -r '.stamps.switch_kinds | "# \(to_entries | map("\(.key) \(.value.offset_ns) ns (\(.value.paired))") | join(", "))"' \
 		cmp.json 2>/dev/null | sed "s/^# /# $1: switch kinds' mean offsets from the median: /")
-	split+=$'\n'"# $1: the run's steal $(jq '[.runs[0].threads[].steal_ns] | add / 1000' "$J") us"
+	split+=$'\n'"# $1: the run's steal $((steal / 1000)) us"
 	# Shown with the checks below when they fail (CI shows a failure's own lines only).
 	echo "$split"
 	equal "$1: every compared thread's stamps paired with perf's" \
@@ -239,8 +240,7 @@ pipe_checks() {
 			| .preempted.offset_ns - .blocked.offset_ns | fabs' cmp.json)" 500 ||
 		sed 's/^# /#   /' <<<"$split"
 	at_most "$1: on-CPU less what stops and the kinds of switch moved, less the run's steal, worst thread (ns a slice)" \
-		"$(jq --argjson steal "$(jq '[.runs[0].threads[].steal_ns] | add' "$J")" \
-			'[.threads[] | select(.compared)
+		"$(jq --argjson steal "$steal" '[.threads[] | select(.compared)
 			  | ((.delta_ns.on_cpu - .stamps.moved_ns - .stamps.switch_kinds_ns | fabs) - $steal)
 			  / .slices.perf] | max' cmp.json)" 30 ||
 		sed 's/^# /#   /' <<<"$split"
