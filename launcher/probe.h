@@ -52,6 +52,8 @@ struct probe {
 	int (*on_exit)(struct probe *p);
 	int (*collect)(struct probe *p, struct run *r);
 	int (*seal)(struct probe *p);
+	/* The command's barrier is about to open, at release_ns (CLOCK_MONOTONIC). */
+	void (*on_release)(struct probe *p, uint64_t release_ns);
 };
 
 #endif /* TSARUN_PROBE_H */

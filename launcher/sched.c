@@ -306,11 +306,13 @@ static void configure(struct sched_probe *p, struct sched_config *c,
 	ro->targ_switch_has_state = v->has_state;
 	ro->targ_wakeup_events = v->wakeup_events;
 	ro->targ_kernel_5_14 = kernel_at_least(5, 14);
-	/* Tests only: see targ_test_drop_in and targ_test_slow_send (sched.bpf.c). */
+	/* Tests only: see targ_test_drop_in, targ_test_slow_send and targ_test_early_wake (sched.bpf.c). */
 	if (getenv("TSARUN_TEST_DROP_SWITCH_IN"))
 		ro->targ_test_drop_in =
 		    (__u32)strtoul(getenv("TSARUN_TEST_DROP_SWITCH_IN"), NULL, 10);
 	ro->targ_test_slow_send = getenv("TSARUN_TEST_SLOW_SEND") != NULL;
+	if (getenv("TSARUN_TEST_EARLY_WAKE"))
+		ro->targ_test_early_wake = strtoull(getenv("TSARUN_TEST_EARLY_WAKE"), NULL, 10);
 	c->max_entries[SCHED_MAP_records] = (__u32)round_pow2(o->ringbuf_bytes);
 	/* --timeline: user space is woken when an eighth of the buffer waits (sched.bpf.c). */
 	ro->targ_timeline = o->timeline_bytes > 0;
@@ -1321,6 +1323,14 @@ static int sp_seal(struct probe *p)
 	return iter_load(p->ctx);
 }
 
+/* The command's first event is never stamped before this (after_release() in sched.bpf.c). */
+static void sp_on_release(struct probe *pr, uint64_t release_ns)
+{
+	struct sched_probe *p = pr->ctx;
+
+	__atomic_store_n(&p->bss->release_ns, release_ns, __ATOMIC_RELEASE);
+}
+
 void sched_probe__as_probe(struct sched_probe *sp, struct probe *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -1331,4 +1341,5 @@ void sched_probe__as_probe(struct sched_probe *sp, struct probe *out)
 	out->on_ready = sp_ready;
 	out->collect = sp_collect;
 	out->seal = sp_seal;
+	out->on_release = sp_on_release;
 }

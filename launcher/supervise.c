@@ -505,6 +505,12 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 			fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
 	}
 	r->start_mono_ns = mono_ns();
+	for (int i = 0; i < sv->nprobes; i++) {
+		struct probe *p = &sv->probes[i];
+
+		if (p->armed && p->on_release)
+			p->on_release(p, r->start_mono_ns);
+	}
 	ret = spawn__release(&child, &sres);
 	if (ret) {
 		snprintf(err, errlen, "cannot release the child: %s", strerror(-ret));
