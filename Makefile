@@ -6,10 +6,14 @@
 #   make check      every test suite, ending with "N passed, N failed, N skipped"
 #   make bench      overhead benchmarks, reported as ratios
 #   make check-asan the integration suites with tsarun built with ASan + UBSan
+#   make check-kernels  a subset of them on real Debian kernels under QEMU
+#                   (tests/kernels/; KERNELS="6.1 host" selects some,
+#                   KERNELS_SUITES="kernel-variants" some of its suites)
 #   make fuzz       each fuzz target for FUZZ_TIME seconds (libFuzzer, clang)
 #   make demo       build, then run tsarun on the bundled example
 #   make samples    regenerate examples/samples/ from real runs (root)
 #   make deps       install the Debian packages the build and tests need
+#   make deps-run   only those building and running tsarun needs (Debian, Ubuntu)
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # vmlinux.h is generated from the BTF of the machine that builds
@@ -25,6 +29,9 @@ DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib/tsarun
 MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+# The formats' schemas, installed in DATADIR/tsarun (tests/check-schemas holds them strict).
+SCHEMAS := $(wildcard doc/*.schema.json) doc/junit.xsd
 
 CC ?= cc
 CLANG ?= clang
@@ -52,11 +59,18 @@ PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	-D_GNU_SOURCE -MMD -MP -iquote $(OUTPUT) -iquote . -iquote bpf -iquote analyze -iquote launcher -iquote shell \
+BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	-D_GNU_SOURCE -MMD -MP \
 	-DTSARUN_VERSION='"$(VERSION)"' -DTSARUN_REV='"$(GIT_REV)"' \
 	-DTSARUN_LIBDIR='"$(LIBDIR)"' -fno-math-errno \
 	$(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+# The layering, held by the include path: lib/ knows nothing of tsarun;
+# analyze/ sees lib/ and the wire formats (bpf/tsarun.h, shell/tsa_wire.h),
+# never launcher/; launcher/, the tests and the link see everything.
+LIB_CFLAGS := $(BASE_CFLAGS) -iquote lib
+ANALYZE_CFLAGS := $(BASE_CFLAGS) -iquote $(OUTPUT) -iquote analyze -iquote lib -iquote bpf -iquote shell
+ALL_CFLAGS := $(BASE_CFLAGS) -iquote $(OUTPUT) -iquote . -iquote bpf -iquote analyze -iquote launcher \
+	-iquote lib -iquote shell
 # Every symbol bound at start (-z now: one pass over the hash tables, rather
 # than a trampoline saving the vector registers at each function's first
 # call; and the GOT read-only from then on), and no library the binary
@@ -78,6 +92,9 @@ LIBS := -Wl,-Bstatic $(filter-out -lpthread,$(shell $(PKG_CONFIG) --libs --stati
 else
 LIBS := $(PKG_LIBS) -lm
 endif
+# The symbolizer's C++ demangler (__cxa_demangle): its objects from libstdc++.a
+# only, so that tsarun needs no C++ runtime.
+LIBS += -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
 	-Wall -Wno-unused-function -mcpu=v3
@@ -92,9 +109,15 @@ SHELL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC -sha
 	-DHAVE_CONFIG_H -DSHELL -I$(BASH_INC) -I$(BASH_INC)/include -I$(BASH_INC)/builtins \
 	-iquote shell $(EXTRA_SHELL_CFLAGS)
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_PROGS))
-BPF_SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
+# The same programs for kernels before 5.17, whose verifier refuses even a
+# reference to a bpf_loop() callback (TSA_COMPAT, bpf/stacks.bpf.h).
+BPF_SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS)) \
+	$(patsubst %,$(OUTPUT)/%_compat.skel.h,$(BPF_PROGS))
 
 ANALYZE_SRCS := $(wildcard analyze/*.c)
+# lib/: pieces that know nothing of tsarun, archived with analyze/ (both layers use them).
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 LAUNCHER_SRCS := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
 ANALYZE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(ANALYZE_SRCS))
 LAUNCHER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LAUNCHER_SRCS))
@@ -107,7 +130,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/workloads/%,$(WORKLOAD_SRCS)) \
-		 $(OUTPUT)/tests/workloads/two_paths_nofp
+		 $(OUTPUT)/tests/workloads/two_paths_nofp \
+		 $(patsubst tests/workloads/%.cpp,$(OUTPUT)/tests/workloads/%,$(wildcard tests/workloads/*.cpp))
 
 TSARUN := $(OUTPUT)/tsarun
 
@@ -122,14 +146,15 @@ FUZZ_TIME ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(BPF_OBJS) $(OUTPUT)/bpf/sched_usual.bpf.o $(OUTPUT)/bpf/sched_usual_nt.bpf.o \
+.SECONDARY: $(BPF_OBJS) $(OUTPUT)/bpf/sched_compat.bpf.o $(OUTPUT)/bpf/oncpu_compat.bpf.o \
+	$(OUTPUT)/bpf/sched_usual.bpf.o $(OUTPUT)/bpf/sched_usual_nt.bpf.o \
 	$(OUTPUT)/vmlinux.h
-.PHONY: all clean check unit integration bench demo samples deps install format format-check \
-	asan tests workloads fuzz fuzz-bins check-asan
+.PHONY: all clean check unit integration bench demo samples deps deps-run install format format-check \
+	asan tests workloads fuzz fuzz-bins check-asan check-kernels
 
 all: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/launcher $(OUTPUT)/analyze $(OUTPUT)/shell $(OUTPUT)/tests/unit \
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/launcher $(OUTPUT)/analyze $(OUTPUT)/lib $(OUTPUT)/shell $(OUTPUT)/tests/unit \
 $(OUTPUT)/tests/workloads $(OUTPUT)/examples:
 	$(Q)mkdir -p $@
 
@@ -142,6 +167,12 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bpf/clock.bpf.h bpf/hist.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)/bpf/%_compat.bpf.o: bpf/%.bpf.c bpf/tsarun.h bpf/stacks.bpf.h bpf/clock.bpf.h bpf/hist.bpf.h $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DTSA_COMPAT -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 
@@ -166,7 +197,7 @@ $(OUTPUT)/mkloader: bpf/mkloader.c | $(OUTPUT)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(LIBS) -o $@
 
 $(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader $(OUTPUT)/bpf/sched.bpf.o $(OUTPUT)/bpf/sched_usual.bpf.o \
-		$(OUTPUT)/bpf/sched_usual_nt.bpf.o
+		$(OUTPUT)/bpf/sched_usual_nt.bpf.o $(OUTPUT)/bpf/sched_compat.bpf.o
 	$(call msg,GEN,$@)
 	$(Q)ASAN_OPTIONS=detect_leaks=0 $^ > $@
 
@@ -189,15 +220,32 @@ $(OUTPUT)/sysnames.h: | $(OUTPUT)
 # User-space objects that include a generated header must wait for it.
 $(LAUNCHER_OBJS) $(MAIN_OBJ): $(BPF_SKELS) $(OUTPUT)/sched.loader.h $(OUTPUT)/sysnames.h
 
+# The HTML report's page (analyze/report_html.h): its template, stylesheet and
+# script with D3 inlined from Debian's node-d3, as C strings. D3_JS points
+# at another copy of D3 5 (a browser build) to build without that package.
+D3_JS ?= /usr/share/nodejs/d3/dist/d3.min.js
+REPORT_HTML_PARTS := analyze/report_html/page.html analyze/report_html/page.css \
+	analyze/report_html/page.js
+$(OUTPUT)/report_html_page.h: analyze/report_html/bundle.py $(REPORT_HTML_PARTS) \
+		$(wildcard $(D3_JS)) | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)analyze/report_html/bundle.py $@ analyze/report_html/page.html \
+		css=analyze/report_html/page.css app=analyze/report_html/page.js d3=$(D3_JS)
+$(OUTPUT)/analyze/report_html.o: $(OUTPUT)/report_html_page.h
+
 $(OUTPUT)/launcher/%.o: launcher/%.c | $(OUTPUT)/launcher
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/analyze/%.o: analyze/%.c | $(OUTPUT)/analyze
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ANALYZE_CFLAGS) -c $< -o $@
 
-$(LIBANALYZE): $(ANALYZE_OBJS)
+$(OUTPUT)/lib/%.o: lib/%.c | $(OUTPUT)/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(LIBANALYZE): $(ANALYZE_OBJS) $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -222,6 +270,12 @@ $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIBLAUNCHER) $(LIBANALYZE) | $(OUTPUT)/
 
 # Workloads with known behaviour, built with frame pointers and -g so that
 # stacks and symbols are checkable.
+# C++ ones (the demangler's): g++ unless CXX says otherwise.
+CXX ?= g++
+$(OUTPUT)/tests/workloads/%: tests/workloads/%.cpp | $(OUTPUT)/tests/workloads
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -std=gnu++17 -O1 -g -fno-omit-frame-pointer -Wall $< -o $@ -lpthread
+
 $(OUTPUT)/tests/workloads/%: tests/workloads/%.c tests/workloads/common.h | $(OUTPUT)/tests/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -D_GNU_SOURCE \
@@ -279,6 +333,12 @@ check: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) tests asan
 check-asan: $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS) asan
 	$(Q)OUTPUT=$(OUTPUT) tests/run-suites asan-integration
 
+# The kernel matrix: the scheduler probe's variants, the accounting and its
+# cross-check, stacks, timeline, bash, the gate and the procfs fallback on
+# each Debian kernel of tests/kernels/run, booted under QEMU, and on this one.
+check-kernels: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS)
+	$(Q)OUTPUT=$(OUTPUT) tests/run-suites kernels
+
 # Fuzz every parser of outside data for FUZZ_TIME seconds each (libFuzzer,
 # ASan + UBSan); what crashes is kept in $(OUTPUT)/fuzz/crashes/NAME/.
 fuzz:
@@ -311,11 +371,18 @@ $(OUTPUT)/examples/%: examples/%.c | $(OUTPUT)/examples
 demo: deps $(TSARUN) $(OUTPUT)/examples/bench
 	$(Q)examples/demo.sh $(TSARUN)
 
+# The README shows the samples: its copies are rewritten from them (47-readme checks).
 samples: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(OUTPUT)/examples/bench
 	$(Q)examples/samples/regenerate.sh $(TSARUN) $(OUTPUT)/examples/bench
+	$(Q)tests/readme-samples --update README.md
 
 deps:
 	$(Q)ci/deps
+
+# Only what building and running tsarun needs (ci/packages-run), on Debian and
+# Ubuntu: for a CI job that gates a benchmark, not one that runs tsarun's tests.
+deps-run:
+	$(Q)ci/deps ci/packages-run
 
 # On a fresh machine pkg-config and the libraries arrive with `make deps`,
 # after this Makefile was read (PKG_CFLAGS and PKG_LIBS empty). When deps is
@@ -341,9 +408,18 @@ install: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
 	$(Q)install -m 0644 doc/tsarun.1 $(DESTDIR)$(MANDIR)/man1/tsarun.1
 	$(call msg,INSTALL,$(DESTDIR)$(LIBDIR))
 	$(Q)install -m 0644 $(SHELL_SO) $(SHELL_ENV) $(DESTDIR)$(LIBDIR)/
+	$(call msg,INSTALL,$(DESTDIR)$(DATADIR)/tsarun)
+	$(Q)install -d $(DESTDIR)$(DATADIR)/tsarun $(DESTDIR)$(DATADIR)/bash-completion/completions \
+		$(DESTDIR)$(DATADIR)/zsh/site-functions $(DESTDIR)$(DATADIR)/fish/vendor_completions.d
+	$(Q)install -m 0644 $(SCHEMAS) $(DESTDIR)$(DATADIR)/tsarun/
+	$(Q)install -m 0644 shell/completion/tsarun.bash \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/tsarun
+	$(Q)install -m 0644 shell/completion/_tsarun $(DESTDIR)$(DATADIR)/zsh/site-functions/_tsarun
+	$(Q)install -m 0644 shell/completion/tsarun.fish \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/tsarun.fish
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/launcher/*.d $(OUTPUT)/analyze/*.d)
+-include $(wildcard $(OUTPUT)/launcher/*.d $(OUTPUT)/analyze/*.d $(OUTPUT)/lib/*.d)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The JSON artifact writer. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
@@ -12,12 +13,16 @@
 
 #include <cjson/cJSON.h>
 
+#include "outfile.h"
+
 #include "artifact.h"
 #include "artifact_json.h"
 #include "artifact_timeline.h"
 #include "gate.h"
 #include "metrics.h"
 #include "bashprof.h"
+#include "explain.h"
+#include "parts.h"
 #include "run.h"
 #include "stacks.h"
 #include "status.h"
@@ -249,6 +254,8 @@ static cJSON *thread_json(const struct thread_acct *t)
 			}
 			if (t->delays[i].dropped)
 				cJSON_AddNumberToObject(c, "dropped", t->delays[i].dropped);
+			if (t->delays[i].from_ebpf)
+				cJSON_AddStringToObject(c, "measured_by", "ebpf");
 			cJSON_AddItemToObject(d, delay_name(i), c);
 		}
 		for (int i = 0; i < DELAY_NR; i++) {
@@ -400,6 +407,7 @@ static cJSON *taskstats_json(const struct taskstats_quality *t)
 	add_u64(o, "unreadable_records", t->unreadable);
 	add_u64(o, "implausible_counters", t->implausible);
 	add_u64(o, "dropped_waits", t->dropped_waits);
+	add_u64(o, "block_io_from_ebpf", t->blkio_from_ebpf);
 	add_u64(o, "overruns", t->overruns);
 	add_u64(o, "foreign_records", t->foreign);
 	if (t->cpu_after_exit_threads) {
@@ -479,6 +487,16 @@ static cJSON *quality_json(const struct run_quality *q, bool ebpf)
 	}
 	cJSON_AddItemToObject(o, "sources_active", act);
 	cJSON_AddItemToObject(o, "sources_unavailable", un);
+	if (q->ebpf_load.failed) {
+		cJSON *f = cJSON_CreateObject();
+
+		add_str(f, "object", q->ebpf_load.object);
+		add_str(f, "kind", q->ebpf_load.is_map ? "map" : "program");
+		add_str(f, "message", q->ebpf_load.message);
+		cJSON_AddItemToObject(o, "ebpf_load_failure", f);
+	} else {
+		cJSON_AddNullToObject(o, "ebpf_load_failure");
+	}
 	add_u64(o, "lost_events", q->lost_events);
 	add_u64(o, "map_full_drops", q->map_full_drops);
 	add_u64(o, "stack_drops", q->stack_drops);
@@ -635,10 +653,54 @@ static cJSON *stacks_json(const struct run *r)
 	return o;
 }
 
-/* --interval: what became of the run's lines; null without --interval. */
-static cJSON *stream_json(const struct run_stream *st)
+/*
+ * points: each interval's totals as compact rows, one raw JSON text (up to
+ * RUN_STREAM_POINTS_MAX rows: a few MB, not a cJSON node per number).
+ */
+static cJSON *stream_points_json(const struct run_stream *st)
 {
-	cJSON *o;
+	static const char *const row[] = {"start_ns",	 "end_ns",	"on_cpu_ns",
+					  "runqueue_ns", "sleeping_ns", "uninterruptible_ns",
+					  "stopped_ns"};
+	cJSON *o = cJSON_CreateObject(), *r = cJSON_CreateArray();
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++)
+		cJSON_AddItemToArray(r, cJSON_CreateString(row[i]));
+	cJSON_AddItemToObject(o, "row", r);
+	f = open_memstream(&text, &len);
+	if (!f) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	fputc('[', f);
+	for (size_t i = 0; i < st->npoints; i++) {
+		const struct run_stream_point *p = &st->points[i];
+
+		fprintf(f, "%s[%" PRId64 ",%" PRId64, i ? "," : "", p->start_ns, p->end_ns);
+		for (int k = 0; k < TSA_ST_NR; k++)
+			fprintf(f, ",%" PRId64, p->state_ns[k]);
+		fputc(']', f);
+	}
+	fputc(']', f);
+	if (fclose(f)) {
+		free(text);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddItemToObject(o, "intervals", cJSON_CreateRaw(text));
+	free(text);
+	add_u64(o, "not_kept", st->points_beyond);
+	return o;
+}
+
+/* --interval: what became of the run's lines; null without --interval. */
+static cJSON *stream_json(const struct run *r)
+{
+	const struct run_stream *st = &r->stream;
+	cJSON *o, *pts;
 
 	if (!st->on)
 		return cJSON_CreateNull();
@@ -668,6 +730,54 @@ static cJSON *stream_json(const struct run_stream *st)
 		add_str(o, "error", st->error);
 	else
 		cJSON_AddNullToObject(o, "error");
+	/* The tree's states per interval: detail, kept for the last run only. */
+	if (r->detailed && (pts = stream_points_json(st)))
+		cJSON_AddItemToObject(o, "totals", pts);
+	else
+		cJSON_AddNullToObject(o, "totals");
+	return o;
+}
+
+/* runs[].parts (parts.h): the run's time by thread, state, stack and bash command. */
+static cJSON *parts_json(const struct run_parts *p)
+{
+	static const char *const lists[] = {"threads", "stacks", "bash"};
+	cJSON *o, *a[3];
+
+	if (!p)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	if (p->root)
+		add_str(o, "root_thread", p->root);
+	else
+		cJSON_AddNullToObject(o, "root_thread");
+	for (int l = 0; l < 3; l++) {
+		bool have = l == 0 || (l == 1 ? p->stacks : p->bash);
+
+		a[l] = have ? cJSON_AddArrayToObject(o, lists[l]) : NULL;
+		if (!have)
+			cJSON_AddNullToObject(o, lists[l]);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		const struct part *x = &p->v[i];
+		cJSON *e;
+
+		if (!a[x->kind])
+			continue;
+		e = cJSON_CreateObject();
+		if (x->kind != PART_BASH) {
+			add_str(e, "thread", x->thread);
+			add_str(e, "state", parts_state_name(x->state));
+		}
+		if (x->kind == PART_STACK)
+			add_str(e, "stack", x->stack);
+		if (x->kind == PART_BASH)
+			add_str(e, "command", x->stack);
+		add_u64(e, "ns", x->ns);
+		if (x->kind == PART_BASH)
+			add_u64(e, "cpu_ns", x->cpu_ns);
+		cJSON_AddItemToArray(a[x->kind], e);
+	}
 	return o;
 }
 
@@ -721,7 +831,7 @@ static cJSON *run_json(const struct run *r)
 	cJSON_AddNumberToObject(d, "left_running", r->desc.left_running);
 	add_u64(d, "waited_ns", r->desc.waited_ns);
 	cJSON_AddItemToObject(o, "descendants", d);
-	cJSON_AddItemToObject(o, "stream", stream_json(&r->stream));
+	cJSON_AddItemToObject(o, "stream", stream_json(r));
 	cJSON_AddBoolToObject(o, "detailed", r->detailed);
 	/* Placeholders: the elements are streamed by emit_run(), one at a time. */
 	cJSON_AddArrayToObject(o, "processes");
@@ -730,7 +840,10 @@ static cJSON *run_json(const struct run *r)
 	cJSON_AddItemToObject(o, "quality",
 			      quality_json(&r->quality, run_source_active(r, "ebpf")));
 	cJSON_AddItemToObject(o, "stacks", stacks_json(r));
+	cJSON_AddItemToObject(o, "parts", parts_json(r->parts));
 	/* --timeline: streamed by emit_run() (artifact_timeline.c). */
+	if (r->critpath)
+		cJSON_AddNullToObject(o, "critical_path"); /* streamed too */
 	if (r->timeline) {
 		cJSON_AddNullToObject(o, "timeline");
 		cJSON_AddItemToObject(cJSON_GetObjectItem(o, "quality"), "timeline",
@@ -816,6 +929,10 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 	add_u64(qj, "unattached_processes", q->unattached_processes);
 	add_u64(qj, "trap_lost_streams", q->trap_lost_streams);
 	add_u64(qj, "functrace_off_streams", q->functrace_off_streams);
+	add_u64(qj, "deep_streams", q->deep_streams);
+	add_u64(qj, "silent_bash_processes", q->silent_bash);
+	add_u64(qj, "limit_drops", q->limit_drops);
+	add_u64(qj, "memory_bytes", q->mem_bytes);
 	cmds = cJSON_AddArrayToObject(o, "commands");
 	for (size_t i = 0; i < bashprof__nodes(bp); i++) {
 		const struct bash_node *n = bashprof__node(bp, i);
@@ -871,12 +988,12 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
  */
 static int emit_item(FILE *f, const cJSON *item)
 {
-	char *text = cJSON_PrintUnformatted(item);
+	char *text = json_print(item, false);
 
 	if (!text)
 		return -ENOMEM;
 	fputs(text, f);
-	cJSON_free(text);
+	free(text);
 	return 0;
 }
 
@@ -937,6 +1054,8 @@ static int emit_run(FILE *f, const struct run *r)
 			ret = emit_array(f, r->nprocs, make_proc, r->procs, sizeof(*r->procs));
 		else if (!strcmp(c->string, "timeline") && r->timeline)
 			ret = artifact_emit_timeline(f, r);
+		else if (!strcmp(c->string, "critical_path") && r->critpath)
+			ret = artifact_emit_critpath(f, r);
 		else
 			ret = emit_item(f, c);
 		if (ret)
@@ -1055,6 +1174,116 @@ static cJSON *gate_metric_json(const struct gate_metric *gm)
 	return o;
 }
 
+#define EXPLAIN_JSON_OTHERS 50 /* parts within noise written per level, the largest */
+
+static cJSON *explain_part_json(const struct explain_part *p, enum explain_level l)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (l == EXPLAIN_PROCESS)
+		add_str(o, "process", p->thread);
+	else if (l != EXPLAIN_BASH)
+		add_str(o, "thread", p->thread);
+	if (l == EXPLAIN_THREAD || l == EXPLAIN_STACK)
+		add_str(o, "state", parts_state_name(p->state));
+	if (l == EXPLAIN_STACK)
+		add_str(o, "stack", p->stack);
+	if (l == EXPLAIN_BASH)
+		add_str(o, "command", p->stack);
+	add_num(o, "base_ns", p->base);
+	add_num(o, "new_ns", p->new);
+	add_num(o, "change_ns", p->delta);
+	add_num(o, "ci_low_ns", p->low);
+	add_num(o, "ci_high_ns", p->high);
+	add_ratio(o, "p_value", p->p);
+	add_ratio(o, "share", p->share);
+	cJSON_AddBoolToObject(o, "blamed", p->blamed);
+	return o;
+}
+
+static cJSON *explain_level_json(const struct explain_metric *em, enum explain_level l)
+{
+	const struct explain_levelset *ls = &em->level[l];
+	cJSON *o = cJSON_CreateObject(), *a;
+	size_t others = 0, omitted = 0;
+
+	cJSON_AddBoolToObject(o, "available", ls->available);
+	if (!ls->available) {
+		add_str(o, "reason", ls->why);
+		return o;
+	}
+	cJSON_AddNumberToObject(o, "parts_total", (double)ls->nparts);
+	cJSON_AddNumberToObject(o, "tested", (double)ls->tested);
+	cJSON_AddNumberToObject(o, "compared", (double)ls->compared);
+	add_ratio(o, "confidence", ls->confidence);
+	cJSON_AddNumberToObject(o, "blamed", (double)ls->nblamed);
+	add_num(o, "blamed_ns", ls->blamed_ns);
+	add_num(o, "within_noise_ns", ls->noise_ns);
+	cJSON_AddNumberToObject(o, "within_noise_parts", (double)ls->nnoise);
+	add_num(o, "remainder_ns", ls->remainder_ns);
+	add_str(o, "remainder", explain_remainder_name(em->metric));
+	a = cJSON_AddArrayToObject(o, "parts");
+	for (size_t i = 0; i < ls->nparts; i++) {
+		const struct explain_part *p = &ls->parts[i];
+
+		if (!p->blamed && (p->delta == 0 || others++ >= EXPLAIN_JSON_OTHERS)) {
+			omitted += p->delta != 0;
+			continue;
+		}
+		cJSON_AddItemToArray(a, explain_part_json(p, l));
+	}
+	cJSON_AddNumberToObject(o, "parts_omitted", (double)omitted);
+	return o;
+}
+
+/* comparison.explanation: where each explained metric's change came from (explain.h). */
+static cJSON *explain_json(const struct explain *e)
+{
+	cJSON *o, *a;
+
+	if (!e)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	add_str(o, "method",
+		"difference of medians per part (new - baseline, per run); a part is blamed when "
+		"its change is at least the floor and its percentile bootstrap interval excludes "
+		"0 at the confidence corrected for the parts tested (Bonferroni)");
+	add_frac(o, "confidence", e->confidence);
+	cJSON_AddNumberToObject(o, "resamples", e->resamples);
+	add_u64(o, "seed", e->seed);
+	cJSON_AddNumberToObject(o, "min_runs", EXPLAIN_MIN_RUNS);
+	a = cJSON_AddArrayToObject(o, "metrics");
+	for (int i = 0; i < e->n; i++) {
+		const struct explain_metric *em = &e->m[i];
+		cJSON *m = cJSON_CreateObject(), *lv;
+
+		add_str(m, "name", metric_def(em->metric)->name);
+		cJSON_AddBoolToObject(m, "available", em->available);
+		if (!em->available) {
+			add_str(m, "reason", em->why);
+			cJSON_AddItemToArray(a, m);
+			continue;
+		}
+		add_str(m, "scope", em->scope);
+		if (em->root)
+			add_str(m, "root_thread", em->root);
+		else
+			cJSON_AddNullToObject(m, "root_thread");
+		cJSON_AddNumberToObject(m, "base_n", (double)em->nb);
+		cJSON_AddNumberToObject(m, "new_n", (double)em->nn);
+		add_num(m, "base_median_ns", em->base_median);
+		add_num(m, "new_median_ns", em->new_median);
+		add_num(m, "change_ns", em->total);
+		add_num(m, "floor_ns", em->floor_ns);
+		cJSON_AddBoolToObject(m, "judged", em->judged);
+		lv = cJSON_AddObjectToObject(m, "levels");
+		for (int l = 0; l < EXPLAIN_NLEVELS; l++)
+			cJSON_AddItemToObject(lv, explain_level_name(l), explain_level_json(em, l));
+		cJSON_AddItemToArray(a, m);
+	}
+	return o;
+}
+
 /*
  * comparison: the baseline, the statistic (enough to recompute every
  * interval from base_values and new_values), each gated metric, the noise
@@ -1116,6 +1345,7 @@ static cJSON *comparison_json(const struct session *s)
 	a = cJSON_AddArrayToObject(o, "notes");
 	for (int i = 0; i < c->nnotes; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(c->notes[i]));
+	cJSON_AddItemToObject(o, "explanation", explain_json(c->explain));
 	return o;
 }
 
@@ -1141,6 +1371,25 @@ static cJSON *session_json(const struct session *s)
 			cJSON_AddNullToObject(sb, "reason");
 		else
 			add_str(sb, "reason", s->sandbox_reason);
+		if (s->landlock_known) {
+			cJSON *ll = cJSON_AddObjectToObject(sb, "landlock");
+
+			cJSON_AddBoolToObject(ll, "active", !s->landlock_reason);
+			if (s->landlock_reason)
+				add_str(ll, "reason", s->landlock_reason);
+			else
+				cJSON_AddNullToObject(ll, "reason");
+		}
+		if (s->privileges_known) {
+			cJSON *pv = cJSON_AddObjectToObject(sb, "privileges");
+
+			cJSON_AddBoolToObject(pv, "dropped", s->privileges_dropped);
+			cJSON_AddNumberToObject(pv, "uid", s->privileges_uid);
+			if (s->privileges_reason)
+				add_str(pv, "reason", s->privileges_reason);
+			else
+				cJSON_AddNullToObject(pv, "reason");
+		}
 	}
 	cJSON_AddItemToObject(root, "host", host_json(&s->host));
 	cmd = cJSON_AddObjectToObject(root, "command");
@@ -1217,84 +1466,32 @@ char *artifact_render(const struct session *s)
 	return text;
 }
 
-/* Stream the artifact to fd, then close it; err names path on failure. */
-static int write_to_fd(const struct session *s, int fd, const char *path, char *err, size_t errlen)
+char *artifact_render_comparison(const struct session *s)
 {
-	FILE *f = fdopen(fd, "w");
-	int ret;
+	cJSON *o = s->cmp ? comparison_json(s) : NULL;
+	char *text = o ? json_print(o, false) : NULL;
 
-	if (!f) {
-		ret = -errno;
-		close(fd);
-		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
-		return ret;
-	}
-	ret = artifact_emit(s, f);
-	if (fflush(f) && !ret)
-		ret = -errno;
-	if (!ret && fsync(fileno(f)) && errno != EINVAL && errno != EROFS)
-		ret = -errno; /* devices and pipes cannot be synced: that is fine */
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (ret)
-		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
-	return ret;
+	cJSON_Delete(o);
+	return text;
 }
 
-int artifact_write(const struct session *s, const char *path, const struct artifact_opts *o,
-		   char *err, size_t errlen)
+int artifact_write(const struct session *s, struct outfile *of, char *err, size_t errlen)
 {
-	char *tmp = NULL, *dir_copy = NULL;
-	struct stat st;
-	int fd, ret = 0;
+	FILE *f = outfile__open(of, err, errlen);
+	int ret;
 
-	/* Not a regular file (/dev/null, a FIFO, a terminal): write in place. */
-	if (o->in_place > 0 || (!o->in_place && !stat(path, &st) && !S_ISREG(st.st_mode))) {
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
-			return ret;
-		}
-		return write_to_fd(s, fd, path, err, errlen);
-	}
-
-	dir_copy = strdup(path);
-	if (!dir_copy || asprintf(&tmp, "%s/.%s.XXXXXX", dirname(dir_copy),
-				  strrchr(path, '/') ? strrchr(path, '/') + 1 : path) < 0) {
-		tmp = NULL;
-		ret = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot create a file next to '%s': %s", path,
-			 strerror(-ret));
-		goto out;
-	}
-	if (fchmod(fd, 0644) ||
-	    (o->owner_uid != (uid_t)-1 && fchown(fd, o->owner_uid, o->owner_gid))) {
-		ret = -errno;
-		close(fd);
-		snprintf(err, errlen, "cannot set the owner of '%s': %s", tmp, strerror(-ret));
-		unlink(tmp);
-		goto out;
-	}
-	ret = write_to_fd(s, fd, path, err, errlen);
+	if (!f)
+		return -EIO;
+	ret = artifact_emit(s, f);
 	if (ret) {
-		unlink(tmp);
-		goto out;
+		outfile__abort(of);
+		snprintf(err, errlen, "cannot write '%s': %s", outfile__path(of), strerror(-ret));
+		return ret;
 	}
-	if (rename(tmp, path)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot replace '%s': %s", path, strerror(-ret));
-		unlink(tmp);
-	}
-out:
-	free(tmp);
-	free(dir_copy);
+	/* Flushed, fsynced, renamed over the path, the directory fsynced. */
+	ret = outfile__commit(of, err, errlen);
+	if (ret)
+		snprintf(err, errlen, "cannot write '%s': %s", outfile__path(of), strerror(-ret));
 	return ret;
 }
 
@@ -1320,7 +1517,7 @@ char *artifact_render_doctor(const struct doctor_check *c, int n, const struct h
 		add_str(o, "detail", c[i].detail);
 		cJSON_AddItemToArray(checks, o);
 	}
-	text = cJSON_Print(root);
+	text = json_print(root, true);
 	cJSON_Delete(root);
 	return text;
 }

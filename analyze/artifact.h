@@ -6,10 +6,9 @@
  * artifact_emit() streams the document to a FILE: threads and processes
  * are built and freed one at a time, so memory does not grow with them.
  * artifact_render() returns the same text (malloc'd, caller frees).
- * artifact_write() streams it atomically: a temporary file in the same
- * directory, fsync, rename. A path that names something other than a
- * regular file (/dev/null, a FIFO) is written in place. artifact_read()
- * (artifact_read.c) reads one back.
+ * artifact_write() streams it into a planned output file (lib/outfile.h:
+ * a new file renamed over the path, fsynced, or the descriptor planned).
+ * artifact_read() (artifact_read.c) reads one back.
  */
 #ifndef TSARUN_ARTIFACT_H
 #define TSARUN_ARTIFACT_H
@@ -19,27 +18,26 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+struct outfile;
 struct session;
 
 #define ARTIFACT_SCHEMA "tsarun/1"
 
-struct artifact_opts {
-	uid_t owner_uid; /* chown the file to this user (-1: leave as is) */
-	gid_t owner_gid;
-	/*
-	 * Write in place (a device, a FIFO: 1) or by rename (-1), as decided
-	 * before the command ran, so that a link it put at the path meanwhile
-	 * is replaced, not followed; 0: decide now.
-	 */
-	int in_place;
-};
-
 int artifact_emit(const struct session *s, FILE *f);
 char *artifact_render(const struct session *s);
 
-/* Returns 0 or -errno; err names the file and says what failed. */
-int artifact_write(const struct session *s, const char *path, const struct artifact_opts *o,
-		   char *err, size_t errlen);
+/*
+ * The comparison of a session (s->cmp set) as the artifact writes its
+ * "comparison" key, on its own: the offline verdict of `tsarun compare`
+ * for the HTML page. malloc'd (free() it); NULL when out of memory.
+ */
+char *artifact_render_comparison(const struct session *s);
+
+/*
+ * Write into of, and commit it (aborted on failure). Returns 0 or -errno;
+ * err names the file and says what failed.
+ */
+int artifact_write(const struct session *s, struct outfile *of, char *err, size_t errlen);
 
 /*
  * Read an artifact back (any tsarun/1 document): host, command, and every
@@ -61,6 +59,13 @@ struct artifact_read_opts {
 	bool detail;
 	struct comparison *cmp;
 	bool *have_cmp;
+	/*
+	 * Not NULL: *text is set to the whole document as read (every key,
+	 * also the ones this reader does not know), made strict UTF-8 by
+	 * textsafe_json_doc. malloc'd: the caller frees it. Left alone when
+	 * the read fails.
+	 */
+	char **text;
 };
 
 int artifact_read(const char *path, const struct artifact_read_opts *o, struct session *s,

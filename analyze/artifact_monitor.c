@@ -106,7 +106,7 @@ char *monitor_json_line(const struct monitor_report *m)
 	th = cJSON_AddArrayToObject(o, "threads");
 	for (size_t k = 0; k < m->nshown; k++)
 		cJSON_AddItemToArray(th, thread_json(&m->threads[m->shown[k]], span));
-	line = cJSON_PrintUnformatted(o);
+	line = json_print(o, false);
 	cJSON_Delete(o);
 	if (!line)
 		return NULL;

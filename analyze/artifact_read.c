@@ -18,11 +18,15 @@
 #include <cjson/cJSON.h>
 
 #include "artifact.h"
+#include "explain.h"
+#include "parts.h"
 #include "gate.h"
 #include "metrics.h"
 #include "run.h"
 #include "stacks.h"
 #include "artifact_timeline.h"
+#include "critpath.h"
+#include "textsafe.h"
 
 #define ARTIFACT_MAX_BYTES (1ull << 30)
 
@@ -214,6 +218,17 @@ static int read_sources(struct rd *d, const cJSON *q, struct run *r)
 			run__source(r, n->valuestring, false,
 				    cJSON_IsString(why) ? why->valuestring : "unavailable");
 	}
+	a = item(q, "ebpf_load_failure");
+	if (cJSON_IsObject(a)) {
+		const cJSON *ob = item(a, "object"), *k = item(a, "kind"), *m = item(a, "message");
+
+		r->quality.ebpf_load.failed = true;
+		r->quality.ebpf_load.is_map = cJSON_IsString(k) && !strcmp(k->valuestring, "map");
+		snprintf(r->quality.ebpf_load.object, sizeof(r->quality.ebpf_load.object), "%s",
+			 cJSON_IsString(ob) ? ob->valuestring : "");
+		snprintf(r->quality.ebpf_load.message, sizeof(r->quality.ebpf_load.message), "%s",
+			 cJSON_IsString(m) ? m->valuestring : "");
+	}
 	return 0;
 }
 
@@ -306,6 +321,8 @@ static int read_delays(struct rd *d, const cJSON *o, struct thread_acct *t)
 		if (!ret)
 			ret = get_u64(d, c, "total_ns", true, &dc->total_ns);
 		dc->dropped = (uint32_t)get_num(c, "dropped", 0);
+		dc->from_ebpf = cJSON_IsString(item(c, "measured_by")) &&
+				!strcmp(item(c, "measured_by")->valuestring, "ebpf");
 		if (!ret && item(c, "max_ns")) {
 			dc->have_extremes = true;
 			ret = get_u64(d, c, "max_ns", false, &dc->max_ns);
@@ -486,6 +503,7 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 		get_u64(d, i, "unmatched_records", false, &rq->ts.unmatched_records);
 		get_u64(d, i, "threads_without_delays", false, &rq->ts.threads_without);
 		get_u64(d, i, "implausible_counters", false, &rq->ts.implausible);
+		get_u64(d, i, "block_io_from_ebpf", false, &rq->ts.blkio_from_ebpf);
 		get_u64(d, i, "dropped_waits", false, &rq->ts.dropped_waits);
 	}
 	i = item(q, "delayacct");
@@ -710,6 +728,57 @@ oom:
 	return bad(d, -ENOMEM, "out of memory");
 }
 
+/*
+ * runs[].parts (parts.h): optional (an artifact from before it has none, and
+ * its runs then cannot be explained), but when there, whole.
+ */
+static int read_parts(struct rd *d, const cJSON *o, struct run *r)
+{
+	static const char *const lists[] = {"threads", "stacks", "bash"};
+	const cJSON *i, *root;
+	int ret = 0;
+
+	if (!o || cJSON_IsNull(o))
+		return 0;
+	if (!cJSON_IsObject(o))
+		return bad(d, -EINVAL, "'parts' is not an object");
+	r->parts = run_parts__new();
+	if (!r->parts)
+		return bad(d, -ENOMEM, "out of memory");
+	root = item(o, "root_thread");
+	if (cJSON_IsString(root) && !(r->parts->root = strdup(root->valuestring)))
+		return bad(d, -ENOMEM, "out of memory");
+	r->parts->stacks = cJSON_IsArray(item(o, "stacks"));
+	r->parts->bash = cJSON_IsArray(item(o, "bash"));
+	for (int l = 0; l < 3; l++) {
+		cJSON_ArrayForEach(i, item(o, lists[l]))
+		{
+			const cJSON *th = item(i, "thread"), *st = item(i, "state"),
+				    *sk = item(i, l == 2 ? "command" : "stack");
+			uint64_t ns = 0, cpu = 0;
+			int state = 0;
+
+			if (l < 2 && !(cJSON_IsString(th) && cJSON_IsString(st) &&
+				       (state = parts_state_by_name(st->valuestring)) >= 0))
+				return bad(d, -EINVAL,
+					   "parts.%s: an entry without its thread or state",
+					   lists[l]);
+			if (l > 0 && !cJSON_IsString(sk))
+				return bad(d, -EINVAL, "parts.%s: an entry without its %s",
+					   lists[l], l == 2 ? "command" : "stack");
+			ret = get_u64(d, i, "ns", true, &ns);
+			if (!ret && l == 2)
+				ret = get_u64(d, i, "cpu_ns", true, &cpu);
+			if (ret)
+				return ret;
+			if (run_parts__add(r->parts, l, state, l < 2 ? th->valuestring : NULL,
+					   l > 0 ? sk->valuestring : NULL, ns, cpu))
+				return bad(d, -ENOMEM, "out of memory");
+		}
+	}
+	return 0;
+}
+
 static int read_run(struct rd *d, const cJSON *o, size_t idx, struct run *r)
 {
 	const cJSON *i, *ru;
@@ -731,6 +800,13 @@ static int read_run(struct rd *d, const cJSON *o, size_t idx, struct run *r)
 	ret = read_status(d, o, r);
 	if (!ret)
 		ret = get_u64(d, o, "wall_ns", true, &r->wall_ns);
+	if (!ret) {
+		uint64_t root = 0;
+
+		/* Where the critical path starts; older artifacts may lack it. */
+		ret = get_u64(d, o, "root_pid", false, &root);
+		r->root_pid = (uint32_t)root;
+	}
 	if (!ret)
 		ret = get_u64(d, o, "user_ns", true, &r->ru.user_ns);
 	if (!ret)
@@ -766,9 +842,14 @@ static int read_run(struct rd *d, const cJSON *o, size_t idx, struct run *r)
 		ret = artifact_read_timeline(item(o, "timeline"), r, why, sizeof(why));
 		if (ret)
 			ret = bad(d, ret, "%s", why);
+		/* The critical path is walked again on what was read: the same walk, the same path. */
+		else if (critpath_compute(r) == -ENOMEM)
+			ret = -ENOMEM;
 	}
+	if (!ret)
+		ret = read_parts(d, item(o, "parts"), r);
 	if (ret)
-		run__free_detail(r);
+		run__free(r);
 	else
 		d->where[0] = '\0';
 	return ret;
@@ -792,7 +873,7 @@ static int read_runs(struct rd *d, const cJSON *a, struct run **out, size_t *n)
 		ret = read_run(d, o, k, &(*out)[k]);
 		if (ret) {
 			for (size_t j = 0; j < k; j++)
-				run__free_detail(&(*out)[j]);
+				run__free(&(*out)[j]);
 			free(*out);
 			*out = NULL;
 			return ret;
@@ -882,6 +963,108 @@ static double get_bound(const cJSON *o, const char *key, bool computed)
 	return computed ? INFINITY : NAN;
 }
 
+static int read_explain_level(struct rd *d, const cJSON *o, struct explain_metric *em,
+			      enum explain_level l)
+{
+	struct explain_levelset *ls = &em->level[l];
+	const cJSON *i;
+	size_t n = 0;
+
+	ls->available = cJSON_IsTrue(item(o, "available"));
+	get_str(o, "reason", ls->why, sizeof(ls->why), "");
+	if (!ls->available)
+		return 0;
+	ls->tested = (size_t)get_num_in(o, "tested", 0, 0, 1e9);
+	ls->compared = (size_t)get_num_in(o, "compared", 0, 0, 1e9);
+	ls->confidence = get_num(o, "confidence", NAN);
+	ls->blamed_ns = get_num(o, "blamed_ns", NAN);
+	ls->noise_ns = get_num(o, "within_noise_ns", NAN);
+	ls->nnoise = (size_t)get_num_in(o, "within_noise_parts", 0, 0, 1e9);
+	ls->remainder_ns = get_num(o, "remainder_ns", NAN);
+	ls->parts = calloc((size_t)cJSON_GetArraySize(item(o, "parts")) + 1, sizeof(*ls->parts));
+	if (!ls->parts)
+		return bad(d, -ENOMEM, "out of memory");
+	cJSON_ArrayForEach(i, item(o, "parts"))
+	{
+		struct explain_part *p = &ls->parts[n];
+		const cJSON *who = item(i, l == EXPLAIN_PROCESS ? "process" : "thread"),
+			    *st = item(i, "state"),
+			    *sk = item(i, l == EXPLAIN_BASH ? "command" : "stack");
+
+		p->state = cJSON_IsString(st) ? parts_state_by_name(st->valuestring) : -1;
+		if ((l != EXPLAIN_BASH && !cJSON_IsString(who)) ||
+		    ((l == EXPLAIN_THREAD || l == EXPLAIN_STACK) && p->state < 0) ||
+		    ((l == EXPLAIN_STACK || l == EXPLAIN_BASH) && !cJSON_IsString(sk)))
+			return bad(d, -EINVAL, "comparison.explanation: a %s part is incomplete",
+				   explain_level_name(l));
+		if (l != EXPLAIN_BASH && !(p->thread = strdup(who->valuestring)))
+			return bad(d, -ENOMEM, "out of memory");
+		if ((l == EXPLAIN_STACK || l == EXPLAIN_BASH) &&
+		    !(p->stack = strdup(sk->valuestring)))
+			return bad(d, -ENOMEM, "out of memory");
+		p->base = get_num(i, "base_ns", NAN);
+		p->new = get_num(i, "new_ns", NAN);
+		p->delta = get_num(i, "change_ns", NAN);
+		p->low = get_num(i, "ci_low_ns", NAN);
+		p->high = get_num(i, "ci_high_ns", NAN);
+		p->p = get_num(i, "p_value", NAN);
+		p->share = get_num(i, "share", NAN);
+		p->blamed = cJSON_IsTrue(item(i, "blamed"));
+		ls->nblamed += p->blamed;
+		ls->nparts = ++n;
+	}
+	return 0;
+}
+
+/* comparison.explanation (explain.h), when there is one. */
+static int read_explain(struct rd *d, const cJSON *o, struct comparison *c)
+{
+	const cJSON *i;
+	int ret = 0;
+
+	if (!cJSON_IsObject(o))
+		return 0;
+	c->explain = explain__new();
+	if (!c->explain)
+		return bad(d, -ENOMEM, "out of memory");
+	c->explain->confidence = get_num(o, "confidence", 0.95);
+	c->explain->resamples = (unsigned)get_num_in(o, "resamples", 0, 0, UINT32_MAX);
+	c->explain->seed = (uint64_t)get_num_in(o, "seed", 0, 0, 1.8446744073709550e19);
+	cJSON_ArrayForEach(i, item(o, "metrics"))
+	{
+		const cJSON *name = item(i, "name"), *root = item(i, "root_thread");
+		int m = cJSON_IsString(name) ? metric_by_name(name->valuestring) : -1;
+		struct explain_metric *em;
+
+		if (m < 0 || c->explain->n >= METRIC_NR)
+			return bad(d, -EINVAL,
+				   "comparison.explanation: a metric is not one this tsarun knows");
+		em = &c->explain->m[c->explain->n++];
+		em->metric = m;
+		em->available = cJSON_IsTrue(item(i, "available"));
+		get_str(i, "reason", em->why, sizeof(em->why), "");
+		get_str(i, "scope", em->scope, sizeof(em->scope), "");
+		if (cJSON_IsString(root) && !(em->root = strdup(root->valuestring)))
+			return bad(d, -ENOMEM, "out of memory");
+		em->nb = (size_t)get_num_in(i, "base_n", 0, 0, 1e9);
+		em->nn = (size_t)get_num_in(i, "new_n", 0, 0, 1e9);
+		em->base_median = get_num(i, "base_median_ns", NAN);
+		em->new_median = get_num(i, "new_median_ns", NAN);
+		em->total = get_num(i, "change_ns", NAN);
+		em->floor_ns = get_num(i, "floor_ns", NAN);
+		em->judged = cJSON_IsTrue(item(i, "judged"));
+		for (int l = 0; !ret && l < EXPLAIN_NLEVELS; l++) {
+			const cJSON *lv = item(item(i, "levels"), explain_level_name(l));
+
+			if (cJSON_IsObject(lv))
+				ret = read_explain_level(d, lv, em, l);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
 {
 	static const char *const verdicts[] = {"pass", "improved", "inconclusive", "regression"};
@@ -961,7 +1144,7 @@ static int read_comparison(struct rd *d, const cJSON *o, struct comparison *c)
 			snprintf(c->notes[c->nnotes++], GATE_NOTE_LEN, "%s", i->valuestring);
 		}
 	}
-	return 0;
+	return read_explain(d, item(o, "explanation"), c);
 }
 
 /* Line and column of offset `at` in text, for a parse error. */
@@ -1103,6 +1286,16 @@ int artifact_parse(const char *text, size_t len, const char *name,
 		}
 		if (o->have_cmp)
 			*o->have_cmp = true;
+	}
+	/*
+	 * The document itself, for a renderer that shows all of it (the HTML
+	 * page): the text read, made strict UTF-8 (printing the tree again would
+	 * cost more than reading it: 5 s for a million timeline intervals).
+	 */
+	if (!ret && o->text) {
+		*o->text = textsafe_dup(textsafe_json_doc, text, len);
+		if (!*o->text)
+			ret = bad(&d, -ENOMEM, "out of memory");
 	}
 out:
 	cJSON_Delete(root);

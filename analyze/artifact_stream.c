@@ -12,6 +12,7 @@
 
 #include "run.h"
 #include "stream.h"
+#include "textsafe.h"
 
 /* Fields a source does not measure: null in every row, with the reason once per line. */
 static const struct {
@@ -30,8 +31,9 @@ static const struct {
 /*
  * The line is written straight into a growing buffer: a tree of cJSON
  * objects per thread, and printf for each number, made a line of 200
- * threads cost tsarun 2.7 ms at every tick. Strings are escaped as cJSON
- * escapes them (the artifact's other writers use it).
+ * threads cost tsarun 2.7 ms at every tick. Strings are escaped as the
+ * artifact's other writers escape them (textsafe_json: valid UTF-8 whatever
+ * the command's bytes).
  */
 struct jbuf {
 	char *p;
@@ -101,45 +103,24 @@ static void elem(struct jbuf *b)
 	PUT(b, "{");
 }
 
+/* A JSON string: escaped by the rule every JSON writer of tsarun's follows (lib/textsafe). */
 static void put_str(struct jbuf *b, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
+	char small[256], *e = small;
+	size_t n = textsafe_json(small, sizeof(small), s, TEXTSAFE_NUL);
 
-	PUT(b, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			char e[2] = {'\\', (char)c};
-
-			put(b, e, 2);
-		} else if (c < 0x20) {
-			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-
-			switch (c) {
-			case '\n':
-				PUT(b, "\\n");
-				break;
-			case '\t':
-				PUT(b, "\\t");
-				break;
-			case '\r':
-				PUT(b, "\\r");
-				break;
-			case '\b':
-				PUT(b, "\\b");
-				break;
-			case '\f':
-				PUT(b, "\\f");
-				break;
-			default:
-				put(b, e, 6);
-			}
-		} else {
-			put(b, (const char *)&c, 1);
+	if (n >= sizeof(small)) {
+		e = textsafe_dup(textsafe_json, s, TEXTSAFE_NUL);
+		if (!e) {
+			b->oom = true;
+			return;
 		}
 	}
 	PUT(b, "\"");
+	put(b, e, n);
+	PUT(b, "\"");
+	if (e != small)
+		free(e);
 }
 
 static void kv_i64(struct jbuf *b, const char *name, int64_t v)

@@ -12,8 +12,16 @@
  *     "unmatched_intervals", "buffer_bytes", "complete",
  *     "threads": [{"tid", "pid", "task_start_ns", "lost_events", "lost_ns",
  *                  "names": [[at_ns, execs, "comm"], ...],
- *                  "intervals": [[start_ns, duration_ns, kind, cpu|null], ...]}]
+ *                  "intervals": [[start_ns, duration_ns, kind, cpu|null], ...],
+ *                  "wakes": [[at_ns, context, created, iowait, waker_tid, waker_pid,
+ *                             waker_task_start_ns, cpu|null, "comm", "irq"|null], ...]}]
  *   }
+ *   "critical_path": {"wall_ns", "edges", "complete", "unknown_ns", "kinds",
+ *     "groups": [{"tid", "pid", "comm", "kind", "state", "what", "total_ns",
+ *                 "share", "segments"}, ...],
+ *     "segment_row": ["start_ns", "duration_ns", "group", "woke_tid"],
+ *     "segments": [[start_ns, duration_ns, group, woke_tid|null], ...]}
+ * The critical path is written, never read: a reader walks the timeline again.
  */
 #ifndef TSARUN_ARTIFACT_TIMELINE_H
 #define TSARUN_ARTIFACT_TIMELINE_H
@@ -27,6 +35,9 @@ struct run_timeline;
 
 /* Stream r's timeline object to f (r->timeline must be set). 0 or -errno. */
 int artifact_emit_timeline(FILE *f, const struct run *r);
+
+/* Stream r's critical_path object to f (r->critpath must be set). 0 or -errno. */
+int artifact_emit_critpath(FILE *f, const struct run *r);
 
 /* quality.timeline: what was lost, and whether the timeline is complete. */
 struct cJSON *artifact_timeline_quality(const struct run_timeline *t);

@@ -9,9 +9,15 @@
 #include "bashprof.h"
 #include "flame.h"
 #include "run.h"
+#include "textsafe.h"
+#include "tsa_wire.h"
 #include "tsarun.h"
 
-/* A one-line, bounded rendering of a text: newlines and tabs become spaces. */
+/*
+ * A one-line, bounded rendering of a text: newlines and tabs become spaces.
+ * Folded (bash.folded, the flame graph's frames): no ';' and, as in the
+ * stacks' folded files, no control character (the tree escapes them).
+ */
 static void flat(char *out, size_t outlen, const char *s, bool folded)
 {
 	size_t j = 0;
@@ -23,6 +29,8 @@ static void flat(char *out, size_t outlen, const char *s, bool folded)
 			c = ' ';
 		if (folded && c == ';')
 			c = ',';
+		if (folded && ((unsigned char)c < 0x20 || c == 0x7f))
+			c = '?';
 		out[j++] = c;
 	}
 	out[j] = '\0';
@@ -118,6 +126,25 @@ int bashprof__write_folded(const struct bashprof *bp, FILE *f)
 			return -1;
 	}
 	return 0;
+}
+
+int bashprof__each_self(const struct bashprof *bp,
+			int (*fn)(void *ctx, const char *path, uint64_t wall_ns, uint64_t cpu_ns),
+			void *ctx)
+{
+	static char path[16384];
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < bashprof__nodes(bp); i++) {
+		const struct bash_node *n = bashprof__node(bp, i);
+		uint64_t wall = self_time(n, false), cpu = self_time(n, true);
+
+		if (!wall && !cpu)
+			continue;
+		folded_path(n, path, sizeof(path));
+		ret = fn(ctx, path, wall, cpu);
+	}
+	return ret;
 }
 
 enum { FL_COMMAND, FL_FRAME, FL_FORK, FL_TRAP, FL_BASH };
@@ -244,46 +271,213 @@ static bool is_async(const struct bash_node *n)
 	return n->kind == BK_BACKGROUND || n->kind == BK_COPROC || n->kind == BK_PROCSUB;
 }
 
+/*
+ * The file a node's line is in: its innermost function's (where it was
+ * defined) or sourced file's, else the script's; NULL in a nested bash
+ * (another script, whose name the records do not carry).
+ */
+static const char *node_file(const struct bash_node *n, const char *script)
+{
+	for (const struct bash_node *p = n->parent; p; p = p->parent) {
+		if (p->kind == BK_FUNCTION && p->file[0])
+			return p->file;
+		if (p->kind == BK_SOURCE && p->text[0])
+			return p->text;
+		if (p->kind == BK_BASH)
+			return NULL;
+	}
+	return script;
+}
+
+/* "file:line", the file by its last component; "-" for no line. */
+static void where_of(char *out, size_t len, const struct bash_node *n, const char *script)
+{
+	const char *file = node_file(n, script), *slash;
+
+	if (!n->line) {
+		snprintf(out, len, "-");
+		return;
+	}
+	if (!file || !*file) {
+		snprintf(out, len, "%u", n->line);
+		return;
+	}
+	slash = strrchr(file, '/');
+	snprintf(out, len, "%s:%u", slash && slash[1] ? slash + 1 : file, n->line);
+}
+
+/* Cut s to at most max bytes, on a UTF-8 character's start, with "…" when cut. */
+static void fit(char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max || max < 4)
+		return;
+	n = max - 3;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(s + n, "…", sizeof("…"));
+}
+
+/* A child that ran beside its parent, not within it (its time is not the parent's). */
+static bool beside(const struct bash_node *n)
+{
+	return is_async(n) || n->kind == BK_PIPE_PART || n->pipe_part ||
+	       (n->parent && n->parent->kind == BK_PIPELINE);
+}
+
+/*
+ * The node's own time: its wall time less that of the children that ran
+ * within it; a pipeline's, less its longest part (the parts run side by
+ * side and hold the rest).
+ */
+static uint64_t self_ns(const struct bash_node *n)
+{
+	uint64_t in = 0;
+
+	for (const struct bash_node *c = n->child; c; c = c->next)
+		if (n->kind == BK_PIPELINE)
+			in = c->wall_ns > in ? c->wall_ns : in;
+		else if (!beside(c))
+			in += c->wall_ns;
+	return n->wall_ns > in ? n->wall_ns - in : 0;
+}
+
+/* The calls above a node, outermost first: "f > g" (function names, sources, subshells). */
+static void call_path(char *out, size_t len, const struct bash_node *n)
+{
+	const struct bash_node *v[16];
+	size_t k = 0, used = 0;
+
+	out[0] = '\0';
+	for (const struct bash_node *p = n->parent; p && p->parent && k < 16; p = p->parent)
+		v[k++] = p;
+	while (k-- > 0 && used < len) {
+		char t[64];
+		size_t w;
+
+		flat(t, sizeof(t), v[k]->text, false);
+		/* A call or a command by its first word, a trap by its signal, the rest by kind. */
+		w = strcspn(t, " \t");
+		if (!t[0] || (v[k]->kind != BK_FUNCTION && v[k]->kind != BK_COMMAND &&
+			      v[k]->kind != BK_TRAP && v[k]->kind != BK_SOURCE))
+			snprintf(t, sizeof(t), "(%s)", bash_kind_name(v[k]->kind));
+		else
+			t[w < 24 ? w : 24] = '\0';
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? " > " : "", t);
+	}
+}
+
+static int cmp_node_desc(const void *a, const void *b, void *ctx)
+{
+	const struct bash_node *x = *(const struct bash_node *const *)a;
+	const struct bash_node *y = *(const struct bash_node *const *)b;
+	bool self = *(const bool *)ctx;
+	uint64_t vx = self ? self_ns(x) : x->wall_ns, vy = self ? self_ns(y) : y->wall_ns;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The costliest commands, by self time then by total time: what to look at first. */
+static void print_hot(FILE *f, const struct bashprof *bp, uint64_t total,
+		      const struct bashprof_print_opts *o, int top)
+{
+	size_t nn = bashprof__nodes(bp), k = 0;
+	const struct bash_node **v = nn > 1 ? malloc((nn - 1) * sizeof(*v)) : NULL;
+
+	if (!v)
+		return;
+	for (size_t i = 1; i < nn; i++)
+		v[k++] = bashprof__node(bp, i);
+	for (int pass = 0; pass < 2; pass++) {
+		bool self = pass == 0;
+
+		qsort_r(v, k, sizeof(*v), cmp_node_desc, &self);
+		fprintf(f, "%s\n%11s %7s %11s %8s  %-20s %s\n",
+			self ? "hot commands by self time (their own, less what ran below them):"
+			     : "hot commands by total time (with what ran below them):",
+			self ? "SELF" : "TOTAL", "%TOTAL", self ? "TOTAL" : "SELF", "COUNT",
+			"WHERE", "COMMAND  < called from");
+		for (size_t i = 0; i < k && i < (size_t)top; i++) {
+			const struct bash_node *n = v[i];
+			uint64_t a = self ? self_ns(n) : n->wall_ns,
+				 b = self ? n->wall_ns : self_ns(n);
+			char va[32], vb[32], where[64], lbl[BASHPROF_LABEL_MAX + 32], path[160];
+			char row[BASHPROF_LABEL_MAX + 256];
+
+			if (!a)
+				break;
+			fmt_dur(va, sizeof(va), a);
+			fmt_dur(vb, sizeof(vb), b);
+			where_of(where, sizeof(where), n, o->script);
+			label(lbl, sizeof(lbl), n, false);
+			call_path(path, sizeof(path), n);
+			snprintf(row, sizeof(row), "%s%s%s", lbl, path[0] ? "  < " : "", path);
+			if (o->width)
+				fit(row, o->width > 64 + 8 ? o->width - 64 : 8);
+			fprintf(f, "%11s %6.1f%% %11s %8llu  %-20s ", va, pct(a, total), vb,
+				(unsigned long long)n->count, where);
+			textsafe_fput(f, textsafe_term, row, TEXTSAFE_NUL);
+			fputc('\n', f);
+		}
+	}
+	fputc('\n', f);
+	free(v);
+}
+
+static bool folded_here(const struct bash_node *x, uint64_t total,
+			const struct bashprof_print_opts *o)
+{
+	return (o->max_depth && x->depth > o->max_depth) ||
+	       (o->min_percent > 0 && pct(x->wall_ns, total) < o->min_percent);
+}
+
 static void print_node(FILE *f, const struct bash_node *n, const char *prefix, bool last,
 		       uint64_t total, const struct bashprof_print_opts *o)
 {
-	char lbl[BASHPROF_LABEL_MAX + 32], w[32], c[32], pre[512], where[24];
+	char lbl[BASHPROF_LABEL_MAX + 32], w[32], c[32], pre[512], where[64];
 	uint64_t parent = n->parent ? n->parent->wall_ns : 0;
+	uint64_t folded_ns = 0, folded = 0;
+	size_t cols;
 
-	if (o->max_depth && n->depth > o->max_depth)
-		return;
-	if (n->parent && o->min_percent > 0 && pct(n->wall_ns, total) < o->min_percent)
-		return;
 	label(lbl, sizeof(lbl) - 24, n, false);
+	/* The columns before the label, and the tree's own: what is left of the width. */
+	cols = 75 + 2 * (size_t)n->depth +
+	       (n->kind == BK_FUNCTION || n->kind == BK_SOURCE ? sizeof("  [function]") : 0);
+	if (o->width)
+		fit(lbl, o->width > cols + 8 ? o->width - cols : 8);
 	fmt_dur(w, sizeof(w), n->wall_ns);
 	fmt_dur(c, sizeof(c), n->cpu_ns);
-	if (n->line)
-		snprintf(where, sizeof(where), "%u", n->line);
-	else
-		snprintf(where, sizeof(where), "-");
+	where_of(where, sizeof(where), n, o->script);
+	fit(where, 18);
 	if (n->parent && (is_async(n) || (is_async(n->parent) && n->parent->text[0])))
 		/*
 		 * It ran beside its parent, not within it: no share of the parent's
 		 * time; nor has what a background job ran below the node of its
 		 * launch (a node of the job's own process has no text: its life).
 		 */
-		fprintf(f, "%6s %5u %11s %6.1f%% %7s %11s %8llu  %s%s%s", where, n->depth, w,
+		fprintf(f, "%18s %5u %11s %6.1f%% %7s %11s %8llu  %s%s", where, n->depth, w,
 			pct(n->wall_ns, total), "-", c, (unsigned long long)n->count, prefix,
-			last ? "└─" : "├─", lbl);
+			last ? "└─" : "├─");
 	else if (n->parent)
-		fprintf(f, "%6s %5u %11s %6.1f%% %6.1f%% %11s %8llu  %s%s%s", where, n->depth, w,
+		fprintf(f, "%18s %5u %11s %6.1f%% %6.1f%% %11s %8llu  %s%s", where, n->depth, w,
 			pct(n->wall_ns, total), pct(n->wall_ns, parent), c,
-			(unsigned long long)n->count, prefix, last ? "└─" : "├─", lbl);
+			(unsigned long long)n->count, prefix, last ? "└─" : "├─");
 	else
-		fprintf(f, "%6s %5u %11s %6.1f%% %7s %11s %8llu  %s", where, n->depth, w,
-			pct(n->wall_ns, total), "", c, (unsigned long long)n->count, lbl);
+		fprintf(f, "%18s %5u %11s %6.1f%% %7s %11s %8llu  ", where, n->depth, w,
+			pct(n->wall_ns, total), "", c, (unsigned long long)n->count);
+	/* The script's text: its control bytes and bad UTF-8 are shown, never sent. */
+	textsafe_fput(f, textsafe_term, lbl, TEXTSAFE_NUL);
 	if (n->kind == BK_FUNCTION || n->kind == BK_SOURCE)
 		fprintf(f, "  [%s]", n->kind == BK_FUNCTION ? "function" : "source");
 	fputc('\n', f);
 	snprintf(pre, sizeof(pre), "%s%s", prefix, n->parent ? (last ? "  " : "│ ") : "");
 	for (uint32_t i = 0; i < n->nprocs; i++) {
 		const struct bash_procs *p = &n->procs[i];
-		char pw[32], pc[32], pr[32], ps[32], pd[32], rest[96];
+		char pw[32], pc[32], pr[32], ps[32], pd[32], rest[96], tail[512];
+		char comm[TEXTSAFE_SIZE(sizeof(p->comm))]; /* the command's name: escaped */
 
 		fmt_dur(pw, sizeof(pw), p->wall_ns);
 		fmt_dur(pc, sizeof(pc), p->state_ns[TSA_ST_ONCPU]);
@@ -299,22 +493,42 @@ static void print_node(FILE *f, const struct bash_node *n, const char *prefix, b
 		} else {
 			snprintf(rest, sizeof(rest), "%s S + %s D", ps, pd);
 		}
-		fprintf(f,
-			"%6s %5s %11s %7s %7s %11s %8u  %s  ↳ %s (pid %u%s%s): %s = %s CPU + %s "
-			"runq + %s\n",
-			"", "", "", "", "", "", p->count, pre, p->comm, p->first_pid,
-			p->count > 1 ? ", ..." : "",
-			p->with_bash ? ", with the script's commands before its exec" : "", pw, pc,
-			pr, rest);
+		textsafe_term(comm, sizeof(comm), p->comm, TEXTSAFE_NUL);
+		snprintf(tail, sizeof(tail), "↳ %s (pid %u%s%s): %s = %s CPU + %s runq + %s", comm,
+			 p->first_pid, p->count > 1 ? ", ..." : "",
+			 p->with_bash ? ", with the script's commands before its exec" : "", pw, pc,
+			 pr, rest);
+		cols = 75 + 2 * (size_t)n->depth + 6;
+		if (o->width)
+			fit(tail, o->width > cols + 8 ? o->width - cols : 8);
+		fprintf(f, "%18s %5s %11s %7s %7s %11s %8u  %s  %s\n", "", "", "", "", "", "",
+			p->count, pre, tail);
 	}
+	/* Children below the depth or the share are folded into one line, last. */
 	for (const struct bash_node *ch = n->child; ch; ch = ch->next)
-		print_node(f, ch, pre, ch->next == NULL, total, o);
+		if (folded_here(ch, total, o)) {
+			folded++;
+			folded_ns += beside(ch) ? 0 : ch->wall_ns;
+		}
+	for (const struct bash_node *ch = n->child; ch; ch = ch->next)
+		if (!folded_here(ch, total, o))
+			print_node(f, ch, pre, !ch->next && !folded, total, o);
+	if (folded) {
+		char fw[32];
+
+		fmt_dur(fw, sizeof(fw), folded_ns);
+		fprintf(f, "%18s %5s %11s %7s %7s %11s %8s  %s└─… %llu more (%s)\n", "", "", fw, "",
+			"", "", "", pre, (unsigned long long)folded,
+			o->max_depth && n->depth + 1 > o->max_depth ? "below --bash-depth"
+								    : "each below the share shown");
+	}
 }
 
 void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_print_opts *o)
 {
 	const struct bash_total *t = bashprof__total(bp);
 	const struct bash_quality *q = bashprof__quality(bp);
+	struct bashprof_print_opts po;
 	char sw[32], tw[32], cpu[32];
 
 	fmt_dur(sw, sizeof(sw), t->self_wall_ns);
@@ -326,9 +540,23 @@ void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_p
 		(unsigned long long)t->commands);
 	if (q->fallback)
 		fprintf(f, "note: with the pure-bash trap, %s\n", BASHPROF_FALLBACK_LIMITS);
-	fprintf(f, "%6s %5s %11s %7s %7s %11s %8s  %s\n", "LINE", "DEPTH", "WALL", "%TOTAL",
+	po = *o;
+	if (po.min_percent < 0)
+		po.min_percent =
+		    bashprof__nodes(bp) > BASHPROF_FOLD_LINES ? BASHPROF_FOLD_PERCENT : 0;
+	if (po.top < 0)
+		po.top = 5;
+	if (po.top)
+		print_hot(f, bp, t->self_wall_ns, &po, po.top);
+	if (po.min_percent > 0 || po.max_depth)
+		fprintf(f,
+			"the tree%s%s (every node is in the artifact's bash.commands and in "
+			"bash.folded):\n",
+			po.max_depth ? ", to --bash-depth" : "",
+			po.min_percent > 0 ? ", without what is below a share of the total" : "");
+	fprintf(f, "%18s %5s %11s %7s %7s %11s %8s  %s\n", "WHERE", "DEPTH", "WALL", "%TOTAL",
 		"%PARENT", "CPU", "COUNT", "COMMAND");
-	print_node(f, bashprof__root(bp), "", true, t->self_wall_ns, o);
+	print_node(f, bashprof__root(bp), "", true, t->self_wall_ns, &po);
 	fprintf(f, "SELF RUN TIME:  %s   (the script's own wall time)\n", sw);
 	fprintf(f, "TOTAL RUN TIME: %s   (every bash process of the tree, summed)\n", tw);
 	fprintf(f, "TOTAL CPU TIME: %s\n", cpu);
@@ -365,6 +593,27 @@ void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_p
 		    "substitutions and subshells run after that are not in the profile\n",
 		    (unsigned long long)q->functrace_off_streams,
 		    q->functrace_off_streams == 1 ? "" : "es");
+	if (q->deep_streams)
+		fprintf(f,
+			"note: %llu bash process%s nested functions, sourced files and evals "
+			"deeper than %d: what ran deeper is folded into the deepest frame kept\n",
+			(unsigned long long)q->deep_streams, q->deep_streams == 1 ? "" : "es",
+			TSA_MAX_FRAMES);
+	if (q->silent_bash)
+		fprintf(f,
+			"warning: %llu bash process%s of the tree recorded nothing (in posix mode: "
+			"bash --posix, POSIXLY_CORRECT; BASH_ENV cleared; --bash-no-follow; or "
+			"killed before its first command): %s commands are not in the profile\n",
+			(unsigned long long)q->silent_bash, q->silent_bash == 1 ? "" : "es",
+			q->silent_bash == 1 ? "its" : "their");
+	if (q->limit_drops)
+		fprintf(
+		    f,
+		    "warning: %llu bash record%s dropped at the profile's memory limits (%d text "
+		    "ids and %d frames a bash process, %u MiB in all): the script sent more than "
+		    "a real one does (forged records?), and the profile is incomplete\n",
+		    (unsigned long long)q->limit_drops, q->limit_drops == 1 ? " was" : "s were",
+		    BASHPROF_STREAM_IDS, BASHPROF_STREAM_LEVELS, BASHPROF_MEM_MAX >> 20);
 	if (q->lost_records || q->bad_records || q->bad_datagrams || q->unterminated)
 		fprintf(f,
 			"records: %llu lost, %llu malformed, %llu bad datagrams, %llu processes "

@@ -28,6 +28,32 @@ struct run;
 #define BASHPROF_LABEL_MAX 300 /* bytes of a node's label in the outputs */
 
 /*
+ * What records can make root allocate. They come from the profiled
+ * script, which can forge any of them (issue 23), so every allocation
+ * they size is bounded; what would exceed a bound is dropped and counted
+ * (bash_quality.limit_drops), never silently.
+ *
+ * - Text ids a stream holds at once: the builtin starts its table over
+ *   (TEXT_RESET) after 6,000 texts (tsarun-trap.c, TEXT_MAX_ENTRIES), so
+ *   8,192 never drops a real one. The table is hashed and grows with the
+ *   ids a stream defines, not with the largest id a record names: at most
+ *   16,384 slots of 16 bytes (256 KiB) a stream.
+ * - Levels a stream nests: the builtin keeps 512 frames (TSA_MAX_FRAMES,
+ *   deeper ones fold, TSA_EF_DEEP), the fallback's lines at most 1,000.
+ * - Bytes of everything records make, together: streams and their ids,
+ *   levels, fork points and pending children, call-tree nodes and interned
+ *   texts. A real script has at most some thousands of distinct command
+ *   texts, and its tree some tens of thousands of nodes (about 250 bytes
+ *   each with their text) and streams (one per subshell, command
+ *   substitution or pipeline part; about 450 bytes each, ended ones
+ *   included): some tens of MiB at the very most. 128 MiB is ten times
+ *   that, and what a forged flood can make root hold.
+ */
+#define BASHPROF_STREAM_IDS    8192
+#define BASHPROF_STREAM_LEVELS 1024
+#define BASHPROF_MEM_MAX       (128u << 20)
+
+/*
  * What the pure-bash trap (the fallback) does not do that the builtin
  * does: said in the report and in the artifact (bash.recorder_limits).
  */
@@ -131,6 +157,21 @@ struct bash_quality {
 	/* bash processes whose DEBUG trap the script replaced or removed, or that turned functrace off. */
 	uint64_t trap_lost_streams;
 	uint64_t functrace_off_streams;
+	/* bash processes whose functions, sources and evals nested deeper than the builtin keeps */
+	uint64_t deep_streams;
+	/*
+	 * Processes named bash in the tree that sent no record: posix mode (no
+	 * BASH_ENV), BASH_ENV cleared, or not followed (--bash-no-follow).
+	 */
+	uint64_t silent_bash;
+	/*
+	 * Records dropped because what they make would have passed a limit
+	 * above (BASHPROF_STREAM_IDS, BASHPROF_STREAM_LEVELS, BASHPROF_MEM_MAX),
+	 * and records that named what was dropped; mem_bytes: the most the
+	 * records made the profile hold at once (bytes asked of malloc).
+	 */
+	uint64_t limit_drops;
+	uint64_t mem_bytes;
 	/*
 	 * Trap runs whose main part the builtin timed as it ran (tsa_wire.h,
 	 * TSA_R_SPAN): how many, the time they took, and how many parts held a
@@ -207,6 +248,15 @@ const struct bash_total *bashprof__total(const struct bashprof *bp);
 int bashprof__write_folded(const struct bashprof *bp, FILE *f);
 
 /*
+ * Each node with own wall time, with its path as bash.folded names it
+ * ("bash;12: make_all;3: sleep 0.05"), its own wall and CPU time (less its
+ * children's), in id order. Stops at the first non-zero return of fn.
+ */
+int bashprof__each_self(const struct bashprof *bp,
+			int (*fn)(void *ctx, const char *path, uint64_t wall_ns, uint64_t cpu_ns),
+			void *ctx);
+
+/*
  * The profile as a flame graph (analyze/flame.h): one stack per node, its
  * frames named as in bash.folded, valued by the node's own wall time (or
  * CPU time with cpu) in nanoseconds, coloured by kind of node.
@@ -218,8 +268,18 @@ int bashprof__flame(const struct bashprof *bp, struct flame *f, bool cpu);
 struct bashprof_print_opts {
 	bool color;
 	uint32_t max_depth; /* 0: no limit */
-	double min_percent; /* hide nodes below this share of the total (0: all) */
+	/*
+	 * Fold nodes below this share of the total into one line per parent
+	 * (0: all shown; < 0: BASHPROF_FOLD_PERCENT once the tree has more than
+	 * BASHPROF_FOLD_LINES nodes).
+	 */
+	double min_percent;
+	int top;	    /* hot commands listed first, by self and by total time (< 0: 5) */
+	const char *script; /* the script's file, for lines outside functions and sources */
+	unsigned width;	    /* columns to fit the rows in (0: no limit) */
 };
+#define BASHPROF_FOLD_LINES   200
+#define BASHPROF_FOLD_PERCENT 0.5
 void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_print_opts *o);
 
 #endif /* TSARUN_BASHPROF_H */

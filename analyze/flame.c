@@ -6,10 +6,12 @@
  * lays them out. The script embedded in the SVG does the interaction.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flame.h"
+#include "textsafe.h"
 
 struct fnode {
 	uint32_t parent;
@@ -18,6 +20,7 @@ struct fnode {
 	int32_t fcat;	/* the frame's own category, -1: none */
 	uint64_t value; /* inclusive */
 	uint64_t cat[FLAME_MAX_CATS];
+	uint64_t dbase, dnew; /* a differential graph's two sides, inclusive */
 };
 
 struct flame {
@@ -41,6 +44,7 @@ struct flame {
 		bool named;
 	} cats[FLAME_MAX_CATS];
 	uint32_t maxdepth;
+	bool diff; /* flame__add_diff() was used: coloured by change */
 };
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -267,6 +271,41 @@ static int add_path(struct flame *f, const char *const *frames, const size_t *le
 	return 0;
 }
 
+int flame__add_diff(struct flame *f, const char *const *frames, size_t n, uint64_t base,
+		    uint64_t new)
+{
+	uint64_t width = base > new ? base : new;
+	int err;
+
+	if (f->nodes[0].value && !f->diff)
+		return -EINVAL;
+	f->diff = true;
+	err = add_path(f, frames, NULL, NULL, n, width, 0);
+	if (err || !width)
+		return err;
+	/* add_path() left the values on the path: find it again for the two sides */
+	for (uint32_t cur = 0, i = 0;; i++) {
+		f->nodes[cur].dbase += base;
+		f->nodes[cur].dnew += new;
+		if (i == n)
+			break;
+		{
+			const char *s = frames[i] && frames[i][0] ? frames[i] : "[unknown]";
+			int64_t id = intern(f, s, strlen(s));
+
+			if (id < 0)
+				return (int)id;
+			cur = (uint32_t)child(f, cur, (uint32_t)id);
+		}
+	}
+	return 0;
+}
+
+bool flame__is_diff(const struct flame *f)
+{
+	return f->diff;
+}
+
 int flame__add_ex(struct flame *f, const char *const *frames, const int *frame_cats, size_t n,
 		  uint64_t value, int cat)
 {
@@ -369,106 +408,12 @@ int flame__parse_folded(struct flame *f, const char *text, size_t len, int cat, 
 #define BOTTOM_PAD 34
 
 /*
- * Copy s into out (size outlen) as text safe for XML: valid UTF-8 kept,
- * invalid bytes and control characters become '?', markup characters are
- * escaped. At most max_chars characters are taken (".." marks a cut).
+ * s as XML text (lib/textsafe: entities, controls and bad UTF-8 shown
+ * escaped), at most max_chars columns, ".." marking a cut.
  */
 static void xml_text(char *out, size_t outlen, const char *s, size_t max_chars)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0, chars = 0;
-
-	if (!outlen)
-		return;
-	while (*p) {
-		char tmp[8];
-		size_t tl = 0, need = 1;
-		const char *rep = NULL;
-
-		if (*p < 0x80) {
-			if (*p < 0x20 || *p == 0x7f)
-				tmp[tl++] = '?';
-			else if (*p == '&')
-				rep = "&amp;";
-			else if (*p == '<')
-				rep = "&lt;";
-			else if (*p == '>')
-				rep = "&gt;";
-			else if (*p == '"')
-				rep = "&quot;";
-			else if (*p == '\'')
-				rep = "&apos;";
-			else
-				tmp[tl++] = (char)*p;
-		} else {
-			unsigned int cp = 0;
-			size_t k;
-
-			if ((*p & 0xe0) == 0xc0) {
-				need = 2;
-				cp = *p & 0x1f;
-			} else if ((*p & 0xf0) == 0xe0) {
-				need = 3;
-				cp = *p & 0x0f;
-			} else if ((*p & 0xf8) == 0xf0) {
-				need = 4;
-				cp = *p & 0x07;
-			} else {
-				need = 0;
-			}
-			for (k = 1; need && k < need; k++) {
-				if ((p[k] & 0xc0) != 0x80) {
-					need = 0;
-					break;
-				}
-				cp = cp << 6 | (p[k] & 0x3f);
-			}
-			/* Overlong forms, surrogates, beyond Unicode, and XML's non-characters. */
-			if (need &&
-			    ((need == 2 && cp < 0x80) || (need == 3 && cp < 0x800) ||
-			     (need == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
-			     cp > 0x10ffff || cp == 0xfffe || cp == 0xffff))
-				need = 0;
-			if (need) {
-				memcpy(tmp, p, need);
-				tl = need;
-			} else {
-				tmp[tl++] = '?';
-				need = 1;
-			}
-		}
-		if (chars == max_chars) {
-			/* Cut: replace the last two characters' room with "..". */
-			while (o > 0 && chars > max_chars - 2 && max_chars >= 2) {
-				/* step back one character (an entity or a UTF-8 sequence) */
-				size_t b = o - 1;
-
-				if (out[b] == ';') {
-					while (b > 0 && out[b] != '&')
-						b--;
-				} else {
-					while (b > 0 && ((unsigned char)out[b] & 0xc0) == 0x80)
-						b--;
-				}
-				o = b;
-				chars--;
-			}
-			if (o + 2 < outlen) {
-				out[o++] = '.';
-				out[o++] = '.';
-			}
-			break;
-		}
-		if (rep)
-			tl = strlen(rep);
-		if (o + tl + 1 > outlen)
-			break;
-		memcpy(out + o, rep ? rep : tmp, tl);
-		o += tl;
-		chars++;
-		p += need;
-	}
-	out[o] = '\0';
+	textsafe_xml_cut(out, outlen, s, TEXTSAFE_NUL, max_chars);
 }
 
 static bool duration_units(const char *u, double *ns_per_unit)
@@ -522,7 +467,8 @@ static bool is_kernel_frame(const char *s)
 	return n > 4 && !strcmp(s + n - 4, "_[k]");
 }
 
-static void color(enum flame_palette pal, const char *name, char *buf, size_t len)
+/* A frame's colour as 0xRRGGBB: its palette, shaded by a hash of its name. */
+static uint32_t color_rgb(enum flame_palette pal, const char *name)
 {
 	double v = name_hash(name), w = name_hash(name + (name[0] ? 1 : 0));
 	int r, g, b;
@@ -570,13 +516,54 @@ static void color(enum flame_palette pal, const char *name, char *buf, size_t le
 		b = (int)(55 * v);
 		break;
 	}
+	/*
+	 * Kernel frames halfway to orange (flamegraph.pl colours them orange):
+	 * still the state's hue, plainly apart from the user frames above them.
+	 */
 	if (is_kernel_frame(name)) {
-		r = r * 4 / 5;
-		g = g * 4 / 5;
-		b = b * 4 / 5;
+		r = (r + 230) / 2;
+		g = (g + 120) / 2;
+		b = (b + 20) / 2;
 	}
-	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
+	return (uint32_t)r << 16 | (uint32_t)g << 8 | (uint32_t)b;
 }
+
+static void color(enum flame_palette pal, const char *name, char *buf, size_t len)
+{
+	uint32_t c = color_rgb(pal, name);
+
+	snprintf(buf, len, "rgb(%u,%u,%u)", c >> 16, (c >> 8) & 255, c & 255);
+}
+
+/*
+ * A differential frame: red where it grew, blue where it shrank (as
+ * difffolded.pl colours them), deeper the larger the change against the
+ * frame's width; near white when it moved by less than half a percent.
+ */
+static int diff_kind(const struct fnode *n)
+{
+	double d = (double)n->dnew - (double)n->dbase, w = n->value ? (double)n->value : 1;
+
+	return d / w > 0.005 ? 1 : d / w < -0.005 ? -1 : 0;
+}
+
+static uint32_t diff_rgb(const struct fnode *n)
+{
+	double d = (double)n->dnew - (double)n->dbase, w = n->value ? (double)n->value : 1;
+	double s = 0.3 + 0.7 * (fabs(d) / w > 1 ? 1 : fabs(d) / w);
+	uint32_t fade = (uint32_t)(215 * (1 - s));
+
+	switch (diff_kind(n)) {
+	case 1:
+		return 0xff0000u | fade << 8 | fade;
+	case -1:
+		return fade << 16 | fade << 8 | 0xffu;
+	default:
+		return 0xe6e6e6u;
+	}
+}
+
+static const char *const diff_names[] = {"shrunk", "same", "grown"};
 
 /* The category that colours node n: its own, else the one with the most value. */
 static int node_cat(const struct flame *f, const struct fnode *n)
@@ -601,7 +588,7 @@ static const char *cat_label(const struct flame *f, int c, char *buf, size_t len
 
 static const char script[] =
     "\"use strict\";\n"
-    "var svg, frames, details, searchbtn, unzoombtn, matchedtxt, W, searching = null;\n"
+    "var svg, frames, details, searchbtn, unzoombtn, matchedtxt, W, INV, searching = null;\n"
     "var XPAD = 10, FS = 12, FW = 0.59;\n"
     "function init(evt) {\n"
     "  svg = document.getElementsByTagName(\"svg\")[0];\n"
@@ -611,6 +598,7 @@ static const char script[] =
     "  unzoombtn = document.getElementById(\"unzoom\");\n"
     "  matchedtxt = document.getElementById(\"matched\");\n"
     "  W = parseFloat(svg.getAttribute(\"width\"));\n"
+    "  INV = svg.getAttribute(\"data-inverted\") === \"1\";\n"
     "  var gs = frames.children;\n"
     "  for (var i = 0; i < gs.length; i++) {\n"
     "    var r = rect(gs[i]);\n"
@@ -648,11 +636,11 @@ static const char script[] =
     "parseFloat(rr.getAttribute(\"y\"));\n"
     "    g.classList.remove(\"parent\");\n"
     "    g.classList.remove(\"hide\");\n"
-    "    if (y > ymin && x <= xmin + e && x + gw >= xmax - e) {\n"
+    "    if ((INV ? y < ymin : y > ymin) && x <= xmin + e && x + gw >= xmax - e) {\n"
     "      g.classList.add(\"parent\");\n"
     "      rr.setAttribute(\"x\", XPAD);\n"
     "      rr.setAttribute(\"width\", W - 2 * XPAD);\n"
-    "    } else if (y <= ymin && x >= xmin - e && x + gw <= xmax + e) {\n"
+    "    } else if ((INV ? y >= ymin : y <= ymin) && x >= xmin - e && x + gw <= xmax + e) {\n"
     "      rr.setAttribute(\"x\", XPAD + (x - xmin) * ratio);\n"
     "      rr.setAttribute(\"width\", gw * ratio);\n"
     "    } else {\n"
@@ -758,6 +746,7 @@ struct render {
 	double pxper; /* pixels per unit of value */
 	double min_px;
 	int height;
+	bool inverted;	/* an icicle graph: the root on top */
 	uint32_t *kids; /* children of node i: kids[kid_off[i] .. kid_off[i+1]) */
 	size_t *kid_off;
 };
@@ -805,24 +794,50 @@ static void frame_svg(struct render *r, uint32_t idx, uint64_t start)
 	const struct fnode *n = &f->nodes[idx];
 	const char *name = name_of(f, n->name);
 	double x = XPAD + (double)start * r->pxper, w = (double)n->value * r->pxper;
-	double y = r->height - BOTTOM_PAD - (double)(n->depth + 1) * FRAME_H;
-	char esc[1024], label[512], fill[32], v[48], pct[32];
+	double y = r->inverted ? TOP_PAD + (double)n->depth * FRAME_H
+			       : r->height - BOTTOM_PAD - (double)(n->depth + 1) * FRAME_H;
+	char esc[TEXTSAFE_SIZE(300)], label[1024], fill[32], v[48], pct[32], shown[300];
 	int cats = 0, lc;
 
 	for (int c = 0; c < FLAME_MAX_CATS; c++)
 		cats += n->cat[c] != 0;
-	xml_text(esc, sizeof(esc), name, 300);
+	/* A kernel frame without its "_[k]" mark, as flamegraph.pl shows it: its colour says it. */
+	if (is_kernel_frame(name))
+		snprintf(shown, sizeof(shown), "%.*s [kernel]", (int)(strlen(name) - 4), name);
+	else
+		snprintf(shown, sizeof(shown), "%s", name);
+	xml_text(esc, sizeof(esc), shown, 300);
+	if (is_kernel_frame(name))
+		snprintf(shown, sizeof(shown), "%.*s", (int)(strlen(name) - 4), name);
 	lc = (int)((w - 6) / (FONT_SIZE * FONT_WIDTH));
 	if (lc >= 3)
-		xml_text(label, sizeof(label), name, (size_t)lc);
+		xml_text(label, sizeof(label), shown, (size_t)lc);
 	else
 		label[0] = '\0';
-	color(f->cats[node_cat(f, n)].pal, name, fill, sizeof(fill));
+	if (f->diff) {
+		uint32_t c = diff_rgb(n);
+
+		snprintf(fill, sizeof(fill), "rgb(%u,%u,%u)", c >> 16, (c >> 8) & 255, c & 255);
+	} else {
+		color(f->cats[node_cat(f, n)].pal, name, fill, sizeof(fill));
+	}
 	snprintf(pct, sizeof(pct), "%.2f%%",
 		 f->nodes[0].value ? 100.0 * (double)n->value / (double)f->nodes[0].value : 0);
 	fprintf(r->out, "<g>\n<title>%s\n%s, %s", esc, fmt_value(n->value, r->units, v, sizeof(v)),
 		pct);
-	if (cats > 1 || (cats == 1 && f->cats[node_cat(f, n)].named)) {
+	if (f->diff) {
+		char b[48], d[48];
+		double ch = (double)n->dnew - (double)n->dbase;
+
+		fmt_value(n->dbase, r->units, b, sizeof(b));
+		fmt_value(n->dnew, r->units, v, sizeof(v));
+		fmt_value((uint64_t)fabs(ch), r->units, d, sizeof(d));
+		fprintf(r->out, "\n%s: baseline %s, new %s (%s%s", diff_names[diff_kind(n) + 1], b,
+			v, ch < 0 ? "-" : "+", d);
+		if (n->dbase)
+			fprintf(r->out, ", %+.1f%%", 100.0 * ch / (double)n->dbase);
+		fputs(")", r->out);
+	} else if (cats > 1 || (cats == 1 && f->cats[node_cat(f, n)].named)) {
 		const char *sep = "\n";
 
 		for (int c = 0; c < FLAME_MAX_CATS; c++) {
@@ -839,8 +854,10 @@ static void frame_svg(struct render *r, uint32_t idx, uint64_t start)
 	}
 	fprintf(r->out,
 		"</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-		"rx=\"2\" ry=\"2\"/>\n<text x=\"%.2f\" y=\"%.1f\">%s</text>\n</g>\n",
-		x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 4.5, label);
+		"rx=\"2\" ry=\"2\"%s%s%s/>\n<text x=\"%.2f\" y=\"%.1f\">%s</text>\n</g>\n",
+		x, y, w, FRAME_H - 1, fill, f->diff ? " data-diff=\"" : "",
+		f->diff ? diff_names[diff_kind(n) + 1] : "", f->diff ? "\"" : "", x + 3,
+		y + FRAME_H - 4.5, label);
 }
 
 /* Depth-first, children in name order; frames too narrow to see are left out with their subtree. */
@@ -890,11 +907,12 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 
 	if (!o)
 		o = &def;
-	title = o->title ? o->title : "Flame Graph";
+	title = o->title ? o->title : o->inverted ? "Icicle Graph" : "Flame Graph";
 	r.units = o->units && *o->units ? o->units : "samples";
 	width = o->width > 2 * XPAD + 100 ? o->width : 1200;
 	r.min_px = o->min_width_px > 0 ? o->min_width_px : 0.1;
 	r.height = (int)(f->maxdepth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD;
+	r.inverted = o->inverted;
 	r.pxper = f->nodes[0].value ? (double)(width - 2 * XPAD) / (double)f->nodes[0].value : 0;
 	err = build_kids(&r);
 	if (err)
@@ -903,11 +921,12 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 	fprintf(out,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" onload=\"init(evt)\" "
-		"viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"viewBox=\"0 0 %d %d\" data-inverted=\"%d\" xmlns=\"http://www.w3.org/2000/svg\" "
 		"xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
 		"<!-- Flame graph written by tsarun. Frames are merged by name from the root "
-		"(bottom) up; width is value. -->\n",
-		width, r.height, width, r.height);
+		"(%s) %s; width is value. -->\n",
+		width, r.height, width, r.height, r.inverted, r.inverted ? "top" : "bottom",
+		r.inverted ? "down" : "up");
 	fprintf(out,
 		"<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" "
@@ -929,11 +948,28 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 		"<text id=\"search\" x=\"%d\" y=\"22\">Search</text>\n"
 		"<text id=\"matched\" class=\"hide\" x=\"%d\" y=\"%d\"> </text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
-		XPAD, width - XPAD - 60, width - XPAD, r.height - 12, XPAD, r.height - 12);
+		/* Room for its longest label, "Reset Search", inside the picture. */
+		XPAD,
+		width - XPAD - (int)(strlen("Reset Search") * FONT_SIZE * FONT_WIDTH + 0.5) - 4,
+		width - XPAD, r.height - 12, XPAD, r.height - 12);
 
 	/* Legend: what each colour means, with its share of the total. */
 	legend_x = XPAD;
-	for (int c = 0; c < FLAME_MAX_CATS; c++) {
+	if (f->diff) {
+		char b[48];
+
+		fmt_value(f->nodes[0].dbase, r.units, b, sizeof(b));
+		fmt_value(f->nodes[0].dnew, r.units, v, sizeof(v));
+		fprintf(
+		    out,
+		    "<rect x=\"%d\" y=\"44\" width=\"12\" height=\"12\" fill=\"rgb(255,0,0)\"/>"
+		    "<text x=\"%d\" y=\"54\">grown</text>\n"
+		    "<rect x=\"%d\" y=\"44\" width=\"12\" height=\"12\" fill=\"rgb(0,0,255)\"/>"
+		    "<text x=\"%d\" y=\"54\">shrunk (frames as wide as the larger side)</text>\n"
+		    "<text x=\"%d\" y=\"54\">baseline %s, new %s</text>\n",
+		    legend_x, legend_x + 16, legend_x + 80, legend_x + 96, legend_x + 420, b, v);
+	}
+	for (int c = 0; !f->diff && c < FLAME_MAX_CATS; c++) {
 		char fill[32], cl[64], item[192];
 		int n;
 
@@ -950,6 +986,20 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 			legend_x, fill, legend_x + 16, item);
 		legend_x += 16 + (int)(n * FONT_SIZE * FONT_WIDTH) + 16;
 	}
+	/* Kernel frames: their shade, when the graph has any. */
+	for (size_t i = 1; i < f->nnodes; i++) {
+		char fill[32];
+
+		if (!is_kernel_frame(name_of(f, f->nodes[i].name)))
+			continue;
+		color(FLAME_PAL_GREY, "kernel_[k]", fill, sizeof(fill));
+		fprintf(out,
+			"<rect x=\"%d\" y=\"44\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"54\">kernel frames: their state's colour, toward "
+			"orange</text>\n",
+			legend_x, fill, legend_x + 16);
+		break;
+	}
 
 	fprintf(out, "<g id=\"frames\">\n");
 	if (f->nodes[0].value)
@@ -962,6 +1012,99 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 	if (!err && ferror(out))
 		err = -EIO;
 out:
+	free(r.kids);
+	free(r.kid_off);
+	return err;
+}
+
+/* A name as a JSON string, quotes included. */
+static int json_name(FILE *out, const char *s)
+{
+	fputc('"', out);
+	if (textsafe_fput(out, textsafe_json, s, TEXTSAFE_NUL))
+		return -EIO;
+	return fputc('"', out) == EOF ? -EIO : 0;
+}
+
+int flame__write_json(const struct flame *f, FILE *out, const char *units)
+{
+	struct render r = {.f = f, .out = out};
+	struct item {
+		uint32_t idx;
+	} *stack = NULL;
+	size_t top = 0;
+	bool first = true;
+	int err;
+
+	err = build_kids(&r);
+	if (err)
+		goto out;
+	fputs("{\"units\":", out);
+	json_name(out, units && *units ? units : "samples");
+	fprintf(out, ",\"total\":%llu,\"categories\":[", (unsigned long long)f->nodes[0].value);
+	for (int c = 0; c < FLAME_MAX_CATS; c++) {
+		char cl[64];
+
+		if (!f->cats[c].named && !f->nodes[0].cat[c])
+			continue;
+		fprintf(out, "%s{\"id\":%d,\"name\":", first ? "" : ",", c);
+		json_name(out, cat_label(f, c, cl, sizeof(cl)));
+		fprintf(out, ",\"named\":%s,\"value\":%llu,\"color\":%u}",
+			f->cats[c].named ? "true" : "false", (unsigned long long)f->nodes[0].cat[c],
+			color_rgb(f->cats[c].pal, ""));
+		first = false;
+	}
+	fputs("],\"names\":[", out);
+	for (size_t i = 0; i < f->nnames; i++) {
+		if (i)
+			fputc(',', out);
+		json_name(out, name_of(f, (uint32_t)i));
+	}
+	/* Depth-first, children in name order: a frame's parent is the last one a level up. */
+	fputs("],\"frames\":[", out);
+	stack = malloc((f->nnodes + 1) * sizeof(*stack));
+	if (!stack) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (f->nodes[0].value)
+		stack[top++] = (struct item){0};
+	first = true;
+	while (top) {
+		const struct fnode *n = &f->nodes[stack[--top].idx];
+		size_t lo = r.kid_off[n - f->nodes], hi = r.kid_off[n - f->nodes + 1];
+		int cats = 0;
+
+		for (int c = 0; c < FLAME_MAX_CATS; c++)
+			cats += n->cat[c] != 0;
+		fprintf(out, "%s[%u,%u,%llu,%u", first ? "" : ",", n->depth, n->name,
+			(unsigned long long)n->value,
+			f->diff ? diff_rgb(n)
+				: color_rgb(f->cats[node_cat(f, n)].pal, name_of(f, n->name)));
+		/* The split by category, where there is one to show. */
+		if (cats > 1 || (cats == 1 && f->cats[node_cat(f, n)].named)) {
+			bool c1 = true;
+
+			fputs(",[", out);
+			for (int c = 0; c < FLAME_MAX_CATS; c++) {
+				if (!n->cat[c])
+					continue;
+				fprintf(out, "%s%d,%llu", c1 ? "" : ",", c,
+					(unsigned long long)n->cat[c]);
+				c1 = false;
+			}
+			fputc(']', out);
+		}
+		fputc(']', out);
+		first = false;
+		for (size_t k = hi; k > lo; k--)
+			stack[top++] = (struct item){r.kids[k - 1]};
+	}
+	fputs("]}", out);
+	if (ferror(out))
+		err = -EIO;
+out:
+	free(stack);
 	free(r.kids);
 	free(r.kid_off);
 	return err;

@@ -70,6 +70,20 @@ int flame__add_ex(struct flame *f, const char *const *frames, const int *frame_c
  */
 int flame__parse_folded(struct flame *f, const char *text, size_t len, int cat, size_t *bad);
 
+/*
+ * A differential flame graph, as FlameGraph's difffolded.pl draws one: add
+ * each stack with its baseline and its new value (a flame is either
+ * differential or not: -EINVAL after flame__add). Frames are as wide as the
+ * larger side, so what shrank away is still seen; red where the new side is
+ * larger (grown), blue where smaller (shrunk), deeper with the change
+ * against the frame's width, near white within half a percent; the tooltip
+ * says "grown: baseline X, new Y (+Z, +P%)", and each frame's rect carries
+ * data-diff="grown|shrunk|same".
+ */
+int flame__add_diff(struct flame *f, const char *const *frames, size_t n, uint64_t base,
+		    uint64_t new);
+bool flame__is_diff(const struct flame *f);
+
 /* Sum of every value added. */
 uint64_t flame__total(const struct flame *f);
 
@@ -84,6 +98,7 @@ struct flame_svg_opts {
 	const char *units;
 	int width;	     /* pixels, default 1200 */
 	double min_width_px; /* frames narrower than this are left out, default 0.1 */
+	bool inverted;	     /* an icicle graph: the root on top (title "Icicle Graph") */
 };
 
 /*
@@ -94,5 +109,17 @@ struct flame_svg_opts {
  * expression. An empty flame writes a graph that says so.
  */
 int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o);
+
+/*
+ * The graph as data, for a page that draws it (the HTML report): one JSON
+ * object {"units", "total", "categories": [{id, name, named, value,
+ * color}], "names": [...], "frames": [[depth, name, value, color
+ * (0xRRGGBB), [cat, value, ...] when the split is worth showing], ...]}.
+ * Frames come depth-first with children in name order, as the SVG lays
+ * them out, so a frame's parent is the last frame before it one level up;
+ * every frame is there, however narrow. Names are strict UTF-8 JSON
+ * strings, whatever bytes they hold. An empty graph has no frames.
+ */
+int flame__write_json(const struct flame *f, FILE *out, const char *units);
 
 #endif /* TSARUN_FLAME_H */

@@ -72,6 +72,8 @@ void fold_convert(struct thread_acct *t, const struct tsa_thread *s, uint64_t or
 	t->unstamped_wait_ns = s->unstamped_wait_ns < s->state_ns[TSA_ST_RUNQ]
 				   ? s->unstamped_wait_ns
 				   : s->state_ns[TSA_ST_RUNQ];
+	t->iowait_ns = s->iowait_ns;
+	t->iowait_waits = s->iowait_waits;
 	t->wakeup_lat_sum = s->wakeup_lat_sum;
 	t->wakeup_lat_max = s->wakeup_lat_max;
 	t->wakeup_lat_count = s->wakeup_lat_count;

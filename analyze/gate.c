@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explain.h"
 #include "gate.h"
 #include "run.h"
 #include "stats.h"
@@ -234,6 +235,8 @@ int gate_side_init(struct gate_side *s, const struct run *runs, size_t n,
 		k++;
 	}
 	s->n = k;
+	s->runs = runs;
+	s->nruns = n;
 	if (!k) {
 		for (int m = 0; m < METRIC_NR; m++) {
 			s->have[m] = false;
@@ -360,6 +363,33 @@ const char *gate_fmt_change(double ratio, char *buf, size_t len)
 	return buf;
 }
 
+const char *gate_fmt_value_as(enum metric_id m, double v, double ref, char *buf, size_t len)
+{
+	const struct metric_def *d = metric_def(m);
+	double a = fabs(ref);
+
+	if (isnan(v) || isnan(ref) || !d || d->unit == UNIT_COUNT)
+		return gate_fmt_value(m, v, buf, len);
+	if (d->unit == UNIT_NS) {
+		if (a >= 1e9)
+			snprintf(buf, len, "%.3f s", v / 1e9);
+		else if (a >= 1e6)
+			snprintf(buf, len, "%.2f ms", v / 1e6);
+		else if (a >= 1e3)
+			snprintf(buf, len, "%.1f us", v / 1e3);
+		else
+			snprintf(buf, len, "%.0f ns", v);
+	} else {
+		if (a >= 1024 * 1024)
+			snprintf(buf, len, "%.2f GiB", v / (1024.0 * 1024));
+		else if (a >= 1024)
+			snprintf(buf, len, "%.1f MiB", v / 1024);
+		else
+			snprintf(buf, len, "%.0f KiB", v);
+	}
+	return buf;
+}
+
 const char *gate_fmt_value(enum metric_id m, double v, char *buf, size_t len)
 {
 	const struct metric_def *d = metric_def(m);
@@ -459,6 +489,45 @@ static double *copy_values(const double *x, size_t n)
 	if (c && n)
 		memcpy(c, x, n * sizeof(*c));
 	return c;
+}
+
+/* The distribution-free interval of the median of x (stats_median_interval, on a copy it sorts). */
+static bool median_interval_of(const double *x, size_t n, double confidence, double *lo, double *hi)
+{
+	double *tmp = copy_values(x, n), cov;
+	bool ok;
+
+	if (!tmp)
+		return false;
+	ok = n && !stats_median_interval(tmp, n, confidence, lo, hi, &cov);
+	free(tmp);
+	return ok;
+}
+
+/*
+ * Could more new runs settle an inconclusive metric against a stored
+ * baseline, which cannot grow? However many new runs there are, the
+ * ratio's interval stays at least as wide as the baseline's own median
+ * is uncertain: with the new median known exactly at m, it is about
+ * [m / bhi, m / blo] ([blo, bhi]: the baseline median's interval). So a
+ * pass needs a new median at most (1 + t) blo and a regression one above
+ * (1 + t) bhi. When the new median's own interval [nlo, nhi] holds
+ * neither, no number of new runs can decide: the baseline's noise forbids
+ * it. gm->settle_low/high: the baseline's bound on the ratio at the new
+ * median, [nm / bhi, nm / blo].
+ */
+static bool new_runs_can_settle(const struct gate_side *b, const struct gate_side *n,
+				enum metric_id m, double t, double confidence,
+				struct gate_metric *gm)
+{
+	double blo, bhi, nlo, nhi;
+
+	if (!median_interval_of(b->v[m], b->n, confidence, &blo, &bhi) ||
+	    !median_interval_of(n->v[m], n->n, confidence, &nlo, &nhi) || blo <= 0 || bhi <= 0)
+		return true; /* nothing to tell it by: let the runs say */
+	gm->settle_low = gm->new_median / bhi;
+	gm->settle_high = gm->new_median / blo;
+	return nlo <= (1 + t) * blo || nhi > (1 + t) * bhi;
 }
 
 /*
@@ -568,6 +637,7 @@ static int compare_metric(const struct gate_spec *g, const struct gate_side *b,
 	gm->new_rcv = cv_of(n->v[m], n->n, true);
 	gm->ratio = b->n && n->n ? stats_ratio(gm->new_median, gm->base_median) : NAN;
 	gm->ci_low = gm->ci_high = NAN;
+	gm->settle_low = gm->settle_high = NAN;
 
 	if (b->n < GATE_MIN_RUNS || n->n < GATE_MIN_RUNS) {
 		gm->verdict = GATE_INCONCLUSIVE;
@@ -589,7 +659,9 @@ static int compare_metric(const struct gate_spec *g, const struct gate_side *b,
 			gm->verdict = ci.high < 1 / (1 + t) ? GATE_IMPROVED : GATE_PASS;
 		} else {
 			gm->verdict = GATE_INCONCLUSIVE;
-			gm->more_helps = true;
+			/* In paired mode the baseline grows too. */
+			gm->more_helps =
+			    paired || new_runs_can_settle(b, n, m, t, c->confidence, gm);
 		}
 	}
 	gm->noisy = (!isnan(gm->base_rcv) && gm->base_rcv >= t) ||
@@ -624,6 +696,22 @@ static int compare_metric(const struct gate_spec *g, const struct gate_side *b,
 	return 0;
 }
 
+/* Where the change came from: every gated time metric, and wall always. */
+static int explain_gate(const struct gate_spec *g, const struct gate_side *b,
+			const struct gate_side *n, struct comparison *c)
+{
+	struct explain_opts eo = {.seed = c->seed};
+
+	if (!b->runs || !n->runs)
+		return 0;
+	for (int m = 0; m < METRIC_NR; m++) {
+		eo.want[m] = m == METRIC_WALL || (g->gated[m] && metric_def(m)->time);
+		eo.threshold[m] = g->gated[m] ? g->threshold[m] : g->default_threshold;
+	}
+	c->explain = explain_compare(b->runs, b->nruns, n->runs, n->nruns, &eo);
+	return c->explain ? 0 : -errno;
+}
+
 /* "./build/bench" and "/opt/old/bench" run the same program: compare the last path component. */
 static const char *base_name(const char *path)
 {
@@ -635,7 +723,7 @@ static const char *base_name(const char *path)
 int gate_compare(const struct gate_spec *g, const struct gate_side *b, const struct gate_side *n,
 		 bool paired, struct comparison *c)
 {
-	char a[32], lo[32], hi[32], th[32];
+	char a[32], lo[32], hi[32], th[32], sl[32];
 	int ret;
 
 	comparison__free(c);
@@ -648,6 +736,11 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 	if (!c->confidence)
 		c->confidence = STATS_CONFIDENCE;
 	c->max_runs = g->max_runs;
+	c->runs_wall_ns = 0;
+	for (size_t i = 0; n->have[METRIC_WALL] && i < n->n; i++)
+		c->runs_wall_ns += (uint64_t)n->v[METRIC_WALL][i];
+	for (size_t i = 0; paired && b->have[METRIC_WALL] && i < b->n; i++)
+		c->runs_wall_ns += (uint64_t)b->v[METRIC_WALL][i];
 	c->nfingerprint_diff = 0;
 	if (!paired && b->host && n->host)
 		c->nfingerprint_diff =
@@ -705,7 +798,19 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 			       metric_def(m)->name, gate_fmt_change(gm->ratio, a, sizeof(a)),
 			       gate_fmt_change(gm->ci_low, lo, sizeof(lo)),
 			       gate_fmt_change(gm->ci_high, hi, sizeof(hi)));
-		if (gm->verdict == GATE_INCONCLUSIVE && !isnan(gm->ci_low))
+		if (gm->verdict == GATE_INCONCLUSIVE && !isnan(gm->ci_low) && !gm->more_helps &&
+		    !isnan(gm->settle_low))
+			note_m(
+			    c, m,
+			    "%s: the interval [%s, %s] straddles the %s threshold after %zu "
+			    "runs, and more runs cannot help: the baseline's own median (%zu runs, "
+			    "robust cv %.1f%%) alone keeps it within [%s, %s]; use paired mode "
+			    "(--baseline-cmd) or record the baseline with more runs",
+			    metric_def(m)->name, gate_fmt_change(gm->ci_low, lo, sizeof(lo)),
+			    gate_fmt_change(gm->ci_high, hi, sizeof(hi)), th, gm->nn, gm->nb,
+			    gm->base_rcv * 100, gate_fmt_change(gm->settle_low, a, sizeof(a)),
+			    gate_fmt_change(gm->settle_high, sl, sizeof(sl)));
+		else if (gm->verdict == GATE_INCONCLUSIVE && !isnan(gm->ci_low))
 			note_m(c, m,
 			       "%s: the interval [%s, %s] straddles the %s threshold after %zu "
 			       "runs: %s, reduce the noise, or choose a threshold the noise allows",
@@ -724,13 +829,15 @@ int gate_compare(const struct gate_spec *g, const struct gate_side *b, const str
 			    c->sentinel.base_median / 1e6, c->sentinel.new_median / 1e6,
 			    c->sentinel.excess / 1e6, c->sentinel.limit / 1e6);
 	}
-	return 0;
+	return explain_gate(g, b, n, c);
 }
 
 void comparison__free(struct comparison *c)
 {
 	if (!c)
 		return;
+	explain__free(c->explain);
+	c->explain = NULL;
 	for (int i = 0; i < c->nmetrics; i++) {
 		free(c->metrics[i].base_values);
 		free(c->metrics[i].new_values);

@@ -89,6 +89,8 @@ struct gate_side {
 	bool have[METRIC_NR]; /* measured in every run that counts */
 	char why[METRIC_NR][192];
 	struct metric_noise *noise; /* what the noise sentinel weighs, per run */
+	const struct run *runs;	    /* all of them (explain.h picks the ones that count) */
+	size_t nruns;
 	bool have_noise;
 	const struct host_info *host; /* NULL: unknown */
 };
@@ -108,8 +110,14 @@ struct gate_metric {
 	double base_rcv, new_rcv;      /* robust: 1.4826 MAD / median; NAN as above */
 	enum gate_verdict verdict;
 	enum gate_outcome outcome;
-	bool noisy;		  /* run-to-run noise (cv) at or above the threshold */
-	bool more_helps;	  /* inconclusive, and more new runs could settle it */
+	bool noisy;	 /* run-to-run noise (cv) at or above the threshold */
+	bool more_helps; /* inconclusive, and more new runs could settle it */
+	/*
+	 * Against a stored baseline: the ratio's interval with the new median
+	 * known exactly (the baseline's own uncertainty alone); NAN when not
+	 * computed (decided, paired, too few runs).
+	 */
+	double settle_low, settle_high;
 	char note[GATE_NOTE_LEN]; /* why the outcome is not what the verdict says, or "" */
 	double *base_values;	  /* the samples, so the verdict can be recomputed */
 	double *new_values;
@@ -159,12 +167,29 @@ struct comparison {
 	unsigned max_runs;
 	bool offline; /* tsarun compare: no run can be added, --max-runs means nothing */
 
+	/*
+	 * For JUnit's time, timestamp and hostname: the wall time of the runs
+	 * compared (the command's, and in paired mode the baseline command's;
+	 * set by gate_compare), when the comparison was made (Unix seconds,
+	 * UTC) and where (set by the caller; 0 and "" leave them out).
+	 */
+	uint64_t runs_wall_ns;
+	int64_t judged_at;
+	char hostname[65];
+
 	enum gate_verdict verdict;
 	enum gate_outcome outcome;
 	char notes[GATE_MAX_NOTES][GATE_NOTE_LEN];
 	/* The metric a note only restates (its verdict's explanation), or -1. */
 	int note_metric[GATE_MAX_NOTES];
 	int nnotes;
+
+	/*
+	 * Where the change came from (explain.h), for each gated time metric
+	 * and for wall; NULL when the sides have no runs to explain with
+	 * (owned: comparison__free()).
+	 */
+	struct explain *explain;
 };
 
 /*
@@ -225,5 +250,7 @@ const char *gate_fmt_change(double ratio, char *buf, size_t len);
 
 /* A metric value for people: "125.3 ms", "1.2 MiB", "12,345". */
 const char *gate_fmt_value(enum metric_id m, double v, char *buf, size_t len);
+/* The same in the unit gate_fmt_value picks for ref: a row of figures in one unit. */
+const char *gate_fmt_value_as(enum metric_id m, double v, double ref, char *buf, size_t len);
 
 #endif /* TSARUN_GATE_H */

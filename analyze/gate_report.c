@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Text, Markdown and JUnit reports of the series and the gate. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "gate.h"
 #include "gate_report.h"
@@ -11,6 +13,8 @@
 #include "run.h"
 #include "status.h"
 #include "table.h"
+#include "termwrap.h"
+#include "textsafe.h"
 
 #define C_BOLD	 "\033[1m"
 #define C_DIM	 "\033[2m"
@@ -28,7 +32,138 @@ static const char *fmt_pct(double v, char *buf, size_t len)
 	return buf;
 }
 
-void gate_report_runs(FILE *f, const struct run *runs, size_t n, bool color)
+/*
+ * The series' and the gate's tables, laid out to a terminal's width as the
+ * thread table is (table.c): a first column as wide as its widest name, then
+ * fixed columns; while the line is wider than the terminal, the least useful
+ * columns go (in drop[]'s order), and a line under the table names them.
+ * The last column is left-aligned and as wide as its widest cell (last_w).
+ * Width 0 (a file, a pipe, --wide): every column.
+ */
+struct gcols {
+	int n;
+	const char *const *name;
+	const size_t *w;
+	const int *drop;
+	int ndrop;
+	size_t first_w;
+	size_t last_w;	   /* 0: the last column is right-aligned in w[] like the others */
+	const size_t *gap; /* spaces before each column (NULL: one) */
+	unsigned left;	   /* columns left-aligned (bit i) */
+	bool off[8];
+};
+
+static size_t gcols_gap(const struct gcols *g, int i)
+{
+	return g->gap ? g->gap[i] : 1;
+}
+
+static size_t gcols_total(const struct gcols *g)
+{
+	size_t t = 2 + g->first_w;
+
+	for (int i = 0; i < g->n; i++)
+		if (!g->off[i])
+			t += gcols_gap(g, i) + (i == g->n - 1 && g->last_w ? g->last_w : g->w[i]);
+	return t;
+}
+
+static void gcols_fit(struct gcols *g, size_t width)
+{
+	for (int d = 0; width && d < g->ndrop && gcols_total(g) > width; d++)
+		g->off[g->drop[d]] = true;
+}
+
+static void gcols_print(FILE *f, const struct gcols *g, const char *first, const char *const *cell,
+			const char *last_pre, const char *last_post)
+{
+	fprintf(f, "  %-*s", (int)g->first_w, first);
+	for (int i = 0; i < g->n; i++) {
+		if (g->off[i])
+			continue;
+		fprintf(f, "%*s", (int)gcols_gap(g, i), "");
+		if (i == g->n - 1 && g->last_w)
+			fprintf(f, "%s%s%s", last_pre, cell[i], last_post);
+		else if (g->left & 1u << i)
+			fprintf(f, "%-*s", (int)g->w[i], cell[i]);
+		else
+			fprintf(f, "%*s", (int)g->w[i], cell[i]);
+	}
+	fputc('\n', f);
+}
+
+static void gcols_head(FILE *f, const struct gcols *g, const char *first, const char *b,
+		       const char *r)
+{
+	fputs(b, f);
+	/* The header's last cell carries the reset: no colour runs into the rows. */
+	gcols_print(f, g, first, g->name, "", r);
+	if (!g->last_w)
+		fputs(r, f);
+}
+
+static void gcols_row(FILE *f, const struct gcols *g, const char *first, const char *const *cell,
+		      const char *last_pre, const char *last_post)
+{
+	gcols_print(f, g, first, cell, last_pre, last_post);
+}
+
+static void gcols_left_out(FILE *f, const struct gcols *g, size_t width)
+{
+	char what[128] = "";
+	size_t len = 0;
+
+	for (int i = 0; i < g->n; i++)
+		if (g->off[i])
+			len += snprintf(what + len, sizeof(what) - len, "%s%s", len ? ", " : "",
+					g->name[i]);
+	if (len)
+		fprintf(f, "  (left out for %zu columns: %s; see --wide)\n", width, what);
+}
+
+/* Text of a terminal line from outside (a command, a file name): cut with "..." past avail. */
+static void fput_cut(FILE *f, const char *s, size_t avail)
+{
+	size_t n = strlen(s), w;
+	char *safe = malloc(TEXTSAFE_SIZE(n));
+
+	if (!safe)
+		return;
+	textsafe_term(safe, TEXTSAFE_SIZE(n), s, n);
+	w = textsafe_term_width(safe, strlen(safe));
+	if (avail && w > avail) {
+		size_t sz = TEXTSAFE_SIZE(n) + avail;
+		char *cut = malloc(sz);
+
+		if (cut) {
+			size_t k = textsafe_term_cell(cut, sz, s, n, avail > 6 ? avail - 3 : 3);
+
+			while (k && cut[k - 1] == ' ')
+				k--;
+			fprintf(f, "%.*s...", (int)k, cut);
+			free(cut);
+		}
+	} else {
+		fputs(safe, f);
+	}
+	free(safe);
+}
+
+/* A line of prose: wrapped at word boundaries to width (0: as it is). */
+static void fput_wrapped(FILE *f, size_t width, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fput_wrapped(FILE *f, size_t width, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	termwrap_fputs(f, line, width);
+}
+
+void gate_report_runs(FILE *f, const struct run *runs, size_t n, bool color, size_t width)
 {
 	struct metric_summary ms[METRIC_NR];
 	size_t warm = 0, failed = 0;
@@ -41,45 +176,80 @@ void gate_report_runs(FILE *f, const struct run *runs, size_t n, bool color)
 		warm += runs[i].warmup;
 		failed += !runs[i].warmup && !metric_run_counts(&runs[i]);
 	}
-	fprintf(f, "\n  %d measured run%s", counted, counted == 1 ? "" : "s");
-	if (warm)
-		fprintf(f, " after %zu warmup%s", warm, warm == 1 ? "" : "s");
-	if (failed)
-		fprintf(f, " (%zu more did not complete)", failed);
-	fprintf(f, "; every run's figures are in the artifact, thread detail of the last\n");
+	{
+		char wu[48] = "", nc[48] = "";
+
+		if (warm)
+			snprintf(wu, sizeof(wu), " after %zu warmup%s", warm, warm == 1 ? "" : "s");
+		if (failed)
+			snprintf(nc, sizeof(nc), " (%zu more did not complete)", failed);
+		fputc('\n', f);
+		fput_wrapped(f, width,
+			     "  %d measured run%s%s%s; every run's figures are in the artifact, "
+			     "thread detail of the last\n",
+			     counted, counted == 1 ? "" : "s", wu, nc);
+	}
 	/* The last run's table says it for that run; the summary includes the others. */
 	for (size_t i = 0; i + 1 < n; i++) {
 		const struct run_quality *q = &runs[i].quality;
 
 		if (!q->unsettled && !q->lost.records)
 			continue;
-		fprintf(f,
-			"%s  warning: run %zu of %zu%s: %llu thread%s without a final record, %llu "
-			"records lost; that run's eBPF figures lack them%s\n",
-			color ? C_YELLOW : "", i + 1, n, runs[i].warmup ? " (warmup)" : "",
-			(unsigned long long)q->unsettled, q->unsettled == 1 ? "" : "s",
-			(unsigned long long)q->lost.records, color ? C_RESET : "");
+		fput_wrapped(f, width,
+			     "%s  warning: run %zu of %zu%s: %llu thread%s without a final record, "
+			     "%llu records lost; that run's eBPF figures lack them%s\n",
+			     color ? C_YELLOW : "", i + 1, n, runs[i].warmup ? " (warmup)" : "",
+			     (unsigned long long)q->unsettled, q->unsettled == 1 ? "" : "s",
+			     (unsigned long long)q->lost.records, color ? C_RESET : "");
 	}
 	if (!counted)
 		return;
-	fprintf(f, "%s  %-22s %11s %11s %11s %7s %11s %11s %8s%s\n", color ? C_BOLD : "", "METRIC",
-		"MEDIAN", "MEAN", "STDDEV", "CV", "MIN", "MAX", "OUTLIERS", color ? C_RESET : "");
+	enum { RC_MEDIAN, RC_MEAN, RC_STDDEV, RC_CV, RC_MIN, RC_MAX, RC_OUTLIERS, RC_NR };
+	static const char *const rname[RC_NR] = {"MEDIAN", "MEAN", "STDDEV",  "CV",
+						 "MIN",	   "MAX",  "OUTLIERS"};
+	static const size_t rw[RC_NR] = {11, 11, 11, 7, 11, 11, 8};
+	/* Least useful first: the outliers' count, the mean beside the median, the spread. */
+	static const int rdrop[] = {RC_OUTLIERS, RC_MEAN, RC_STDDEV};
+	struct gcols gc = {.n = RC_NR,
+			   .name = rname,
+			   .w = rw,
+			   .drop = rdrop,
+			   .ndrop = sizeof(rdrop) / sizeof(rdrop[0])};
+
+	/* Files and pipes keep the long-standing 22 columns; a terminal gets the names' width. */
+	gc.first_w = width ? strlen("METRIC") : 22;
+	for (int m = 0; m < METRIC_NR; m++)
+		if (strlen(metric_def(m)->name) > gc.first_w)
+			gc.first_w = strlen(metric_def(m)->name);
+	gcols_fit(&gc, width);
+	gcols_head(f, &gc, "METRIC", color ? C_BOLD : "", color ? C_RESET : "");
 	for (int m = 0; m < METRIC_NR; m++) {
-		char med[24], mean[24], sd[24], cv[16], lo[24], hi[24];
+		char cell[RC_NR][24], line[512];
+		const char *cells[RC_NR];
 
 		if (!ms[m].available) {
-			fprintf(f, "%s  %-22s n/a: %s%s\n", color ? C_DIM : "", metric_def(m)->name,
-				ms[m].why, color ? C_RESET : "");
+			snprintf(line, sizeof(line), "%s  %-*s n/a: %s%s\n", color ? C_DIM : "",
+				 (int)gc.first_w, metric_def(m)->name, ms[m].why,
+				 color ? C_RESET : "");
+			termwrap_fputs(f, line, width);
 			continue;
 		}
-		fprintf(f, "  %-22s %11s %11s %11s %7s %11s %11s %8zu\n", metric_def(m)->name,
-			gate_fmt_value(m, ms[m].median, med, sizeof(med)),
-			gate_fmt_value(m, ms[m].mean, mean, sizeof(mean)),
-			isnan(ms[m].stddev) ? "-" : gate_fmt_value(m, ms[m].stddev, sd, sizeof(sd)),
-			fmt_pct(ms[m].cv, cv, sizeof(cv)),
-			gate_fmt_value(m, ms[m].min, lo, sizeof(lo)),
-			gate_fmt_value(m, ms[m].max, hi, sizeof(hi)), ms[m].outliers);
+		/* One unit a row, the median's: 1.677 s beside 133.17 ms read as apples and pears. */
+		gate_fmt_value_as(m, ms[m].median, ms[m].median, cell[RC_MEDIAN], 24);
+		gate_fmt_value_as(m, ms[m].mean, ms[m].median, cell[RC_MEAN], 24);
+		if (isnan(ms[m].stddev))
+			snprintf(cell[RC_STDDEV], 24, "-");
+		else
+			gate_fmt_value_as(m, ms[m].stddev, ms[m].median, cell[RC_STDDEV], 24);
+		fmt_pct(ms[m].cv, cell[RC_CV], 24);
+		gate_fmt_value_as(m, ms[m].min, ms[m].median, cell[RC_MIN], 24);
+		gate_fmt_value_as(m, ms[m].max, ms[m].median, cell[RC_MAX], 24);
+		snprintf(cell[RC_OUTLIERS], 24, "%zu", ms[m].outliers);
+		for (int i = 0; i < RC_NR; i++)
+			cells[i] = cell[i];
+		gcols_row(f, &gc, metric_def(m)->name, cells, "", "");
 	}
+	gcols_left_out(f, &gc, width);
 }
 
 static const char *outcome_color(enum gate_outcome o)
@@ -147,87 +317,145 @@ void gate_report_headline(const struct comparison *c, char *buf, size_t len)
 	}
 }
 
-void gate_report_comparison(FILE *f, const struct comparison *c, const char *command, bool color)
+void gate_report_comparison(FILE *f, const struct comparison *c, const char *command, bool color,
+			    size_t width)
 {
 	const char *b = color ? C_BOLD : "", *r = color ? C_RESET : "";
 	char head[512];
+	enum { CC_BASE, CC_NEW, CC_RUNS, CC_CHANGE, CC_TH, CC_VERDICT, CC_NR };
+	static const char *const cname[CC_NR] = {
+	    "BASELINE", "NEW", "RUNS", "CHANGE [95% interval]", "THRESHOLD", "VERDICT"};
+	static const size_t cw[CC_NR] = {11, 11, 6, 26, 9, 7};
+	static const size_t cgap[CC_NR] = {1, 1, 1, 2, 1, 2};
+	/* Least useful first: the run counts, the threshold (the headline says it), the baseline. */
+	static const int cdrop[] = {CC_RUNS, CC_TH, CC_BASE};
+	struct gcols gc = {.n = CC_NR,
+			   .name = cname,
+			   .w = cw,
+			   .gap = cgap,
+			   .left = 1u << CC_CHANGE,
+			   .drop = cdrop,
+			   .ndrop = sizeof(cdrop) / sizeof(cdrop[0])};
+	char cell[METRIC_NR][CC_NR][64];
+	int nm = c->nmetrics < METRIC_NR ? c->nmetrics : METRIC_NR;
 
-	fprintf(f, "\n%sregression gate%s: %s against %s %s", b, r, command ? command : "",
-		!strcmp(c->baseline_kind, "command") ? "the baseline command" : "the baseline",
-		c->baseline_name);
-	if (c->paired)
-		fprintf(f, " (paired: runs interleaved)");
-	fprintf(f,
-		"\n  ratio of medians (new / baseline), %.0f%% bootstrap interval (%u resamples, "
-		"seed %llu)",
-		c->confidence * 100, c->resamples, (unsigned long long)c->seed);
-	if (c->runs_added)
-		fprintf(f, "; %u run%s added while inconclusive", c->runs_added,
-			c->runs_added == 1 ? "" : "s");
-	fprintf(f, "\n%s  %-22s %11s %11s %6s  %-26s %9s  %s%s\n", b, "METRIC", "BASELINE", "NEW",
-		"RUNS", "CHANGE [95% interval]", "THRESHOLD", "VERDICT", r);
-	for (int i = 0; i < c->nmetrics; i++) {
+	/* Files and pipes keep the long-standing 22 columns; a terminal gets the names' width. */
+	gc.first_w = width ? strlen("METRIC") : 22;
+	gc.last_w = strlen("VERDICT");
+	for (int i = 0; i < nm; i++) {
 		const struct gate_metric *gm = &c->metrics[i];
-		char bm[24], nm[24], runs[16], ch[64], th[16], verdict[32];
+		size_t l = strlen(metric_def(gm->metric)->name);
 
-		snprintf(runs, sizeof(runs), "%zu/%zu", gm->nb, gm->nn);
-		snprintf(th, sizeof(th), "+%g%%", gm->threshold * 100);
-		snprintf(verdict, sizeof(verdict), "%s%s", gate_verdict_name(gm->verdict),
+		if (l > gc.first_w)
+			gc.first_w = l;
+		/* Baseline and new in the baseline's unit. */
+		gate_fmt_value_as(gm->metric, gm->base_median, gm->base_median, cell[i][CC_BASE],
+				  64);
+		gate_fmt_value_as(gm->metric, gm->new_median, gm->base_median, cell[i][CC_NEW], 64);
+		snprintf(cell[i][CC_RUNS], 64, "%zu/%zu", gm->nb, gm->nn);
+		fmt_change_ci(gm, cell[i][CC_CHANGE], 64);
+		snprintf(cell[i][CC_TH], 64, "+%g%%", gm->threshold * 100);
+		snprintf(cell[i][CC_VERDICT], 64, "%s%s", gate_verdict_name(gm->verdict),
 			 gm->outcome == GATE_WARN && gm->verdict != GATE_INCONCLUSIVE ? " (warning)"
 			 : gm->outcome == GATE_FAIL && gm->verdict == GATE_INCONCLUSIVE ? " (fail)"
 											: "");
-		fprintf(f, "  %-22s %11s %11s %6s  %-26s %9s  %s%s%s\n",
-			metric_def(gm->metric)->name,
-			gate_fmt_value(gm->metric, gm->base_median, bm, sizeof(bm)),
-			gate_fmt_value(gm->metric, gm->new_median, nm, sizeof(nm)), runs,
-			fmt_change_ci(gm, ch, sizeof(ch)), th,
-			color ? outcome_color(gm->outcome) : "", verdict, r);
-		if (gm->note[0])
-			fprintf(f, "  %-22s %s\n", "", gm->note);
+		if (strlen(cell[i][CC_VERDICT]) > gc.last_w)
+			gc.last_w = strlen(cell[i][CC_VERDICT]);
 	}
+	gcols_fit(&gc, width);
+
+	fprintf(f, "\n%sregression gate%s: ", b, r);
+	/* The command and the baseline's name share what the line has left. */
+	{
+		const char *against =
+		    !strcmp(c->baseline_kind, "command") ? "the baseline command" : "the baseline";
+		size_t fixed = strlen("regression gate: ") + strlen(" against ") + strlen(against) +
+			       1 + (c->paired ? strlen(" (paired: runs interleaved)") : 0);
+		size_t avail = width > fixed + 24 ? width - fixed : (width ? 24 : 0);
+
+		fput_cut(f, command, avail ? avail - avail / 3 : 0);
+		fprintf(f, " against %s ", against);
+		fput_cut(f, c->baseline_name, avail ? avail / 3 : 0);
+	}
+	if (c->paired)
+		fprintf(f, " (paired: runs interleaved)");
+	fputc('\n', f);
+	{
+		char added[64] = "";
+
+		if (c->runs_added)
+			snprintf(added, sizeof(added), "; %u run%s added while inconclusive",
+				 c->runs_added, c->runs_added == 1 ? "" : "s");
+		fput_wrapped(f, width,
+			     "  ratio of medians (new / baseline), %.0f%% bootstrap interval (%u "
+			     "resamples, seed %llu)%s\n",
+			     c->confidence * 100, c->resamples, (unsigned long long)c->seed, added);
+	}
+	gcols_head(f, &gc, "METRIC", b, r);
+	for (int i = 0; i < c->nmetrics; i++) {
+		const struct gate_metric *gm = &c->metrics[i];
+		const char *cells[CC_NR];
+
+		if (i >= nm)
+			break;
+		for (int k = 0; k < CC_NR; k++)
+			cells[k] = cell[i][k];
+		gcols_row(f, &gc, metric_def(gm->metric)->name, cells,
+			  color ? outcome_color(gm->outcome) : "", r);
+		if (gm->note[0]) {
+			size_t n = strlen(gm->note);
+			char *safe = malloc(TEXTSAFE_SIZE(n));
+
+			if (safe) {
+				textsafe_term(safe, TEXTSAFE_SIZE(n), gm->note, n);
+				fput_wrapped(f, width, "  %-*s %s\n", (int)gc.first_w, "", safe);
+				free(safe);
+			}
+		}
+	}
+	gcols_left_out(f, &gc, width);
 	gate_report_headline(c, head, sizeof(head));
-	fprintf(f, "  %sgate %s%s: %s\n", color ? outcome_color(c->outcome) : "",
-		c->outcome == GATE_FAIL	  ? "FAILED"
-		: c->outcome == GATE_WARN ? "passed with a warning"
-					  : "passed",
-		r, head);
-	for (int i = 0; i < c->nnotes; i++)
-		fprintf(f, "  note: %s\n", c->notes[i]);
+	fput_wrapped(f, width, "  %sgate %s%s: %s\n", color ? outcome_color(c->outcome) : "",
+		     c->outcome == GATE_FAIL   ? "FAILED"
+		     : c->outcome == GATE_WARN ? "passed with a warning"
+					       : "passed",
+		     r, head);
+	for (int i = 0; i < c->nnotes; i++) {
+		size_t n = strlen(c->notes[i]);
+		char *safe = malloc(TEXTSAFE_SIZE(n));
+
+		if (!safe)
+			continue;
+		textsafe_term(safe, TEXTSAFE_SIZE(n), c->notes[i], n);
+		fput_wrapped(f, width, "  note: %s\n", safe);
+		free(safe);
+	}
+	if (!width) {
+		gate_report_explain(f, c, color);
+	} else {
+		/* Where it moved, its lines wrapped at word boundaries as the notes are. */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mf = open_memstream(&text, &len);
+
+		if (mf) {
+			gate_report_explain(mf, c, color);
+			if (!fclose(mf))
+				termwrap_fputs(f, text, width);
+		}
+		free(text);
+	}
 }
 
-/* Backslash-escape what Markdown would read as markup; control characters become spaces. */
+/* Markdown text and code spans: the command's, a path, a CPU model (lib/textsafe). */
 static void md_text(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch < 0x20 || ch == 0x7f)
-			fputc(' ', f);
-		else if (strchr("\\`*_[]<>|~#&", ch))
-			fprintf(f, "\\%c", ch);
-		else
-			fputc(ch, f);
-	}
+	textsafe_fput(f, textsafe_md, s, TEXTSAFE_NUL);
 }
 
-/* A code span that holds any text: a fence longer than the longest run of backticks inside. */
 static void md_code(FILE *f, const char *s)
 {
-	int run = 0, longest = 0;
-
-	for (const char *p = s; p && *p; p++) {
-		run = *p == '`' ? run + 1 : 0;
-		if (run > longest)
-			longest = run;
-	}
-	for (int i = 0; i <= longest; i++)
-		fputc('`', f);
-	fputc(' ', f);
-	for (const char *p = s; p && *p; p++)
-		fputc((unsigned char)*p < 0x20 ? ' ' : *p, f);
-	fputc(' ', f);
-	for (int i = 0; i <= longest; i++)
-		fputc('`', f);
+	textsafe_fput(f, textsafe_md_code, s, TEXTSAFE_NUL);
 }
 
 static const char *md_mark(enum gate_outcome o, enum gate_verdict v)
@@ -290,34 +518,13 @@ void gate_report_markdown(FILE *f, const struct comparison *c, const char *comma
 		md_text(f, c->notes[i]);
 	}
 	fprintf(f, "\n\n");
+	gate_report_explain_markdown(f, c);
 }
 
-/* XML character data and attribute values: the five entities; invalid characters as '?'. */
+/* XML character data and attribute values (lib/textsafe). */
 static void xml_text(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		switch (ch) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			fputc(ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r' ? '?' : ch, f);
-		}
-	}
+	textsafe_fput(f, textsafe_xml, s, TEXTSAFE_NUL);
 }
 
 /* "cpu +24.5% [+23.8%, +24.6%] is over the +10% threshold (baseline 20.72 ms, new 25.80 ms)" */
@@ -345,19 +552,45 @@ static void metric_message(const struct gate_metric *gm, char *buf, size_t len)
 		 gate_fmt_value(gm->metric, gm->new_median, nm, sizeof(nm)), gm->nb, gm->nn);
 }
 
+/* Seconds for JUnit's time attribute (xs:decimal), to the microsecond. */
+static const char *junit_seconds(uint64_t ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu.%06llu", (unsigned long long)(ns / 1000000000ull),
+		 (unsigned long long)(ns % 1000000000ull / 1000));
+	return buf;
+}
+
 void gate_report_junit(FILE *f, const struct comparison *c, const char *command)
 {
 	int failures = 0;
+	char secs[32];
 
 	for (int i = 0; i < c->nmetrics; i++)
 		failures += c->metrics[i].outcome == GATE_FAIL;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<testsuites name=\"tsarun\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n",
-		c->nmetrics, failures);
+	fprintf(f,
+		"<testsuites name=\"tsarun\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
+		"time=\"%s\">\n",
+		c->nmetrics, failures, junit_seconds(c->runs_wall_ns, secs, sizeof(secs)));
 	fprintf(f, "  <testsuite name=\"tsarun regression gate: ");
 	xml_text(f, command);
-	fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", c->nmetrics,
-		failures);
+	fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"%s\"",
+		c->nmetrics, failures, junit_seconds(c->runs_wall_ns, secs, sizeof(secs)));
+	if (c->judged_at > 0) {
+		time_t t = (time_t)c->judged_at;
+		struct tm tm;
+		char ts[32];
+
+		/* JUnit's timestamp: ISO 8601 without a zone (the XSD's xs:dateTime), UTC. */
+		if (gmtime_r(&t, &tm) && strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm))
+			fprintf(f, " timestamp=\"%s\"", ts);
+	}
+	if (c->hostname[0]) {
+		fputs(" hostname=\"", f);
+		xml_text(f, c->hostname);
+		fputc('"', f);
+	}
+	fputs(">\n", f);
 	fprintf(f, "    <properties>\n      <property name=\"baseline\" value=\"");
 	xml_text(f, c->baseline_name);
 	fprintf(f, "\"/>\n      <property name=\"baseline_kind\" value=\"%s\"/>\n",
@@ -369,17 +602,20 @@ void gate_report_junit(FILE *f, const struct comparison *c, const char *command)
 	fprintf(f, "    </properties>\n");
 	for (int i = 0; i < c->nmetrics; i++) {
 		const struct gate_metric *gm = &c->metrics[i];
-		char msg[512];
+		char msg[512], why[2048], full[2600];
 
 		metric_message(gm, msg, sizeof(msg));
-		fprintf(f, "    <testcase classname=\"tsarun.gate\" name=\"%s\">",
-			metric_def(gm->metric)->name);
+		/* Every metric is judged on the same runs: each case took their time. */
+		fprintf(f, "    <testcase classname=\"tsarun.gate\" name=\"%s\" time=\"%s\">",
+			metric_def(gm->metric)->name, secs);
 		if (gm->outcome == GATE_FAIL) {
+			gate_report_explain_gist(c, gm->metric, why, sizeof(why));
+			snprintf(full, sizeof(full), "%s%s%s", msg, why[0] ? ". " : "", why);
 			fprintf(f, "\n      <failure type=\"%s\" message=\"",
 				gate_verdict_name(gm->verdict));
-			xml_text(f, msg);
+			xml_text(f, full);
 			fprintf(f, "\">");
-			xml_text(f, msg);
+			xml_text(f, full);
 			if (gm->note[0]) {
 				fputs("\n", f);
 				xml_text(f, gm->note);
@@ -408,30 +644,10 @@ void gate_report_junit(FILE *f, const struct comparison *c, const char *command)
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
 }
 
-/* Workflow command data: %, CR and LF escaped; properties also ':' and ','. */
+/* Workflow command data, or a property's value (lib/textsafe). */
 static void gh_escape(FILE *f, const char *s, bool property)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '%':
-			fputs("%25", f);
-			break;
-		case '\r':
-			fputs("%0D", f);
-			break;
-		case '\n':
-			fputs("%0A", f);
-			break;
-		case ':':
-			fputs(property ? "%3A" : ":", f);
-			break;
-		case ',':
-			fputs(property ? "%2C" : ",", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
+	textsafe_fput(f, property ? textsafe_gh_prop : textsafe_gh_data, s, TEXTSAFE_NUL);
 }
 
 static void gh_command(FILE *f, const char *cmd, const char *title, const char *msg)
@@ -449,7 +665,7 @@ int gate_report_annotations(FILE *f, const struct comparison *c, const char *com
 
 	for (int i = 0; i < c->nmetrics; i++) {
 		const struct gate_metric *gm = &c->metrics[i];
-		char title[96], msg[1024], m[512];
+		char title[96], msg[3200], m[512], why[2048];
 		const char *cmd;
 
 		if (gm->outcome == GATE_OK && gm->verdict != GATE_IMPROVED)
@@ -462,9 +678,13 @@ int gate_report_annotations(FILE *f, const struct comparison *c, const char *com
 			 gm->outcome == GATE_WARN && gm->verdict == GATE_REGRESSION ? " (warning)"
 										    : "");
 		metric_message(gm, m, sizeof(m));
-		snprintf(msg, sizeof(msg), "%s, %s against %s%s%s%s", m, command ? command : "",
+		why[0] = '\0';
+		if (gm->outcome != GATE_OK && gm->verdict == GATE_REGRESSION)
+			gate_report_explain_gist(c, gm->metric, why, sizeof(why));
+		snprintf(msg, sizeof(msg), "%s, %s against %s%s%s%s%s%s", m, command ? command : "",
 			 c->baseline_name, gm->note[0] ? ". " : "", gm->note,
-			 gm->verdict == GATE_IMPROVED ? ". The baseline may be refreshed." : "");
+			 gm->verdict == GATE_IMPROVED ? ". The baseline may be refreshed." : "",
+			 why[0] ? ". " : "", why);
 		gh_command(f, cmd, title, msg);
 		n++;
 	}
@@ -496,7 +716,9 @@ void gate_report_session_markdown(FILE *f, const struct session *s, int top, enu
 		fprintf(f, ": ");
 		md_text(f, st);
 	}
-	fprintf(f, "\n\ntsarun %s on ", s->tool_version ? s->tool_version : "(version unknown)");
+	fprintf(f, "\n\ntsarun ");
+	md_text(f, s->tool_version ? s->tool_version : "(version unknown)");
+	fprintf(f, " on ");
 	md_text(f, s->host.cpu_model);
 	fprintf(f, " (%d CPUs, kernel ", s->host.cpus);
 	md_text(f, s->host.kernel);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "metrics.h"
 #include "table.h"
 
 struct comparison;
@@ -20,16 +21,19 @@ struct session;
 /*
  * The summary of a series, one line per metric: median, mean, stddev, cv,
  * min, max and outliers over the measured runs that completed; a metric
- * that was not measured says why.
+ * that was not measured says why. Width: the terminal's columns, to fit
+ * (termwrap.h; 0: no limit).
  */
-void gate_report_runs(FILE *f, const struct run *runs, size_t n, bool color);
+void gate_report_runs(FILE *f, const struct run *runs, size_t n, bool color, size_t width);
 
 /*
  * The comparison: one line per gated metric with the baseline and new
  * medians, the change with its interval, the threshold and the verdict;
- * then the outcome and the notes. `command` names what was measured.
+ * then the outcome and the notes. `command` names what was measured. Both
+ * fit `width` columns as the thread table does (0: every column).
  */
-void gate_report_comparison(FILE *f, const struct comparison *c, const char *command, bool color);
+void gate_report_comparison(FILE *f, const struct comparison *c, const char *command, bool color,
+			    size_t width);
 
 /* "fail: cpu +25.0% [+24.6%, +25.4%] is over the +10% threshold": the one-line gist. */
 void gate_report_headline(const struct comparison *c, char *buf, size_t len);
@@ -62,5 +66,23 @@ int gate_report_annotations(FILE *f, const struct comparison *c, const char *com
  * the last run by lifetime, and the comparison when there is one.
  */
 void gate_report_session_markdown(FILE *f, const struct session *s, int top, enum sort_key sort);
+
+/*
+ * Where the change came from (explain.h; explain_report.c), after the
+ * verdict: for each explained metric that failed or warned, or that has a
+ * part beyond noise, its top parts at the finest level both sides allow,
+ * then by thread and by process, with what is within noise and the
+ * remainder. Markdown: the same as tables.
+ */
+void gate_report_explain(FILE *f, const struct comparison *c, bool color);
+void gate_report_explain_markdown(FILE *f, const struct comparison *c);
+
+/*
+ * "Where it moved (cpu +10.2 ms per run): +10.1 ms (99%) thread ...; ...": the
+ * top three parts of metric m, for an annotation or a JUnit message ("" when
+ * it was not explained).
+ */
+const char *gate_report_explain_gist(const struct comparison *c, enum metric_id m, char *buf,
+				     size_t len);
 
 #endif /* TSARUN_GATE_REPORT_H */

@@ -6,6 +6,7 @@
 
 #include "monitor.h"
 #include "run.h"
+#include "textsafe.h"
 
 bool monitor_comm_match(const char *pattern, const char *comm)
 {
@@ -73,11 +74,13 @@ void monitor_print_table(FILE *out, const struct monitor_report *m, bool header)
 {
 	uint64_t span = m->end_ns > m->start_ns ? (uint64_t)(m->end_ns - m->start_ns) : 0;
 	char a[16], b[16], c[16], d[16], e[16], g[16], dl[16];
+	char name[TEXTSAFE_SIZE(sizeof(m->comm)) + 16]; /* any process's name: escaped */
 
 	if (header) {
+		textsafe_term(name, sizeof(name), m->comm, TEXTSAFE_NUL);
 		fprintf(
 		    out, "\n%s %u (%s) %s %.3f-%.3f s, %llu samples every %s (largest gap %s)%s\n",
-		    m->final ? "whole attach:" : "interval", m->pid, m->comm, m->final ? "" : "",
+		    m->final ? "whole attach:" : "interval", m->pid, name, m->final ? "" : "",
 		    (double)m->start_ns / 1e9, (double)m->end_ns / 1e9,
 		    (unsigned long long)m->samples, fmt_dur(m->sample_ns, a, sizeof(a)),
 		    fmt_dur(m->max_gap_ns, b, sizeof(b)), m->exited ? "; the process ended" : "");
@@ -92,8 +95,9 @@ void monitor_print_table(FILE *out, const struct monitor_report *m, bool header)
 			fmt_ms(t->delays[DELAY_BLOCK_IO].total_ns, dl, sizeof(dl));
 		else
 			snprintf(dl, sizeof(dl), "-");
-		fprintf(out, "%7u%c %-16s %6.1f %9s %9s %9s %9s %9s %7llu %10s\n", t->tid,
-			t->first_state_known ? '+' : ' ', t->comm,
+		textsafe_term_cell(name, sizeof(name), t->comm, TEXTSAFE_NUL, 16);
+		fprintf(out, "%7u%c %s %6.1f %9s %9s %9s %9s %9s %7llu %10s\n", t->tid,
+			t->first_state_known ? '+' : ' ', name,
 			span ? 100.0 * (double)t->state_ns[TSA_ST_ONCPU] / (double)span : 0.0,
 			fmt_ms(t->state_ns[TSA_ST_ONCPU], a, sizeof(a)),
 			fmt_ms(t->state_ns[TSA_ST_RUNQ], b, sizeof(b)),

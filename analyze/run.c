@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "bashprof.h"
+#include "parts.h"
 #include "run.h"
+#include "critpath.h"
 #include "stacks.h"
 #include "timeline.h"
 
@@ -18,13 +20,25 @@ void run__free_detail(struct run *r)
 	r->stacks = NULL;
 	timeline__free(r->timeline);
 	r->timeline = NULL;
+	critpath__free(r->critpath);
+	r->critpath = NULL;
 	/* The bash profile is detail too: only the last run's is reported. */
 	bashprof__free(r->bash);
 	r->bash = NULL;
+	free(r->stream.points);
+	r->stream.points = NULL;
+	r->stream.npoints = r->stream.points_cap = 0;
 	r->threads = NULL;
 	r->procs = NULL;
 	r->nthreads = r->nprocs = 0;
 	r->detailed = false;
+}
+
+void run__free(struct run *r)
+{
+	run__free_detail(r);
+	run_parts__free(r->parts);
+	r->parts = NULL;
 }
 
 void session__free(struct session *s)
@@ -32,7 +46,7 @@ void session__free(struct session *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nruns; i++) {
-		run__free_detail(&s->runs[i]);
+		run__free(&s->runs[i]);
 		bashprof__free(s->runs[i].bash);
 		s->runs[i].bash = NULL;
 	}
@@ -40,7 +54,7 @@ void session__free(struct session *s)
 	s->runs = NULL;
 	s->nruns = 0;
 	for (size_t i = 0; i < s->nbase_runs; i++)
-		run__free_detail(&s->base_runs[i]);
+		run__free(&s->base_runs[i]);
 	free(s->base_runs);
 	s->base_runs = NULL;
 	s->nbase_runs = 0;
@@ -142,4 +156,9 @@ const char *session_command(const struct session *s)
 			return a;
 	}
 	return s->argv[0];
+}
+
+const char *run_shown_comm(const char *comm, uint32_t execs)
+{
+	return !execs && !strcmp(comm, RUN_SPAWNER_COMM) ? RUN_SPAWNER_SHOWN : comm;
 }

@@ -20,8 +20,21 @@
 #include "tsarun.h"
 
 struct bashprof;
+struct run_parts;
 struct run_stacks;
 struct run_timeline;
+struct run_critpath;
+
+/*
+ * The name tsarun's spawner carries from its fork to the command's exec.
+ * It is tsarun's, not the command's: reports never show it as a name the
+ * command had (a thread that never exec'd is shown as RUN_SPAWNER_SHOWN).
+ */
+#define RUN_SPAWNER_COMM  "tsarun-spawner"
+#define RUN_SPAWNER_SHOWN "(before exec)"
+
+/* comm as a report shows it: the spawner's name, before any exec, as RUN_SPAWNER_SHOWN. */
+const char *run_shown_comm(const char *comm, uint32_t execs);
 
 #define RUN_MAX_SOURCES 8
 #define RUN_REASON_LEN	192
@@ -54,6 +67,7 @@ struct delay_counter {
 	uint64_t min_ns;  /* the shortest (0 when count is 0) */
 	uint32_t dropped; /* waits the kernel timed from an unset start, left out */
 	bool refused;	  /* the kernel's figure was impossible for this thread: not given */
+	bool from_ebpf;	  /* block I/O: the kernel's missed waits; the probe's figure instead */
 };
 
 /* Where a thread's row came from. */
@@ -125,6 +139,8 @@ struct thread_acct {
 	uint64_t steal_ns;	  /* part of on-CPU time the CPU gave to the hypervisor (or IRQs) */
 	uint64_t throttled_ns;	  /* part of runqueue time out of CPU quota (tsarun.h) */
 	uint64_t rt_throttled_ns; /* part of runqueue time out of RT bandwidth (tsarun.h) */
+	uint64_t iowait_ns;	  /* sleeps begun in io_schedule(), eBPF (tsarun.h) */
+	uint64_t iowait_waits;	  /* and their number */
 	int exit_status;	  /* wait(2) status when TSA_F_EXITED */
 	uint32_t execs;
 	bool first_state_known;
@@ -267,9 +283,10 @@ struct taskstats_quality {
 	uint64_t unreadable;	      /* records in a layout that cannot be read (version 15) */
 	uint64_t implausible;	      /* counters refused: longer than the life, or the sleep */
 	uint64_t dropped_waits;	      /* waits left out: timed from an unset start */
-	uint64_t overruns;	      /* times the listener reported an overflow (ENOBUFS) */
-	uint64_t foreign;	      /* exit records of other processes, ignored */
-	uint64_t cpu_after_exit_ns;   /* eBPF threads' sum_exec_runtime after their exit records */
+	uint64_t blkio_from_ebpf;   /* block I/O counters the kernel got wrong, the probe's given */
+	uint64_t overruns;	    /* times the listener reported an overflow (ENOBUFS) */
+	uint64_t foreign;	    /* exit records of other processes, ignored */
+	uint64_t cpu_after_exit_ns; /* eBPF threads' sum_exec_runtime after their exit records */
 	uint64_t cpu_after_exit_threads; /* ... over this many threads */
 	uint32_t version_min;
 	uint32_t version_max;
@@ -354,6 +371,17 @@ struct run_quality {
 	struct delayacct_quality delayacct;
 	char notes[4][RUN_REASON_LEN];
 	int nnotes;
+	/*
+	 * eBPF was expected (root or CAP_BPF, kernel BTF present) and the
+	 * kernel refused it: the program it refused (or the map it would not
+	 * create) and its last words. The report leads with it.
+	 */
+	struct {
+		bool failed;
+		bool is_map;
+		char object[64];
+		char message[RUN_REASON_LEN];
+	} ebpf_load;
 };
 
 enum run_status {
@@ -385,6 +413,20 @@ struct run_descendants {
 	int policy;	    /* enum descendants_policy */
 };
 
+/*
+ * One interval of the stream: the tree's time in each state over it
+ * (stream_interval.totals; signed, as a later account may correct an
+ * earlier one). Kept for the HTML report's states over time.
+ */
+struct run_stream_point {
+	int64_t start_ns; /* from the run's start */
+	int64_t end_ns;
+	int64_t state_ns[TSA_ST_NR];
+};
+
+/* The intervals kept per run (56 bytes each): 100,000 is 17 minutes at 10 ms, 27 hours at 1 s. */
+#define RUN_STREAM_POINTS_MAX 100000
+
 /* --interval: what became of the run's lines in the stream (streamprobe.c). */
 struct run_stream {
 	bool on;	  /* the run was streamed */
@@ -402,6 +444,11 @@ struct run_stream {
 	uint64_t final_wait_ns; /* the end-of-run wait for the backlog to go (nonblocking) */
 	uint64_t final_wait_limit_ns;
 	char error[RUN_REASON_LEN]; /* why streaming stopped during the run ("": it did not) */
+	/* Detail (run__free_detail): each interval's totals in order, whether its line was written or not. */
+	struct run_stream_point *points;
+	size_t npoints, points_cap;
+	uint64_t
+	    points_beyond; /* intervals not kept: past RUN_STREAM_POINTS_MAX, or out of memory */
 };
 
 struct run {
@@ -414,6 +461,7 @@ struct run {
 	int term_signal; /* valid when the command was killed by a signal */
 	bool core_dumped;
 	int interrupt_signal; /* the signal that interrupted tsarun, 0 if none */
+	bool interrupt_tty;   /* ... sent from the terminal (it reached the command's job too) */
 	uint32_t root_pid;
 	uint64_t start_mono_ns; /* CLOCK_MONOTONIC at the barrier's release */
 	uint64_t wall_ns;
@@ -426,6 +474,7 @@ struct run {
 
 	struct run_stacks *stacks;     /* with --stacks/--flame (stacks.h), or NULL */
 	struct run_timeline *timeline; /* with --timeline (timeline.h), or NULL */
+	struct run_critpath *critpath; /* from the timeline (critpath.h), or NULL */
 
 	struct thread_acct *threads;
 	size_t nthreads;
@@ -434,6 +483,12 @@ struct run {
 	struct run_totals totals;
 	struct run_quality quality;
 	struct bashprof *bash; /* --bash: the profile, owned by the run (session__free) */
+	/*
+	 * Its time in parts with stable names (parts.h), made while the rows
+	 * were there and kept when they go: what an explained comparison
+	 * reads. NULL: not made (no rows). Freed by run__free(), not with the detail.
+	 */
+	struct run_parts *parts;
 };
 
 struct host_info {
@@ -466,12 +521,22 @@ struct session {
 	bool sandbox_known;
 	bool sandboxed;
 	const char *sandbox_reason; /* why not, when not */
+	/* Landlock beside the filter: NULL when in force, else why not */
+	bool landlock_known;
+	const char *landlock_reason;
+	/* root given up after set-up: to uid privileges_uid, or why not */
+	bool privileges_known;
+	bool privileges_dropped;
+	unsigned privileges_uid;
+	const char *privileges_reason;
 	struct run *runs;
 	size_t nruns;
 
 	/* The regression gate (see gate.h); both NULL/0 without one. */
-	struct comparison *cmp; /* borrowed: the caller frees it */
-	struct run *base_runs;	/* paired mode: the baseline command's runs (owned) */
+	struct comparison *cmp;		 /* borrowed: the caller frees it */
+	const struct run *cmp_base_runs; /* the baseline's runs it compared with (borrowed) */
+	size_t ncmp_base_runs;
+	struct run *base_runs; /* paired mode: the baseline command's runs (owned) */
 	size_t nbase_runs;
 	char *const *base_argv; /* the baseline command (borrowed) */
 	int base_argc;
@@ -483,6 +548,8 @@ struct session {
 };
 
 void run__free_detail(struct run *r);
+/* The detail and the parts: all a run owns. */
+void run__free(struct run *r);
 void session__free(struct session *s);
 
 /*

@@ -595,6 +595,25 @@ static int walk(const struct run *r, int which, emit_fn emit, void *ctx)
 	return err;
 }
 
+int stacks_walk_thread_wall(const struct run *r, const struct thread_acct *t, stacks_emit_fn emit,
+			    void *ctx)
+{
+	struct profile *p;
+	int err;
+
+	if (!r->stacks)
+		return -ENOENT;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->r = r;
+	p->emit = emit;
+	p->ctx = ctx;
+	err = wall_thread(p, t);
+	free(p);
+	return err;
+}
+
 /* A frame as folded text: no ';' (the separator), no line breaks, no control characters. */
 static void put_frame(FILE *f, const char *s)
 {

@@ -167,6 +167,17 @@ enum wall_cat {
 	WALL_NR,
 };
 
+/*
+ * The wall view of one thread (as stacks_write_wall_folded() writes it),
+ * given to emit one stack at a time: frames[0] and frames[1] are the
+ * "comm-pid" and "comm-tid" labels, then the state's frame or the stack,
+ * value in nanoseconds, cat an enum wall_cat. Returns 0, the first
+ * non-zero return of emit, -ENOENT without stacks, or -ENOMEM.
+ */
+typedef int (*stacks_emit_fn)(void *ctx, const char *const *frames, size_t n, uint64_t v, int cat);
+int stacks_walk_thread_wall(const struct run *r, const struct thread_acct *t, stacks_emit_fn emit,
+			    void *ctx);
+
 struct flame;
 
 /*

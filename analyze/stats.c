@@ -59,6 +59,47 @@ double stats_median_inplace(double *x, size_t n)
 	return lo + (hi - lo) / 2;
 }
 
+static int cmp_double(const void *a, const void *b);
+
+int stats_median_interval(double *x, size_t n, double confidence, double *lo, double *hi,
+			  double *coverage)
+{
+	double *w, sum = 0, below = 0;
+	size_t k = 1;
+
+	if (!n)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			return -EINVAL;
+	qsort(x, n, sizeof(*x), cmp_double);
+	/*
+	 * Binomial(n, 1/2) weights relative to the middle one, so that nothing
+	 * underflows where it matters (and no libm: log() is not needed).
+	 */
+	w = calloc(n + 1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w[n / 2] = 1;
+	for (size_t i = n / 2; i > 0; i--)
+		w[i - 1] = w[i] * (double)i / (double)(n - i + 1);
+	for (size_t i = n / 2; i < n; i++)
+		w[i + 1] = w[i] * (double)(n - i) / (double)(i + 1);
+	for (size_t i = 0; i <= n; i++)
+		sum += w[i];
+	/* P(B < k) for k = 1 is w[0]; grow k while the next interval still covers enough. */
+	below = w[0] / sum;
+	while (2 * k < n && 1 - 2 * (below + w[k] / sum) >= confidence) {
+		below += w[k] / sum;
+		k++;
+	}
+	free(w);
+	*lo = x[k - 1];
+	*hi = x[n - k];
+	*coverage = 1 - 2 * below;
+	return 0;
+}
+
 int stats_summarize(const double *x, size_t n, struct stats_summary *s)
 {
 	double *tmp, sum = 0, ss = 0, madsum = 0;
@@ -179,8 +220,10 @@ static bool valid_sample(const double *x, size_t n)
 	return true;
 }
 
-int stats_ratio_of_medians(const double *base, size_t nb, const double *new, size_t nn,
-			   const struct stats_boot_opts *o, struct stats_ratio_ci *out)
+/* The bootstrap both statistics share: diff (new - base) or ratio (new / base) of medians. */
+static int boot_medians(const double *base, size_t nb, const double *new, size_t nn,
+			const struct stats_boot_opts *o, bool diff, double *point, double *low,
+			double *high)
 {
 	double *rep = NULL, *bs = NULL, *ns = NULL, alpha;
 	struct stats_rng rng;
@@ -199,7 +242,8 @@ int stats_ratio_of_medians(const double *base, size_t nb, const double *new, siz
 	}
 	memcpy(bs, base, nb * sizeof(*bs));
 	memcpy(ns, new, nn * sizeof(*ns));
-	out->ratio = stats_ratio(stats_median_inplace(ns, nn), stats_median_inplace(bs, nb));
+	*point = diff ? stats_median_inplace(ns, nn) - stats_median_inplace(bs, nb)
+		      : stats_ratio(stats_median_inplace(ns, nn), stats_median_inplace(bs, nb));
 
 	stats_rng_seed(&rng, o->seed);
 	for (unsigned b = 0; b < o->resamples; b++) {
@@ -216,7 +260,9 @@ int stats_ratio_of_medians(const double *base, size_t nb, const double *new, siz
 			for (size_t i = 0; i < nn; i++)
 				ns[i] = new[stats_rng_below(&rng, nn)];
 		}
-		rep[b] = stats_ratio(stats_median_inplace(ns, nn), stats_median_inplace(bs, nb));
+		rep[b] =
+		    diff ? stats_median_inplace(ns, nn) - stats_median_inplace(bs, nb)
+			 : stats_ratio(stats_median_inplace(ns, nn), stats_median_inplace(bs, nb));
 	}
 	qsort(rep, o->resamples, sizeof(*rep), cmp_double);
 	/* Nearest-rank percentiles: no arithmetic on the replicates, so +inf stays +inf. */
@@ -227,11 +273,138 @@ int stats_ratio_of_medians(const double *base, size_t nb, const double *new, siz
 		hi--;
 	if (hi >= o->resamples)
 		hi = o->resamples - 1;
-	out->low = rep[lo];
-	out->high = rep[hi];
+	*low = rep[lo];
+	*high = rep[hi];
 out:
 	free(rep);
 	free(bs);
 	free(ns);
+	return ret;
+}
+
+int stats_ratio_of_medians(const double *base, size_t nb, const double *new, size_t nn,
+			   const struct stats_boot_opts *o, struct stats_ratio_ci *out)
+{
+	return boot_medians(base, nb, new, nn, o, false, &out->ratio, &out->low, &out->high);
+}
+
+int stats_diff_of_medians(const double *base, size_t nb, const double *new, size_t nn,
+			  const struct stats_boot_opts *o, struct stats_diff_ci *out)
+{
+	return boot_medians(base, nb, new, nn, o, true, &out->diff, &out->low, &out->high);
+}
+
+struct ranked {
+	double v;
+	size_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* C(n, k), or 0 when it passes limit. */
+static double choose_below(size_t n, size_t k, double limit)
+{
+	double c = 1;
+
+	for (size_t i = 1; i <= k; i++) {
+		c = c * (double)(n - k + i) / (double)i;
+		if (c > limit)
+			return 0;
+	}
+	return c;
+}
+
+#define RANK_SUM_EXACT 200000 /* relabellings enumerated rather than drawn, at most */
+
+/* Every relabelling when there are few: the exact p. Returns false when there are too many. */
+static bool exact_rank_sum(const double *rank, size_t n, size_t k, double mid, double obs,
+			   double *p)
+{
+	size_t idx[64], hits = 0, total = 0;
+
+	if (k == 0 || k >= n || k > 64 || !choose_below(n, k, RANK_SUM_EXACT))
+		return false;
+	for (size_t i = 0; i < k; i++)
+		idx[i] = i;
+	for (;;) {
+		double sum = 0;
+		size_t i;
+
+		for (i = 0; i < k; i++)
+			sum += rank[idx[i]];
+		hits += fabs(sum - mid) >= obs - 1e-9;
+		total++;
+		/* the next combination in lexicographic order */
+		for (i = k; i-- > 0;)
+			if (idx[i] < n - k + i)
+				break;
+		if (i == (size_t)-1)
+			break;
+		idx[i]++;
+		for (size_t j = i + 1; j < k; j++)
+			idx[j] = idx[j - 1] + 1;
+	}
+	*p = (double)hits / (double)total;
+	return true;
+}
+
+int stats_rank_sum_p(const double *base, size_t nb, const double *new, size_t nn,
+		     unsigned resamples, uint64_t seed, double *p)
+{
+	size_t n = nb + nn, hits = 0;
+	struct ranked *r = NULL;
+	double *rank = NULL, obs = 0, mid = (double)nn * (double)(n + 1) / 2;
+	struct stats_rng rng;
+	int ret = 0;
+
+	if (!valid_sample(base, nb) || !valid_sample(new, nn) || resamples < 100)
+		return -EINVAL;
+	r = malloc(n * sizeof(*r));
+	rank = malloc(n * sizeof(*rank));
+	if (!r || !rank) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		r[i].v = i < nb ? base[i] : new[i - nb];
+		r[i].i = i;
+	}
+	qsort(r, n, sizeof(*r), cmp_ranked);
+	/* Ranks from 1, ties sharing their mean rank (a part absent from some runs is 0 there). */
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && r[j].v == r[i].v; j++)
+			;
+		for (size_t k = i; k < j; k++)
+			rank[r[k].i] = (double)(i + j + 1) / 2;
+	}
+	for (size_t i = nb; i < n; i++)
+		obs += rank[i];
+	obs = fabs(obs - mid);
+	if (exact_rank_sum(rank, n, nn, mid, obs, p))
+		goto out;
+	stats_rng_seed(&rng, seed);
+	for (unsigned b = 0; b < resamples; b++) {
+		double sum = 0;
+
+		/* A random relabelling: nn ranks drawn without replacement are "new". */
+		for (size_t i = 0; i < nn; i++) {
+			size_t j = i + stats_rng_below(&rng, n - i);
+			double t = rank[i];
+
+			rank[i] = rank[j];
+			rank[j] = t;
+			sum += rank[i];
+		}
+		hits += fabs(sum - mid) >= obs - 1e-9;
+	}
+	*p = (double)(hits + 1) / (double)(resamples + 1);
+out:
+	free(r);
+	free(rank);
 	return ret;
 }

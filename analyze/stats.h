@@ -42,6 +42,17 @@ int stats_summarize(const double *x, size_t n, struct stats_summary *s);
 /* The median of x (n > 0); x is reordered. Even n: the mean of the two middle values. */
 double stats_median_inplace(double *x, size_t n);
 
+/*
+ * A distribution-free confidence interval for the median of x (n > 0): the
+ * order statistics x(k) and x(n + 1 - k) with the largest k whose coverage,
+ * 1 - 2 P(Binomial(n, 1/2) < k), is at least confidence. When even the
+ * sample's range (k = 1) covers less (n < 6 at 95%), the range with its own
+ * coverage. x is sorted. Returns 0, or -EINVAL when n is 0 or a value is not
+ * finite; *coverage is the interval's exact coverage.
+ */
+int stats_median_interval(double *x, size_t n, double confidence, double *lo, double *hi,
+			  double *coverage);
+
 /* The deterministic generator. */
 struct stats_rng {
 	uint64_t s[4];
@@ -91,5 +102,32 @@ struct stats_ratio_ci {
  */
 int stats_ratio_of_medians(const double *base, size_t nb, const double *new, size_t nn,
 			   const struct stats_boot_opts *o, struct stats_ratio_ci *out);
+
+struct stats_diff_ci {
+	double diff; /* median(new) - median(base) of the samples themselves */
+	double low;  /* percentile bootstrap interval, as above */
+	double high;
+};
+
+/*
+ * The difference median(new) - median(base), with the same bootstrap (the
+ * same replicates for the same seed) and the same conditions on the input.
+ */
+int stats_diff_of_medians(const double *base, size_t nb, const double *new, size_t nn,
+			  const struct stats_boot_opts *o, struct stats_diff_ci *out);
+
+/*
+ * The Wilcoxon-Mann-Whitney rank-sum test, two-sided, by permutation: the
+ * share of relabellings of the pooled runs whose new side's rank sum is at
+ * least as far from its mean as the observed one. Every relabelling when
+ * there are at most 200,000 (20 runs in all: exact), else resamples random
+ * ones (the generator seeded with seed), as (hits + 1) / (resamples + 1). Ties
+ * share their mean rank. Exact in its size whatever the distribution, where
+ * a bootstrap of a median from a handful of runs is too narrow; the
+ * smallest p it can give is about 2 / C(nb + nn, nb) (0.008 for 5 and 5).
+ * Values as for stats_ratio_of_medians(). Returns 0, -EINVAL, -ENOMEM.
+ */
+int stats_rank_sum_p(const double *base, size_t nb, const double *new, size_t nn,
+		     unsigned resamples, uint64_t seed, double *p);
 
 #endif /* TSARUN_STATS_H */

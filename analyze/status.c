@@ -29,7 +29,16 @@ int status_exit_code(const struct run *r)
 {
 	if (r->term_signal)
 		return 128 + r->term_signal;
-	if (r->status == RUN_INTERRUPTED && r->exit_code == 0 && r->interrupt_signal)
+	/*
+	 * A SIGINT that only tsarun was sent, passed on, and that the command
+	 * outlived: a shell waiting for a command that survives it carries on
+	 * (bash's "wait and cooperative exit"), and the command finished its
+	 * work. Its status is the run's. Any other interruption of a command
+	 * that then exits 0 (a terminal's Ctrl-C it handled, SIGTERM, SIGHUP)
+	 * ended it early: 128+N.
+	 */
+	if (r->status == RUN_INTERRUPTED && r->exit_code == 0 && r->interrupt_signal &&
+	    (r->interrupt_signal != SIGINT || r->interrupt_tty))
 		return 128 + r->interrupt_signal;
 	return r->exit_code;
 }

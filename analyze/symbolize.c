@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fscreds.h"
+
 #include "symbolize.h"
 
 /* Kernel symbols. */
@@ -263,12 +265,35 @@ int symbolizer__load_kallsyms(struct symbolizer *s, const char *text, size_t len
 	return sort_ksyms(s);
 }
 
+/*
+ * /proc/kallsyms, opened while tsarun is root: the file shows addresses to
+ * the credentials it was opened with, and tsarun reads it after it gave up
+ * root (launcher/privdrop.h). Each read starts again from its beginning.
+ */
+static int kallsyms_fd = -1;
+
+void symbolizer_open_kernel(void)
+{
+	if (kallsyms_fd < 0)
+		kallsyms_fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+}
+
 int symbolizer__load_kernel(struct symbolizer *s)
 {
 	char *text = NULL;
 	size_t len = 0, cap = 0;
-	FILE *f = fopen("/proc/kallsyms", "re");
+	FILE *f = NULL;
 	int err;
+
+	if (kallsyms_fd >= 0 && lseek(kallsyms_fd, 0, SEEK_SET) == 0) {
+		int fd = fcntl(kallsyms_fd, F_DUPFD_CLOEXEC, 3);
+
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f && fd >= 0)
+			close(fd);
+	}
+	if (!f)
+		f = fopen("/proc/kallsyms", "re");
 
 	if (!f) {
 		err = -errno;
@@ -877,13 +902,29 @@ static Elf *elf_only(Elf *e)
 	return NULL;
 }
 
+/*
+ * A file the command mapped: its path is the command's to change after it
+ * ran (a FIFO, a device, a link to a file it may not read put there), so
+ * it is opened with the rights of the user who could have (lib/fscreds.h),
+ * without blocking, and read only when it is a regular file.
+ */
 static Elf *open_elf(const char *path, int *fd)
 {
+	struct fscreds_save sv;
+	struct stat st;
 	Elf *e;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fscreds_enter(fscreds_reader(), &sv))
+		return NULL;
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fscreds_leave(&sv);
 	if (*fd < 0)
 		return NULL;
+	if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
 	e = elf_only(elf_begin(*fd, ELF_C_READ_MMAP, NULL));
 	if (!e) {
 		close(*fd);
@@ -1033,6 +1074,35 @@ static bool locate(struct symbolizer *s, uint32_t pid, uint64_t t, uint64_t ip, 
 	return true;
 }
 
+/*
+ * The Itanium C++ ABI's demangler, from libstdc++ (linked statically: the
+ * demangler's objects only, no C++ runtime). C++ names and Rust's legacy
+ * ones (_ZN...17h<hash>E) are both in that ABI.
+ */
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+void symbolize_demangle(const char *name, char *buf, size_t len)
+{
+	char *d = NULL;
+	int status = -1;
+	size_t n;
+
+	if (name[0] == '_' && name[1] == 'Z')
+		d = __cxa_demangle(name, NULL, NULL, &status);
+	if (!d || status) {
+		free(d);
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	/* Rust's legacy names end in ::h and 16 hex digits of hash: noise to a reader. */
+	n = strlen(d);
+	if (n > 19 && !strncmp(d + n - 19, "::h", 3) &&
+	    strspn(d + n - 16, "0123456789abcdef") == 16)
+		d[n - 19] = '\0';
+	snprintf(buf, len, "%s", d);
+	free(d);
+}
+
 bool symbolizer__user_frame(struct symbolizer *s, uint32_t pid, uint64_t time_ns, uint64_t ip,
 			    bool is_return, char *buf, size_t len)
 {
@@ -1066,7 +1136,7 @@ bool symbolizer__user_frame(struct symbolizer *s, uint32_t pid, uint64_t time_ns
 				const struct esym *e = &m->syms[i];
 
 				if (!e->size || va - e->addr < e->size) {
-					snprintf(buf, len, "%s", m->names + e->name);
+					symbolize_demangle(m->names + e->name, buf, len);
 					return true;
 				}
 			}

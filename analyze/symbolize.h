@@ -43,6 +43,12 @@ void symbolizer__free(struct symbolizer *s);
 
 /* Kernel symbols from the text of /proc/kallsyms (pure; for tests). */
 int symbolizer__load_kallsyms(struct symbolizer *s, const char *text, size_t len);
+/*
+ * Open /proc/kallsyms now, while the process may see its addresses; every
+ * later load reads that descriptor.
+ */
+void symbolizer_open_kernel(void);
+
 /* From /proc/kallsyms; on failure the reason is kept (symbolizer__kernel_reason). */
 int symbolizer__load_kernel(struct symbolizer *s);
 /* "" when kernel symbols are available, else why not. */
@@ -92,5 +98,12 @@ size_t symbolizer__repair(struct symbolizer *s, uint32_t pid, uint64_t time_ns, 
 
 /* Mappings known, user frames looked up and not found in any mapping (for the quality report). */
 size_t symbolizer__mappings(const struct symbolizer *s);
+
+/*
+ * A symbol as people read it: C++ and Rust (legacy mangling) names
+ * demangled ("_ZNSt6thread4joinEv": "std::thread::join()"; Rust's hash
+ * suffix dropped), anything else, and what does not demangle, as it is.
+ */
+void symbolize_demangle(const char *name, char *buf, size_t len);
 
 #endif /* TSARUN_SYMBOLIZE_H */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The stderr report. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +8,9 @@
 #include "stacks.h"
 #include "status.h"
 #include "table.h"
+#include "termwrap.h"
+#include "textsafe.h"
+#include "critpath.h"
 #include "timeline.h"
 
 #define C_BOLD	 "\033[1m"
@@ -17,7 +21,9 @@
 
 const char *fmt_dur(uint64_t ns, char *buf, unsigned long len)
 {
-	if (ns >= 1000000000ull)
+	if (!ns)
+		snprintf(buf, len, "0");
+	else if (ns >= 1000000000ull)
 		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
 	else if (ns >= 1000000ull)
 		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
@@ -176,29 +182,126 @@ static bool in_proc(const struct thread_acct *t, const struct proc_acct *p)
 	return t->pid == p->pid && t->start_ns >= p->start_ns && t->end_ns <= p->end_ns;
 }
 
-struct cols {
-	char life[16], cpu[16], rq[16], s[16], d[16], other[16], wake[24], sw[24];
+/*
+ * The thread table is laid out before it is printed, so that it fits the
+ * terminal: each column as wide as its widest cell, then, while the table
+ * is wider than the terminal, the least useful columns go first (PID and
+ * TID merge into one, OTHER goes when it is 0 throughout, then SWITCHES,
+ * WAKEUP, OTHER, and COMM is narrowed last); a line under the table names
+ * what was left out. Files and pipes get every column.
+ */
+enum tcol {
+	TC_PID,
+	TC_TID,
+	TC_COMM,
+	TC_WALL,
+	TC_CPU,
+	TC_RQ,
+	TC_S,
+	TC_D,
+	TC_OTHER,
+	TC_WAKE,
+	TC_SW,
+	TC_NR,
+};
+
+static const char *const tcol_name[TC_NR] = {
+    "PID", "TID", "COMM", "WALL", "ON-CPU", "RUNQ", "SLEEP(S)", "D", "OTHER", "WAKEUP", "SWITCHES",
+};
+
+#define COMM_WIDTH	  16
+#define COMM_WIDTH_NARROW 10
+
+enum trow_kind {
+	ROW_PROC,   /* a multi-threaded process: its span, its threads' sums */
+	ROW_THREAD, /* one of its threads */
+	ROW_SINGLE, /* a single-threaded process: pid and tid */
+	ROW_REST,   /* the folded rest */
+	ROW_TOTAL,
+	ROW_TEXT, /* a line of its own (the "... N more threads" line) */
+};
+
+struct trow {
+	enum trow_kind kind;
+	char cell[TC_NR][32];
+	char comm[TSA_COMM_LEN + 1];
+	char *text; /* ROW_TEXT, malloc'd */
+};
+
+struct ttable {
+	struct trow *rows;
+	size_t n, cap;
+	double unit_ns; /* 1e6: ms; 1e9: s, for runs of 100 s and more */
+	const char *unit;
+	/* The layout. */
+	bool on[TC_NR];
+	bool merged; /* PID and TID in one column */
+	bool other_zero;
+	size_t w[TC_NR];
+	size_t id_w; /* the merged column */
+	size_t comm_w;
 };
 
 /* What the run's sources could not count (switches under procfs): shown as "-". */
 static uint32_t g_unmeasured;
 
-/* unmeasured: of the row's threads (ACCT_NO_STATES: S and D shown as "-", in OTHER). */
-static void fill_cols(struct cols *c, uint64_t life, const uint64_t *st, uint64_t residual,
-		      uint64_t lat_sum, uint64_t lat_n, uint64_t lat_max, uint64_t vol,
-		      uint64_t invol, uint32_t unmeasured)
+static struct trow *ttable_add(struct ttable *t, enum trow_kind kind)
 {
-	fmt_ms(life, c->life, sizeof(c->life));
-	fmt_ms(st[TSA_ST_ONCPU], c->cpu, sizeof(c->cpu));
-	fmt_ms(st[TSA_ST_RUNQ], c->rq, sizeof(c->rq));
-	if (unmeasured & ACCT_NO_STATES) {
-		snprintf(c->s, sizeof(c->s), "-");
-		snprintf(c->d, sizeof(c->d), "-");
-	} else {
-		fmt_ms(st[TSA_ST_SLEEP], c->s, sizeof(c->s));
-		fmt_ms(st[TSA_ST_DISK], c->d, sizeof(c->d));
+	struct trow *r;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 32;
+		struct trow *v = realloc(t->rows, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->rows = v;
+		t->cap = cap;
 	}
-	fmt_ms(other_ns(st, residual), c->other, sizeof(c->other));
+	r = &t->rows[t->n++];
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	return r;
+}
+
+static void ttable_free(struct ttable *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->rows[i].text);
+	free(t->rows);
+}
+
+/* A time in the table's unit, three decimals; "0" for none, "<0.001" for a trace. */
+static void fmt_cell(const struct ttable *t, uint64_t ns, char *buf, size_t len)
+{
+	double v = (double)ns / t->unit_ns;
+
+	if (!ns)
+		snprintf(buf, len, "0");
+	else if (v < 0.0005)
+		snprintf(buf, len, "<0.001");
+	else
+		snprintf(buf, len, "%.3f", v);
+}
+
+/* unmeasured: of the row's threads (ACCT_NO_STATES: S and D shown as "-", in OTHER). */
+static void fill_cols(const struct ttable *t, struct trow *row, uint64_t life, const uint64_t *st,
+		      uint64_t residual, uint64_t lat_sum, uint64_t lat_n, uint64_t lat_max,
+		      uint64_t vol, uint64_t invol, uint32_t unmeasured)
+{
+	char(*c)[32] = row->cell;
+
+	fmt_cell(t, life, c[TC_WALL], sizeof(c[0]));
+	fmt_cell(t, st[TSA_ST_ONCPU], c[TC_CPU], sizeof(c[0]));
+	fmt_cell(t, st[TSA_ST_RUNQ], c[TC_RQ], sizeof(c[0]));
+	if (unmeasured & ACCT_NO_STATES) {
+		snprintf(c[TC_S], sizeof(c[0]), "-");
+		snprintf(c[TC_D], sizeof(c[0]), "-");
+	} else {
+		fmt_cell(t, st[TSA_ST_SLEEP], c[TC_S], sizeof(c[0]));
+		fmt_cell(t, st[TSA_ST_DISK], c[TC_D], sizeof(c[0]));
+	}
+	fmt_cell(t, other_ns(st, residual), c[TC_OTHER], sizeof(c[0]));
 	/*
 	 * The average in whole nanoseconds, as the artifact keeps it, so that
 	 * `tsarun report` prints what the run printed: from the exact sum, an
@@ -206,23 +309,38 @@ static void fill_cols(struct cols *c, uint64_t life, const uint64_t *st, uint64_
 	 * way once in CI (77 against 76 us).
 	 */
 	if (lat_n)
-		snprintf(c->wake, sizeof(c->wake), "%.0f/%.0f", (double)(lat_sum / lat_n) / 1e3,
+		snprintf(c[TC_WAKE], sizeof(c[0]), "%.0f/%.0f", (double)(lat_sum / lat_n) / 1e3,
 			 (double)lat_max / 1e3);
 	else
-		snprintf(c->wake, sizeof(c->wake), "-");
+		snprintf(c[TC_WAKE], sizeof(c[0]), "-");
 	if (g_unmeasured & ACCT_NO_SWITCHES)
-		snprintf(c->sw, sizeof(c->sw), "-");
+		snprintf(c[TC_SW], sizeof(c[0]), "-");
+	else if (row->kind == ROW_REST)
+		snprintf(c[TC_SW], sizeof(c[0]), "-");
 	else
-		snprintf(c->sw, sizeof(c->sw), "%llu/%llu", (unsigned long long)vol,
+		snprintf(c[TC_SW], sizeof(c[0]), "%llu/%llu", (unsigned long long)vol,
 			 (unsigned long long)invol);
+	if (row->kind == ROW_REST)
+		snprintf(c[TC_WAKE], sizeof(c[0]), "-");
 }
 
-static void print_row(FILE *f, const struct table_opts *o, bool bold, const char *pid,
-		      const char *tid, const char *comm, const struct cols *c)
+/* s escaped for the terminal into buf, for a %s. */
+static const char *term_str(char *buf, size_t len, const char *s)
 {
-	fprintf(f, "%s%7s %7s  %-16.16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n",
-		bold && o->color ? C_BOLD : "", pid, tid, comm, c->life, c->cpu, c->rq, c->s, c->d,
-		c->other, c->wake, c->sw, bold && o->color ? C_RESET : "");
+	textsafe_term(buf, len, s, TEXTSAFE_NUL);
+	return buf;
+}
+
+/* A thread's name in a column of width: escaped (it is the command's), cut and padded by width. */
+static const char *comm_cell_w(char *buf, size_t len, const char *comm, size_t width)
+{
+	textsafe_term_cell(buf, len, comm, TEXTSAFE_NUL, width);
+	return buf;
+}
+
+static const char *comm_cell(char *buf, size_t len, const char *comm)
+{
+	return comm_cell_w(buf, len, comm, COMM_WIDTH);
 }
 
 /*
@@ -235,16 +353,168 @@ static void tid_text(char *buf, size_t len, const struct thread_acct *t)
 	snprintf(buf, len, "%u%s", t->tid, t->tid_before_exec ? "*" : "");
 }
 
-static void thread_row(FILE *f, const struct table_opts *o, const struct thread_acct *t)
+static void thread_row(struct ttable *tt, const struct thread_acct *t, enum trow_kind kind,
+		       uint32_t pid)
 {
-	struct cols c;
-	char tid[16];
+	struct trow *row = ttable_add(tt, kind);
 
-	fill_cols(&c, t->lifetime_ns, t->state_ns, t->residual_ns, t->wakeup_lat_sum,
+	if (!row)
+		return;
+	fill_cols(tt, row, t->lifetime_ns, t->state_ns, t->residual_ns, t->wakeup_lat_sum,
 		  t->wakeup_lat_count, t->wakeup_lat_max, t->voluntary, t->involuntary,
 		  t->unmeasured);
-	tid_text(tid, sizeof(tid), t);
-	print_row(f, o, false, "", tid, t->comm, &c);
+	if (kind == ROW_SINGLE)
+		snprintf(row->cell[TC_PID], sizeof(row->cell[0]), "%u", pid);
+	tid_text(row->cell[TC_TID], sizeof(row->cell[0]), t);
+	snprintf(row->comm, sizeof(row->comm), "%s", run_shown_comm(t->comm, t->execs));
+}
+
+/* The merged PID/TID cell: a process's pid, its threads' tids indented under it. */
+static void id_cell(const struct trow *row, char *buf, size_t len)
+{
+	switch (row->kind) {
+	case ROW_THREAD:
+		snprintf(buf, len, "  %s", row->cell[TC_TID]);
+		break;
+	case ROW_SINGLE:
+		if (!strcmp(row->cell[TC_PID], row->cell[TC_TID]))
+			snprintf(buf, len, "%s", row->cell[TC_PID]);
+		else
+			snprintf(buf, len, "%s/%s", row->cell[TC_PID], row->cell[TC_TID]);
+		break;
+	case ROW_TOTAL:
+		snprintf(buf, len, "TOTAL");
+		break;
+	default:
+		snprintf(buf, len, "%s", row->cell[TC_PID]);
+		break;
+	}
+}
+
+static size_t ttable_cols(const struct ttable *t)
+{
+	size_t cols = t->merged ? 2 + t->id_w : t->w[TC_PID] + 1 + t->w[TC_TID];
+
+	cols += 2 + t->comm_w;
+	for (int c = TC_WALL; c < TC_NR; c++)
+		if (t->on[c])
+			cols += 2 + t->w[c];
+	return cols;
+}
+
+/* Column widths from the cells, then columns left out until the table fits width (0: all). */
+static void ttable_layout(struct ttable *t, size_t width)
+{
+	static const int drop[] = {TC_SW, TC_WAKE, TC_OTHER};
+
+	t->other_zero = true;
+	for (int c = 0; c < TC_NR; c++) {
+		t->on[c] = true;
+		t->w[c] = strlen(tcol_name[c]);
+	}
+	t->w[TC_PID] = t->w[TC_TID] = 7;
+	t->w[TC_WAKE] = strlen("avg/max us");
+	t->w[TC_SW] = strlen("vol/invol");
+	t->id_w = strlen("PID/TID");
+	t->comm_w = COMM_WIDTH;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct trow *row = &t->rows[i];
+		char id[80];
+
+		if (row->kind == ROW_TEXT)
+			continue;
+		for (int c = 0; c < TC_NR; c++)
+			if (c != TC_COMM && strlen(row->cell[c]) > t->w[c])
+				t->w[c] = strlen(row->cell[c]);
+		if (strcmp(row->cell[TC_OTHER], "0"))
+			t->other_zero = false;
+		id_cell(row, id, sizeof(id));
+		if (strlen(id) > t->id_w)
+			t->id_w = strlen(id);
+	}
+	if (!width || ttable_cols(t) <= width)
+		return;
+	t->merged = true;
+	if (ttable_cols(t) > width && t->other_zero)
+		t->on[TC_OTHER] = false;
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]) && ttable_cols(t) > width; i++)
+		t->on[drop[i]] = false;
+	if (ttable_cols(t) > width)
+		t->comm_w = COMM_WIDTH_NARROW;
+}
+
+static void ttable_print_row(FILE *f, const struct ttable *t, const struct table_opts *o,
+			     const struct trow *row)
+{
+	bool bold = o->color && (row->kind == ROW_PROC || row->kind == ROW_TOTAL);
+	char name[TEXTSAFE_SIZE(TSA_COMM_LEN) + 16];
+
+	if (row->kind == ROW_TEXT) {
+		fprintf(f, "%s%s%s\n", o->color ? C_DIM : "", row->text, o->color ? C_RESET : "");
+		return;
+	}
+	fputs(bold ? C_BOLD : "", f);
+	if (t->merged) {
+		char id[80];
+
+		id_cell(row, id, sizeof(id));
+		fprintf(f, "  %-*s", (int)t->id_w, id);
+	} else {
+		fprintf(f, "%*s %*s", (int)t->w[TC_PID],
+			row->kind == ROW_TOTAL ? "TOTAL" : row->cell[TC_PID], (int)t->w[TC_TID],
+			row->cell[TC_TID]);
+	}
+	fprintf(f, "  %s", comm_cell_w(name, sizeof(name), row->comm, t->comm_w));
+	for (int c = TC_WALL; c < TC_NR; c++)
+		if (t->on[c])
+			fprintf(f, "  %*s", (int)t->w[c], row->cell[c]);
+	fprintf(f, "%s\n", bold ? C_RESET : "");
+}
+
+static void ttable_print_header(FILE *f, const struct ttable *t, const struct table_opts *o)
+{
+	static const char *const unit2[TC_NR] = {
+	    [TC_WAKE] = "avg/max us",
+	    [TC_SW] = "vol/invol",
+	};
+
+	for (int line = 0; line < 2; line++) {
+		fputs(o->color ? (line ? C_DIM : C_BOLD) : "", f);
+		if (t->merged)
+			fprintf(f, "  %-*s", (int)t->id_w, line ? "" : "PID/TID");
+		else
+			fprintf(f, "%*s %*s", (int)t->w[TC_PID], line ? "" : "PID",
+				(int)t->w[TC_TID], line ? "" : "TID");
+		fprintf(f, "  %-*s", (int)t->comm_w, line ? "" : "COMM");
+		for (int c = TC_WALL; c < TC_NR; c++) {
+			const char *u = c < TC_WAKE ? t->unit : unit2[c];
+
+			if (t->on[c])
+				fprintf(f, "  %*s", (int)t->w[c], line ? u : tcol_name[c]);
+		}
+		fprintf(f, "%s\n", o->color ? C_RESET : "");
+	}
+}
+
+/* What the layout left out, in a line under the table. */
+static void ttable_print_left_out(FILE *f, const struct ttable *t, size_t width)
+{
+	char what[128] = "";
+	size_t n = 0;
+
+	if (!t->on[TC_SW])
+		n += (size_t)snprintf(what + n, sizeof(what) - n, "%sSWITCHES", n ? ", " : "");
+	if (!t->on[TC_WAKE] && n < sizeof(what))
+		n += (size_t)snprintf(what + n, sizeof(what) - n, "%sWAKEUP", n ? ", " : "");
+	if (!t->on[TC_OTHER] && n < sizeof(what))
+		n += (size_t)snprintf(what + n, sizeof(what) - n, "%sOTHER%s", n ? ", " : "",
+				      t->other_zero ? " (all 0)" : "");
+	if (t->comm_w < COMM_WIDTH && n < sizeof(what))
+		n += (size_t)snprintf(what + n, sizeof(what) - n, "%sCOMM cut to %d", n ? ", " : "",
+				      COMM_WIDTH_NARROW);
+	if (!n)
+		return;
+	fprintf(f, "  (left out for %zu columns: %s; see --wide)\n", width, what);
 }
 
 static void print_summary(FILE *f, const struct run *r, const struct table_opts *o)
@@ -252,8 +522,9 @@ static void print_summary(FILE *f, const struct run *r, const struct table_opts 
 	char st[96], wall[32], cpu[32], user[32], sys[32], rss[32];
 
 	status_describe(r, st, sizeof(st));
-	fprintf(f, "%stsarun: %s: %s%s\n", o->color ? C_BOLD : "", o->command ? o->command : "", st,
-		o->color ? C_RESET : "");
+	fprintf(f, "%stsarun: ", o->color ? C_BOLD : "");
+	textsafe_fput(f, textsafe_term, o->command, TEXTSAFE_NUL);
+	fprintf(f, ": %s%s\n", st, o->color ? C_RESET : "");
 	fprintf(f, "  wall %s   cpu %s (user %s + sys %s)   max RSS %s\n",
 		fmt_dur(r->wall_ns, wall, sizeof(wall)),
 		fmt_dur(r->ru.user_ns + r->ru.sys_ns, cpu, sizeof(cpu)),
@@ -319,16 +590,24 @@ static void print_delays(FILE *f, const struct run *r)
 			fmt_dur(total[k], d, sizeof(d)), (unsigned long long)count[k]);
 		first = 0;
 	}
-	if (da->known && !da->non_cpu_live)
-		fprintf(f, "; other delays not counted: %s", da->reason);
-	else if (avail[DELAY_BLOCK_IO])
+	if (da->known && !da->non_cpu_live) {
+		fprintf(f, "; other delays not counted: ");
+		textsafe_fput(f, textsafe_term, da->reason, TEXTSAFE_NUL);
+	} else if (avail[DELAY_BLOCK_IO]) {
 		fprintf(f, "; no other delay");
+	}
 	fputc('\n', f);
 	if (q->dropped_waits || q->implausible)
 		fprintf(f,
 			"  note: the kernel timed %llu waits from an unset start (left out of the "
 			"delays) and %llu delay counters were impossible (shown as null)\n",
 			(unsigned long long)q->dropped_waits, (unsigned long long)q->implausible);
+	if (q->blkio_from_ebpf)
+		fprintf(f,
+			"  note: the kernel's block I/O delay missed waits of %llu thread%s (the "
+			"scheduler's delayed dequeue): the waits tsarun saw in io_schedule() are "
+			"given\n",
+			(unsigned long long)q->blkio_from_ebpf, q->blkio_from_ebpf == 1 ? "" : "s");
 	if (q->identity_mismatches || q->unmatched_records)
 		fprintf(
 		    f,
@@ -358,10 +637,11 @@ static void print_renamed(FILE *f, const struct run *r)
 		n, n == 1 ? "" : "s");
 	for (size_t i = 0; i < r->nthreads && listed < LISTED; i++) {
 		const struct thread_acct *t = &r->threads[i];
+		char comm[TEXTSAFE_SIZE(TSA_COMM_LEN)];
 
 		if (t->tid_before_exec)
 			fprintf(f, "%s%u became %u, %s", listed++ ? "; " : "", t->tid_before_exec,
-				t->tid, t->comm);
+				t->tid, term_str(comm, sizeof(comm), t->comm));
 	}
 	if (n > listed)
 		fprintf(f, "; %zu more in the artifact's tid_before_exec", n - listed);
@@ -403,16 +683,23 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 	const char *warn = o->color ? C_YELLOW : "", *reset = o->color ? C_RESET : "";
 
 	print_renamed(f, r);
+	/* Names and reasons are tsarun's, or a read artifact's: escaped. */
 	fprintf(f, "  sources:");
 	for (int i = 0; i < q->nsources; i++)
-		if (q->sources[i].active)
-			fprintf(f, " %s", q->sources[i].name);
-	for (int i = 0; i < q->nsources; i++)
+		if (q->sources[i].active) {
+			fputc(' ', f);
+			textsafe_fput(f, textsafe_term, q->sources[i].name, TEXTSAFE_NUL);
+		}
+	for (int i = 0; i < q->nsources; i++) {
 		/* A source left out by choice (--backend, or not needed) is in the artifact. */
-		if (!q->sources[i].active && strncmp(q->sources[i].reason, "not selected", 12) &&
-		    strncmp(q->sources[i].reason, "not used", 8))
-			fprintf(f, "   %s unavailable: %s", q->sources[i].name,
-				q->sources[i].reason);
+		if (q->sources[i].active || !strncmp(q->sources[i].reason, "not selected", 12) ||
+		    !strncmp(q->sources[i].reason, "not used", 8))
+			continue;
+		fputs("   ", f);
+		textsafe_fput(f, textsafe_term, q->sources[i].name, TEXTSAFE_NUL);
+		fputs(" unavailable: ", f);
+		textsafe_fput(f, textsafe_term, q->sources[i].reason, TEXTSAFE_NUL);
+	}
 	fputc('\n', f);
 	print_delays(f, r);
 	if (q->procfs.active) {
@@ -549,8 +836,9 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 			"not add up%s\n",
 			warn, q->residual_percent, reset);
 	}
+	/* Notes quote what the run saw (names, paths, an artifact's text). */
 	for (int i = 0; i < q->nnotes; i++)
-		fprintf(f, "  note: %s\n", q->notes[i]);
+		textsafe_term_line(f, "  note: ", q->notes[i], "");
 }
 
 #define STACK_ROWS  8
@@ -558,12 +846,12 @@ static void print_quality(FILE *f, const struct run *r, const struct table_opts 
 
 /* The stack in a line: the innermost user frames, then where the kernel waited. */
 static void short_stack(const struct run_stacks *s, const struct stack_agg *a, char *buf,
-			size_t len)
+			size_t len, size_t width)
 {
 	const struct stack_trace *u = a->ustack < s->ntraces ? &s->traces[a->ustack] : NULL;
 	const struct stack_trace *k = a->kstack < s->ntraces ? &s->traces[a->kstack] : NULL;
 	char tmp[1024] = "";
-	size_t n = 0, from;
+	size_t n = 0;
 	uint32_t first = 0;
 
 	if (u && u->nframes)
@@ -581,8 +869,8 @@ static void short_stack(const struct run_stacks *s, const struct stack_agg *a, c
 	}
 	if (n >= sizeof(tmp))
 		n = sizeof(tmp) - 1;
-	from = n > len - 1 ? n - (len - 4) : 0;
-	snprintf(buf, len, "%s%s", from ? "..." : "", tmp + from);
+	/* Symbols are the command's text too: escaped, then the innermost end kept. */
+	textsafe_term_tail(buf, len, tmp, n, width);
 }
 
 /* The stacks section: where the tree blocked most, and what the stacks leave out. */
@@ -610,19 +898,23 @@ static void print_stacks(FILE *f, const struct run *r, const struct table_opts *
 	for (size_t i = 0; i < s->naggs && shown < STACK_ROWS; i++) {
 		const struct stack_agg *a = &s->aggs[i];
 		const char *comm = stack_agg_comm(r, a);
-		char st[STACK_WIDTH + 8];
+		char st[TEXTSAFE_SIZE(STACK_WIDTH + 8)], name[TEXTSAFE_SIZE(TSA_COMM_LEN) + 16];
 
 		if (a->kind != STACK_OFFCPU)
 			continue;
-		short_stack(s, a, st, sizeof(st));
-		fprintf(f, "  %9s ms %s %-16.16s %7u %6llux  %s\n",
-			fmt_ms(a->total_ns, d1, sizeof(d1)), a->state == TSA_ST_DISK ? "D" : "S",
-			comm, a->tid, (unsigned long long)a->count, st);
+		/* The stack in what the row leaves of the terminal (51 columns before it). */
+		short_stack(s, a, st, sizeof(st),
+			    o->width && o->width < 51 + STACK_WIDTH + 7
+				? (o->width > 51 + 24 ? o->width - 51 : 24)
+				: STACK_WIDTH + 7);
+		fprintf(f, "  %9s ms %s %s %7u %6llux  %s\n", fmt_ms(a->total_ns, d1, sizeof(d1)),
+			a->state == TSA_ST_DISK ? "D" : "S", comm_cell(name, sizeof(name), comm),
+			a->tid, (unsigned long long)a->count, st);
+		textsafe_term(name, sizeof(name), a->waker_comm, TEXTSAFE_NUL);
 		if (a->has_waker && a->waker_tid)
-			fprintf(f, "  %9s      woken by %s (%u)\n", "", a->waker_comm,
-				a->waker_tid);
+			fprintf(f, "  %9s      woken by %s (%u)\n", "", name, a->waker_tid);
 		else if (a->has_waker)
-			fprintf(f, "  %9s      woken by %s\n", "", a->waker_comm);
+			fprintf(f, "  %9s      woken by %s\n", "", name);
 		shown++;
 	}
 	if (!shown)
@@ -656,29 +948,56 @@ static void print_stacks(FILE *f, const struct run *r, const struct table_opts *
 		    "ran out): those stacks are marked [truncated]\n",
 		    (unsigned long long)s->drops.cut, TSA_REGION_BYTES);
 	if (s->kernel_symbols[0])
-		fprintf(f, "  note: kernel frames are addresses: %s\n", s->kernel_symbols);
+		textsafe_term_line(f, "  note: kernel frames are addresses: ", s->kernel_symbols,
+				   "");
 	if (s->user_symbols[0])
-		fprintf(f, "  note: %s\n", s->user_symbols);
-	if (s->oncpu_reason[0])
-		fprintf(f, "%s  warning: no on-CPU samples: %s%s\n", warn, s->oncpu_reason, reset);
+		textsafe_term_line(f, "  note: ", s->user_symbols, "");
+	if (s->oncpu_reason[0]) {
+		fprintf(f, "%s  warning: no on-CPU samples: ", warn);
+		textsafe_term_line(f, "", s->oncpu_reason, reset);
+	}
 }
 
-void table_print(FILE *f, const struct run *r, const struct table_opts *o)
+/*
+ * Prose (the summary, notes, the quality line) goes through a buffer, to be
+ * wrapped at word boundaries to the terminal's width; without a width it is
+ * written straight.
+ */
+struct prose {
+	FILE *out, *m;
+	char *buf;
+	size_t len, width;
+};
+
+static FILE *prose_begin(struct prose *p, FILE *out, size_t width)
+{
+	p->out = out;
+	p->width = width;
+	p->m = width ? open_memstream(&p->buf, &p->len) : NULL;
+	return p->m ? p->m : out;
+}
+
+static void prose_end(struct prose *p)
+{
+	if (!p->m)
+		return;
+	fclose(p->m);
+	termwrap_fputs(p->out, p->buf, p->width);
+	free(p->buf);
+	p->m = NULL;
+	p->buf = NULL;
+}
+
+/* The rows of the table, in its order (processes by the sort key, their threads under them). */
+static int ttable_fill(struct ttable *tt, const struct run *r, const struct table_opts *o)
 {
 	const struct run_totals *tot = &r->totals;
 	size_t *pidx = NULL, *tidx = NULL, shown = 0, tcount = 0;
 	uint64_t rest_st[TSA_ST_NR] = {0}, rest_life = 0, rest_res = 0;
 	uint32_t rest_unm = 0;
-	int64_t span_lo = 0, span_hi = 0;
-	struct cols c;
+	struct trow *row;
+	int err = -ENOMEM;
 
-	g_unmeasured = tot->unmeasured;
-	print_summary(f, r, o);
-	if (!r->detailed || !r->nthreads) {
-		if (r->quality.nsources)
-			print_quality(f, r, o);
-		return;
-	}
 	pidx = malloc(r->nprocs * sizeof(*pidx));
 	tidx = malloc(r->nthreads * sizeof(*tidx));
 	if (!pidx || !tidx)
@@ -688,17 +1007,9 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 	g_sort.r = r;
 	g_sort.key = o->sort;
 	qsort(pidx, r->nprocs, sizeof(*pidx), cmp_proc_idx);
-
-	fprintf(f, "\n%s%7s %7s  %-16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n",
-		o->color ? C_BOLD : "", "PID", "TID", "COMM", "WALL ms", "ON-CPU", "RUNQ", "SLEEP",
-		"D", "OTHER", "WAKE us", "SWITCHES", o->color ? C_RESET : "");
-	fprintf(f, "%s%7s %7s  %-16s %9s %9s %9s %9s %9s %8s %11s %13s%s\n", o->color ? C_DIM : "",
-		"", "", "", "", "", "", "(S)", "(D)", "", "avg/max", "vol/invol",
-		o->color ? C_RESET : "");
 	for (size_t pi = 0; pi < r->nprocs; pi++) {
 		const struct proc_acct *p = &r->procs[pidx[pi]];
 		uint64_t lat_sum = 0, lat_n = 0, lat_max = 0, vol = 0, invol = 0;
-		char pid[16];
 		size_t n = 0;
 
 		for (size_t i = 0; i < r->nthreads; i++) {
@@ -728,29 +1039,25 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 			continue;
 		}
 		qsort(tidx, n, sizeof(*tidx), cmp_thread_idx);
-		snprintf(pid, sizeof(pid), "%u", p->pid);
 		if (n == 1) {
 			/* A single-threaded process is one row: its thread. */
-			const struct thread_acct *t = &r->threads[tidx[0]];
-			char tid[16];
-
-			fill_cols(&c, t->lifetime_ns, t->state_ns, t->residual_ns,
-				  t->wakeup_lat_sum, t->wakeup_lat_count, t->wakeup_lat_max,
-				  t->voluntary, t->involuntary, t->unmeasured);
-			tid_text(tid, sizeof(tid), t);
-			print_row(f, o, false, pid, tid, t->comm, &c);
+			thread_row(tt, &r->threads[tidx[0]], ROW_SINGLE, p->pid);
 			shown++;
 			continue;
 		}
 		/* Process row: the process's own span, its threads' sums. */
-		fill_cols(&c, (uint64_t)(p->end_ns - p->start_ns), p->state_ns, p->residual_ns,
+		row = ttable_add(tt, ROW_PROC);
+		if (!row)
+			goto out;
+		fill_cols(tt, row, (uint64_t)(p->end_ns - p->start_ns), p->state_ns, p->residual_ns,
 			  lat_sum, lat_n, lat_max, vol, invol, p->unmeasured);
-		print_row(f, o, true, pid, "", p->comm, &c);
+		snprintf(row->cell[TC_PID], sizeof(row->cell[0]), "%u", p->pid);
+		snprintf(row->comm, sizeof(row->comm), "%s", run_shown_comm(p->comm, p->execs));
 		for (size_t k = 0; k < n; k++) {
 			const struct thread_acct *t = &r->threads[tidx[k]];
 
 			if (shown < (size_t)o->top) {
-				thread_row(f, o, t);
+				thread_row(tt, t, ROW_THREAD, p->pid);
 				shown++;
 				continue;
 			}
@@ -763,19 +1070,86 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 		}
 	}
 	if (tcount) {
-		fill_cols(&c, rest_life, rest_st, rest_res, 0, 0, 0, 0, 0, rest_unm);
-		fprintf(f, "%s  ... %zu more thread%s (sums; every thread is in %s)%s\n",
-			o->color ? C_DIM : "", tcount, tcount == 1 ? "" : "s",
-			o->artifact ? o->artifact : "the artifact", o->color ? C_RESET : "");
-		print_row(f, o, false, "", "", "(the rest)", &c);
+		row = ttable_add(tt, ROW_TEXT);
+		if (!row ||
+		    asprintf(&row->text, "  ... %zu more thread%s (sums; every thread is in %s)",
+			     tcount, tcount == 1 ? "" : "s",
+			     o->artifact ? o->artifact : "the artifact") < 0) {
+			if (row)
+				row->text = NULL;
+			goto out;
+		}
+		row = ttable_add(tt, ROW_REST);
+		if (!row)
+			goto out;
+		fill_cols(tt, row, rest_life, rest_st, rest_res, 0, 0, 0, 0, 0, rest_unm);
+		snprintf(row->comm, sizeof(row->comm), "(the rest)");
 	}
-	fill_cols(&c, tot->lifetime_ns, tot->state_ns, tot->residual_ns, tot->wakeup_lat_sum,
+	row = ttable_add(tt, ROW_TOTAL);
+	if (!row)
+		goto out;
+	fill_cols(tt, row, tot->lifetime_ns, tot->state_ns, tot->residual_ns, tot->wakeup_lat_sum,
 		  tot->wakeup_lat_count, tot->wakeup_lat_max, tot->voluntary, tot->involuntary,
 		  tot->unmeasured);
-	print_row(f, o, true, "TOTAL", "", "", &c);
-	fprintf(f, "%7s %7s  %u process%s, %u thread%s (WALL is the sum of thread lifetimes)\n", "",
-		"", tot->processes, tot->processes == 1 ? "" : "es", tot->threads,
-		tot->threads == 1 ? "" : "s");
+	err = 0;
+out:
+	free(pidx);
+	free(tidx);
+	return err;
+}
+
+void table_print(FILE *f, const struct run *r, const struct table_opts *o)
+{
+	const struct run_totals *tot = &r->totals;
+	struct ttable tt = {.unit_ns = 1e6, .unit = "ms"};
+	int64_t span_lo = 0, span_hi = 0;
+	struct prose pr = {0};
+	FILE *p;
+
+	g_unmeasured = tot->unmeasured;
+	p = prose_begin(&pr, f, o->width);
+	if (r->quality.ebpf_load.failed) {
+		const char *ob = r->quality.ebpf_load.object;
+
+		fprintf(
+		    p,
+		    "%stsarun: warning: eBPF did not load: %s%s%s%s%s; the figures below "
+		    "come from procfs and taskstats (see tsarun doctor, and -v for the log)%s\n",
+		    o->color ? C_YELLOW : "", ob[0] ? "the kernel refused the " : "",
+		    ob[0] ? (r->quality.ebpf_load.is_map ? "map " : "program ") : "", ob,
+		    ob[0] ? ": " : "", r->quality.ebpf_load.message, o->color ? C_RESET : "");
+	}
+	print_summary(p, r, o);
+	if (!r->detailed || !r->nthreads) {
+		if (r->quality.nsources)
+			print_quality(p, r, o);
+		prose_end(&pr);
+		return;
+	}
+	prose_end(&pr);
+
+	/* One unit for every time in the table: ms, or s from 100 s of thread time. */
+	if (tot->lifetime_ns >= 100000000000ull) {
+		tt.unit_ns = 1e9;
+		tt.unit = "s";
+	}
+	if (!ttable_fill(&tt, r, o)) {
+		ttable_layout(&tt, o->width);
+		fputc('\n', f);
+		ttable_print_header(f, &tt, o);
+		for (size_t i = 0; i < tt.n; i++)
+			ttable_print_row(f, &tt, o, &tt.rows[i]);
+		p = prose_begin(&pr, f, o->width);
+		fprintf(p, "%*s%u process%s, %u thread%s (WALL is the sum of thread lifetimes)\n",
+			tt.merged ? 4 : (int)(tt.w[TC_PID] + 1 + tt.w[TC_TID] + 2), "",
+			tot->processes, tot->processes == 1 ? "" : "es", tot->threads,
+			tot->threads == 1 ? "" : "s");
+		ttable_print_left_out(p, &tt, o->width);
+	} else {
+		p = prose_begin(&pr, f, o->width);
+		fprintf(p, "  (no table: out of memory)\n");
+	}
+	ttable_free(&tt);
 
 	/* Concurrency: how many threads were, on average, in each state over the span. */
 	span_lo = r->threads[0].start_ns;
@@ -800,18 +1174,30 @@ void table_print(FILE *f, const struct run *r, const struct table_opts *o)
 			snprintf(off, sizeof(off), "%.2f sleeping, %.2f in D",
 				 (double)tot->state_ns[TSA_ST_SLEEP] / span,
 				 (double)tot->state_ns[TSA_ST_DISK] / span);
-		fprintf(f,
+		fprintf(p,
 			"\n  concurrency over %.1f ms: on average %.2f threads on-CPU, %.2f "
 			"runnable, %s; at most %llu alive\n",
 			span / 1e6, (double)on / span, (double)rq / span, off,
 			(unsigned long long)tot->max_threads_alive);
 	}
 	if (r->stacks)
-		print_stacks(f, r, o);
-	print_quality(f, r, o);
-	if (o->artifact)
-		fprintf(f, "  artifact: %s\n", o->artifact);
-out:
-	free(pidx);
-	free(tidx);
+		print_stacks(p, r, o);
+	if (r->critpath) {
+		/* Its own columns, fitted to the width: not prose to wrap. */
+		prose_end(&pr);
+		critpath_print(f, r->critpath, o->width ? (int)o->width : 80);
+		p = prose_begin(&pr, f, o->width);
+	}
+	print_quality(p, r, o);
+	if (o->artifact && o->artifact_keeps_old) {
+		char *old = NULL;
+
+		if (asprintf(&old, "%s (the previous one is now %s.old)", o->artifact,
+			     o->artifact) >= 0)
+			textsafe_term_line(p, "  artifact: ", old, "");
+		free(old);
+	} else if (o->artifact) {
+		textsafe_term_line(p, "  artifact: ", o->artifact, "");
+	}
+	prose_end(&pr);
 }

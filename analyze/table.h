@@ -30,8 +30,10 @@ struct table_opts {
 	enum sort_key sort;
 	int top; /* thread rows before folding */
 	bool color;
-	const char *command;  /* argv[0], for the summary line */
-	const char *artifact; /* where the full detail went, or NULL */
+	const char *command;	 /* argv[0], for the summary line */
+	const char *artifact;	 /* where the full detail went, or NULL */
+	bool artifact_keeps_old; /* the artifact it replaces stays as ARTIFACT.old */
+	size_t width;		 /* the terminal's columns to fit (0: no limit, every column) */
 };
 
 void table_print(FILE *f, const struct run *r, const struct table_opts *o);
@@ -46,7 +48,7 @@ size_t *table_thread_order(const struct run *r, enum sort_key k);
 /* What a sort key orders by, for a heading: "lifetime", "on-CPU time", ... */
 const char *sort_key_label(enum sort_key k);
 
-/* Durations for people: "1.234 s", "12.3 ms", "456 us", "789 ns". */
+/* Durations for people: "1.234 s", "12.3 ms", "456 us", "789 ns", "0". */
 const char *fmt_dur(uint64_t ns, char *buf, unsigned long len);
 
 /* Milliseconds for a table column, precision by magnitude: "1234.5", "12.34", "0.123". */

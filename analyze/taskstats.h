@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The taskstats client over generic netlink (libnl-genl-3). The only module
- * that includes libnl.
+ * taskstats records (the kernel's per-task accounting over generic netlink):
+ * what analyze/ needs of them, with no socket (launcher/taskstats_client.h
+ * owns those).
  *
- * Two parts:
  *  - taskstats_decode(): a pure decoder of one struct taskstats payload, by
  *    the record's version and length rather than by the build's header
  *    (linux-libc-dev may be older or newer than the running kernel). Each
@@ -11,13 +11,11 @@
  *    lacks a counter never turns it into a zero. Version 15 placed its new
  *    fields in the middle of the structure (16 moved them to the end): it is
  *    refused rather than read with shifted fields.
- *  - struct ts_client: a query socket (TASKSTATS_CMD_GET for one thread)
- *    and, when asked, a listener registered for the exit records of every
- *    CPU (TASKSTATS_CMD_ATTR_REGISTER_CPUMASK). The listener hears every
- *    task that exits on the machine; the caller keeps what is its own.
+ *  - taskstats_parse(): the exit records in a buffer of generic netlink
+ *    messages, as a listener receives them (pure, for tests and fuzzing),
+ *    over the walk the client uses too.
  *
- * Ownership: a ts_client owns its sockets and buffer; records handed to a
- * callback live until the callback returns.
+ * Records handed to a callback live until the callback returns.
  */
 #ifndef TSARUN_TASKSTATS_H
 #define TSARUN_TASKSTATS_H
@@ -76,51 +74,14 @@ int taskstats_parse(const void *buf, size_t len, int family, ts_record_fn fn, vo
 		    uint64_t *unreadable);
 
 /*
- * Can this process read taskstats here? Resolves the TASKSTATS family and
- * queries its own pid. Returns true, or false with the reason in detail;
- * detail gets the family id and record version when it works.
+ * The walk under taskstats_parse(), for the client: each thread record of
+ * the messages in buf decoded into *rec and passed to fn (fn NULL: the last
+ * record stays in *rec, for a query's answer), counted in *count, stamped
+ * recv_ns; a netlink error or ACK gives its errno through nlerr (0 for an
+ * ACK; NULL: ignored, and records in the version 15 layout are counted in
+ * *unreadable rather than failing the walk). Returns 0 or the first error.
  */
-bool taskstats_check(char *detail, size_t len);
-
-struct ts_client;
-
-/* Open the query socket and resolve the family. NULL with errno and a reason in err. */
-struct ts_client *ts_client__new(char *err, size_t errlen);
-void ts_client__free(struct ts_client *c);
-
-/*
- * Open the listener: a second socket with a receive buffer of rcvbuf bytes
- * (forced past rmem_max when permitted), registered for exit records on
- * every possible CPU. Returns 0 or -errno with a reason in err.
- */
-int ts_client__listen(struct ts_client *c, size_t rcvbuf, char *err, size_t errlen);
-
-/* The listener's descriptor for the event loop (-1 when not listening). */
-int ts_client__fd(const struct ts_client *c);
-
-/* Called for each thread record; a non-zero return stops the drain and is returned. */
-
-/*
- * Read every exit record waiting on the listener, without blocking.
- * Returns the number of records passed to fn, or -errno.
- */
-int ts_client__drain(struct ts_client *c, ts_record_fn fn, void *ctx);
-
-/*
- * Exit records the kernel could not queue because the listener's buffer was
- * full (the socket's drop counter; cumulative), and how many times the
- * socket reported the overrun (ENOBUFS).
- */
-uint64_t ts_client__drops(const struct ts_client *c);
-uint64_t ts_client__overruns(const struct ts_client *c);
-
-/* Exit records skipped because their layout cannot be read (version 15). */
-uint64_t ts_client__unreadable(const struct ts_client *c);
-
-/*
- * The current record of one live thread (TASKSTATS_CMD_ATTR_PID). Returns 0,
- * -ESRCH when no such thread exists, -EPROTO for an unreadable record.
- */
-int ts_client__query(struct ts_client *c, uint32_t tid, struct ts_record *out);
+int taskstats_walk(const void *buf, size_t len, int family, struct ts_record *rec, ts_record_fn fn,
+		   void *ctx, int *nlerr, int *count, uint64_t recv_ns, uint64_t *unreadable);
 
 #endif /* TSARUN_TASKSTATS_H */

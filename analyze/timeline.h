@@ -45,6 +45,23 @@ struct tl_name {
 };
 
 /*
+ * Who woke a thread that was asleep (S, D or stopped), or created it
+ * (TSA_WKF_NEW), at at_ns: for the critical path (critpath.h).
+ */
+struct tl_wake {
+	int64_t at_ns;
+	uint64_t waker_task_start_ns; /* TSA_WK_TRACKED: the waker's identity, with waker_tid */
+	uint32_t waker_tid;
+	uint32_t waker_pid;
+	uint8_t ctx;   /* enum tsa_wake_ctx */
+	uint8_t flags; /* enum tsa_wake_flags */
+	int16_t cpu;   /* the waker's */
+	char comm[TSA_COMM_LEN];
+	/* TSA_WKF_FRAMES: what the interrupt was, from its kernel frames ("" not known) */
+	char irq[32];
+};
+
+/*
  * One thread's part, by identity (as the run's threads are matched: the
  * tid it had when tracking began, tid_before_exec when an exec changed it,
  * and its own start time), not by index: the threads may be reordered.
@@ -54,6 +71,7 @@ struct tl_thread {
 	uint64_t task_start_ns;
 	size_t first, n;	   /* iv[first..first+n), in time order */
 	size_t first_name, nnames; /* names[...], in time order */
+	size_t first_wake, nwakes; /* wakes[...], in time order */
 };
 
 struct run_timeline {
@@ -63,6 +81,8 @@ struct run_timeline {
 	size_t n;
 	struct tl_name *names;
 	size_t nnames;
+	struct tl_wake *wakes;
+	size_t nwakes;
 	uint64_t max_intervals; /* the bound */
 	uint64_t buffer_bytes;	/* the kernel's ring buffer */
 	uint64_t sent;		/* events the kernel sent (intervals and names) */
@@ -97,10 +117,21 @@ int timeline_builder__add(struct timeline_builder *b, const void *data, size_t s
 /*
  * Match what b collected to r's threads (after the fold) and give r its
  * timeline; sent and lost_events are the kernel's counts for the run.
- * origin: CLOCK_MONOTONIC of the run's start. b is reset. 0 or -ENOMEM.
+ * origin: CLOCK_MONOTONIC of the run's start. sym (or NULL: not named)
+ * names the interrupts that woke threads from their kernel frames. b is
+ * reset. 0 or -ENOMEM.
  */
+struct symbolizer;
 int timeline_attach(struct run *r, struct timeline_builder *b, uint64_t origin, uint64_t sent,
-		    uint64_t lost_events);
+		    uint64_t lost_events, struct symbolizer *sym);
+/* Whether b holds wakeups from interrupts, to be named by their frames. */
+bool timeline_builder__has_irq_wakes(const struct timeline_builder *b);
+/*
+ * What an interrupt was, from its kernel frames (innermost first, named
+ * "func_[k]" or "func"): "timer", "block I/O completion", "network",
+ * "softirq", "interrupt". Pure, for tests.
+ */
+const char *timeline_irq_name(const char *const *frames, size_t n, bool iowait);
 
 void timeline__free(struct run_timeline *t);
 

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "critpath.h"
 #include "run.h"
+#include "textsafe.h"
 #include "timeline.h"
 #include "trace.h"
 
@@ -22,48 +24,71 @@
  */
 #define CPU_TRACKS_PID 4194305
 #define CPU_TRACK_TID0 4194306
+#define PATH_PID       4194304 /* the critical path's process and track: above any pid */
+#define PATH_TID       4194304
 
-/* A JSON string: UTF-8 kept, control characters escaped, invalid bytes as U+FFFD. */
+/* A JSON string (lib/textsafe: valid UTF-8 whatever the bytes, controls escaped). */
 static void put_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
 	fputc('"', f);
-	while (*p) {
-		unsigned char c = *p;
-		int len = c < 0x80	       ? 1
-			  : (c & 0xe0) == 0xc0 ? 2
-			  : (c & 0xf0) == 0xe0 ? 3
-			  : (c & 0xf8) == 0xf0 ? 4
-					       : 0;
-		bool valid = len > 0;
-
-		for (int i = 1; valid && i < len; i++)
-			valid = (p[i] & 0xc0) == 0x80;
-		if (len == 2 && c < 0xc2)
-			valid = false; /* overlong */
-		if (!valid) {
-			fputs("\\ufffd", f);
-			p++;
-			continue;
-		}
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fwrite(p, 1, (size_t)len, f);
-		p += len;
-	}
+	textsafe_fput(f, textsafe_json, s, TEXTSAFE_NUL);
 	fputc('"', f);
 }
 
 /* Nanoseconds as microseconds to the nanosecond ("12.345"). */
-static void put_us(FILE *f, int64_t ns)
+static void fmt_us(char *buf, size_t len, int64_t ns)
 {
 	uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
 
-	fprintf(f, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
+static void put_us(FILE *f, int64_t ns)
+{
+	char b[32];
+
+	fmt_us(b, sizeof(b), ns);
+	fputs(b, f);
+}
+
+/* ns as a reader of the trace has it: the microseconds written, parsed as a double. */
+static double read_us(int64_t ns)
+{
+	char b[32];
+
+	fmt_us(b, sizeof(b), ns);
+	return strtod(b, NULL);
+}
+
+/*
+ * A slice's "ts" and "dur". Readers (speedscope, Perfetto, catapult) add
+ * them as doubles, and three decimals of microseconds are no exact binary
+ * fractions: ts + dur can land past the next slice's ts, and the two
+ * overlap. The duration written is the largest (inner: a state on its
+ * track) that ends at or before where the next slice starts, or the
+ * smallest (outer: a thread's life) that ends at or after it, so that
+ * adjacent slices never overlap and a life still holds its states. The
+ * difference is a nanosecond or two, never more.
+ */
+static void put_ts_dur(FILE *f, int64_t start_ns, uint64_t dur_ns, bool outer)
+{
+	double ts = read_us(start_ns), end = read_us(start_ns + (int64_t)dur_ns);
+	uint64_t d = dur_ns;
+
+	for (int i = 0; i < 16; i++) {
+		double e = ts + read_us((int64_t)d);
+
+		if (outer ? e >= end : e <= end)
+			break;
+		if (outer)
+			d++;
+		else if (d)
+			d--;
+	}
+	fputs(",\"ts\":", f);
+	put_us(f, start_ns);
+	fputs(",\"dur\":", f);
+	put_us(f, (int64_t)d);
 }
 
 static void put_sep(FILE *f, bool *first)
@@ -104,14 +129,15 @@ static void track_name(char *buf, size_t len, const struct thread_acct *t,
 {
 	size_t off;
 
-	snprintf(buf, len, "%s", t->comm);
+	snprintf(buf, len, "%s", run_shown_comm(t->comm, t->execs));
 	if (!g || g->nnames < 2)
 		return;
 	off = strlen(buf);
 	for (size_t i = g->first_name; i < g->first_name + g->nnames && off + 1 < len; i++) {
 		const char *c = tl->names[i].comm;
 
-		if (!strcmp(c, t->comm))
+		/* Before its first exec the command was tsarun's spawner: not a name of its own. */
+		if (!strcmp(c, t->comm) || (!tl->names[i].execs && !strcmp(c, RUN_SPAWNER_COMM)))
 			continue;
 		off += (size_t)snprintf(buf + off, len - off, "%s%s",
 					off == strlen(t->comm) ? " (was " : ", ", c);
@@ -128,12 +154,9 @@ static void life_slice(FILE *f, bool *first, const struct thread_acct *t, const 
 						      "uninterruptible_ns", "stopped_ns"};
 
 	put_sep(f, first);
-	fprintf(f,
-		"{\"ph\":\"X\",\"cat\":\"thread\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":",
-		t->pid, t->tid);
-	put_us(f, t->start_ns);
-	fputs(",\"dur\":", f);
-	put_us(f, (int64_t)t->lifetime_ns);
+	fprintf(f, "{\"ph\":\"X\",\"cat\":\"thread\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, t->pid,
+		t->tid);
+	put_ts_dur(f, t->start_ns, t->lifetime_ns, true);
 	fputs(",\"name\":", f);
 	put_str(f, t->comm);
 	fprintf(f, ",\"args\":{\"lifetime_ns\":%" PRIu64, t->lifetime_ns);
@@ -170,11 +193,9 @@ static void interval_slice(FILE *f, bool *first, uint32_t pid, uint32_t tid,
 			   const struct tl_interval *v, const char *name, uint32_t of)
 {
 	put_sep(f, first);
-	fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":",
+	fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32,
 		of ? "cpu" : "state", pid, tid);
-	put_us(f, v->start_ns);
-	fputs(",\"dur\":", f);
-	put_us(f, (int64_t)v->dur_ns);
+	put_ts_dur(f, v->start_ns, v->dur_ns, false);
 	fputs(",\"name\":", f);
 	put_str(f, name);
 	if (of)
@@ -205,9 +226,13 @@ static void exec_marks(FILE *f, bool *first, const struct thread_acct *t,
 			snprintf(label, sizeof(label), "exec: %s", now->comm);
 			put_str(f, label);
 		}
-		fputs(",\"args\":{\"from\":", f);
-		put_str(f, was->comm);
-		fputs(",\"to\":", f);
+		fputs(",\"args\":{", f);
+		if (was->execs || strcmp(was->comm, RUN_SPAWNER_COMM)) {
+			fputs("\"from\":", f);
+			put_str(f, was->comm);
+			fputc(',', f);
+		}
+		fputs("\"to\":", f);
 		put_str(f, now->comm);
 		fprintf(f, ",\"execs\":%" PRIu32 "}}", now->execs);
 	}
@@ -229,6 +254,75 @@ static const struct thread_acct *proc_leader(const struct run *r, const struct p
 			any = t;
 	}
 	return any;
+}
+
+/*
+ * The critical path: one track of its segments, and at each wakeup on it a
+ * flow arrow from the waker's segment on the path to the wakee's thread
+ * track, where its runqueue wait begins.
+ */
+static void critpath_track(FILE *f, bool *first, const struct run_critpath *cp)
+{
+	/* Each group's label as a JSON string, once: a ping-pong's path has a segment per switch. */
+	char **labels = calloc(cp->ngroups ? cp->ngroups : 1, sizeof(*labels));
+
+	meta(f, first, PATH_PID, PATH_PID, "process_name", "critical path", 0);
+	meta(f, first, PATH_PID, PATH_PID, "process_sort_index", NULL, -1);
+	meta(f, first, PATH_PID, PATH_TID, "thread_name", "critical path", 0);
+	for (size_t i = 0; labels && i < cp->ngroups; i++) {
+		char label[160], *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+
+		critpath_group_label(&cp->groups[i], label, sizeof(label));
+		if (m) {
+			put_str(m, label);
+			fclose(m);
+		}
+		labels[i] = buf;
+	}
+	for (size_t i = 0; i < cp->nseg; i++) {
+		const struct cp_segment *s = &cp->seg[i];
+
+		put_sep(f, first);
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"critical_path\",\"pid\":%d,\"tid\":%d,\"ts\":",
+			PATH_PID, PATH_TID);
+		put_us(f, s->start_ns);
+		fputs(",\"dur\":", f);
+		put_us(f, (int64_t)s->dur_ns);
+		fputs(",\"name\":", f);
+		if (labels && labels[s->group])
+			fputs(labels[s->group], f);
+		else
+			fputs("\"?\"", f);
+		fprintf(f, ",\"args\":{\"kind\":\"%s\",\"tid\":%" PRIu32 "}}",
+			critpath_kind_name(s->kind), s->tid);
+		if (!s->woke)
+			continue;
+		/* The arrow: from the end of this segment to the thread it woke. */
+		put_sep(f, first);
+		fprintf(f,
+			"{\"ph\":\"s\",\"cat\":\"critical_path\",\"name\":\"wakeup\",\"id\":%zu,"
+			"\"pid\":%d,\"tid\":%d,\"ts\":",
+			i, PATH_PID, PATH_TID);
+		put_us(f, s->start_ns + (int64_t)s->dur_ns - 1);
+		fputs("}", f);
+		if (i + 1 < cp->nseg) {
+			const struct cp_segment *n = &cp->seg[i + 1];
+
+			put_sep(f, first);
+			fprintf(f,
+				"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"critical_path\",\"name\":"
+				"\"wakeup\",\"id\":%zu,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+				",\"ts\":",
+				i, n->pid, n->tid);
+			put_us(f, n->start_ns);
+			fputs("}", f);
+		}
+	}
+	for (size_t i = 0; labels && i < cp->ngroups; i++)
+		free(labels[i]);
+	free(labels);
 }
 
 int trace_write(FILE *f, const struct run *r, const char *command)
@@ -324,6 +418,8 @@ int trace_write(FILE *f, const struct run *r, const char *command)
 		meta(f, &first, CPU_TRACKS_PID, CPU_TRACKS_PID, "process_sort_index", NULL,
 		     (long)r->nprocs);
 	}
+	if (r->critpath)
+		critpath_track(f, &first, r->critpath);
 	if (tl && tl->beyond_bound) {
 		put_sep(f, &first);
 		fputs("{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"tsarun\",\"pid\":0,\"tid\":0,\"ts\":",

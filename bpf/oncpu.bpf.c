@@ -59,7 +59,7 @@ static __always_inline __u32 exec_id(struct task_struct *p)
 SEC("perf_event")
 int tsa_oncpu(struct bpf_perf_event_data *ctx)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
+	struct task_struct *cur = current_task();
 	struct tsa_oncpu_key k;
 	__u64 id = bpf_get_current_pid_tgid(), *c, one = 1;
 	bool in_kernel;
@@ -76,8 +76,8 @@ int tsa_oncpu(struct bpf_perf_event_data *ctx)
 	else
 		id_status(&k.kstack, TSA_SS_NONE);
 	if (has_user_space(cur))
-		take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(cur), k.pid,
-				    exec_id(cur), bpf_ktime_get_ns(), true, &k.ustack);
+		take_current_ustack(ctx, task_regs(cur), k.pid, exec_id(cur), bpf_ktime_get_ns(),
+				    true, &k.ustack);
 	else
 		id_status(&k.ustack, TSA_SS_NONE);
 	count(TSA_C_ONCPU_SAMPLES);

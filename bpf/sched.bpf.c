@@ -77,6 +77,11 @@ const volatile bool targ_waker = false;	     /* --waker: the waker's stacks too 
 const volatile bool targ_defer_user = false; /* x86 with sys_exit attached */
 
 struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* resized by user space (--timeline-buffer) */
+} timeline SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
@@ -87,6 +92,37 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20); /* resized by user space (--ringbuf) */
 } records SEC(".maps");
+
+/*
+ * Before 5.11 tracing programs have no task storage: user space makes
+ * tasks a hash map keyed by the task (targ_task_hash), by the address of
+ * its kernel stack, which no other live task has and which, unlike its tid,
+ * stays when a thread's exec gives it its leader's. A record found under a
+ * key is its task's only if the task started no later than the record: a
+ * stack freed with its task is reused, and the record of one whose end went
+ * unseen is then not taken for the new one's. User
+ * space, which knows a task by its tid, marks it in marks, and the task's
+ * first event moves the record to tasks (task_get()).
+ */
+const volatile bool targ_task_hash = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* set by user space */
+	__type(key, __u32);
+	__type(value, struct tsa_thread);
+} marks SEC(".maps");
+
+/* Records in marks: task_get() looks there only while there are some. */
+__s64 marks_pending = 0;
+
+/* An all-zero record, to create a task's in the hash map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tsa_thread);
+} zero_thread SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -134,11 +170,12 @@ struct {
 const volatile bool targ_wakeup_events = false;
 
 /*
- * The kernel is 5.14 or later (user space reads its version): its
- * arrival skips a task with no queue stamp (switch_in()). Not the
- * LINUX_KERNEL_VERSION extern, which would cost a map of its own.
+ * Since 5.14 the kernel's arrival skips a task with no queue stamp
+ * altogether (before, it counted it in pcount, with no wait in run_delay;
+ * switch_in()). Told by what came with it in the same release, by CO-RE,
+ * not by the version string: task_struct's state became __state.
  */
-const volatile bool targ_kernel_5_14 = true;
+#define KERNEL_SKIPS_UNSTAMPED bpf_core_field_exists(((struct task_struct *)0)->__state)
 
 /*
  * Tests only (TSARUN_TEST_DROP_SWITCH_IN=N): every Nth switch-in of a
@@ -164,6 +201,14 @@ const volatile bool targ_test_slow_send = false;
 const volatile __u64 targ_test_early_wake = 0;
 
 /*
+ * Tests only (TSARUN_TEST_BPF_FAIL=1): tsa_switch calls a helper that no
+ * tracing program may call, so that the verifier refuses it for real and
+ * the loud failure that follows (the report's warning, doctor, the 125 of
+ * the options that need eBPF) is tested on any kernel.
+ */
+const volatile bool targ_test_fail = false;
+
+/*
  * The object the usual set's loader is written from (bpf/mkloader.c) is
  * built with TSA_USUAL: in that set the options below have one value each,
  * and as constants the code they rule out is gone before the kernel sees
@@ -177,7 +222,8 @@ const volatile __u64 targ_test_early_wake = 0;
 #define targ_waker	      false
 #define targ_defer_user	      false
 #define targ_wakeup_events    false
-#define targ_kernel_5_14      true
+#define targ_test_fail	      false
+#define targ_task_hash	      false
 #endif
 
 static __always_inline void stall(__u64 ns)
@@ -263,6 +309,67 @@ static __always_inline void count(__u32 which)
 
 	if (c)
 		*c += 1;
+}
+
+/* The record of a tracked task, or NULL (see targ_task_hash). */
+static __always_inline struct tsa_thread *task_get(struct task_struct *p)
+{
+	struct tsa_thread *t, *m;
+	__u64 key;
+	__u32 tid;
+
+	if (!targ_task_hash)
+		return bpf_task_storage_get(&tasks, p, NULL, 0);
+	key = (__u64)BPF_CORE_READ(p, stack);
+	t = bpf_map_lookup_elem(&tasks, &key);
+	if (t) {
+		/*
+		 * A task that reused a dead one's stack started after it. (A
+		 * thread's exec moves its start time back, to its leader's; a
+		 * record marked by user space gets its start at its first event.)
+		 */
+		if (t->task_start_ns && BPF_CORE_READ(p, start_time) > t->task_start_ns)
+			return NULL;
+		return t;
+	}
+	if (marks_pending <= 0)
+		return NULL;
+	tid = BPF_CORE_READ(p, pid);
+	m = bpf_map_lookup_elem(&marks, &tid);
+	if (!m || bpf_map_update_elem(&tasks, &key, m, BPF_ANY))
+		return NULL;
+	bpf_map_delete_elem(&marks, &tid);
+	__sync_fetch_and_add(&marks_pending, -1);
+	return bpf_map_lookup_elem(&tasks, &key);
+}
+
+/* A new task's record, all zero, or NULL when there is no room. */
+static __always_inline struct tsa_thread *task_new(struct task_struct *p)
+{
+	struct tsa_thread *z;
+	__u32 zero = 0;
+	__u64 key;
+
+	if (!targ_task_hash)
+		return bpf_task_storage_get(&tasks, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	key = (__u64)BPF_CORE_READ(p, stack);
+	z = bpf_map_lookup_elem(&zero_thread, &zero);
+	/* Whatever a dead task left under this key is not this one's. */
+	if (!z || bpf_map_update_elem(&tasks, &key, z, BPF_ANY))
+		return NULL;
+	return bpf_map_lookup_elem(&tasks, &key);
+}
+
+static __always_inline void task_forget(struct task_struct *p)
+{
+	__u64 key;
+
+	if (!targ_task_hash) {
+		bpf_task_storage_delete(&tasks, p);
+		return;
+	}
+	key = (__u64)BPF_CORE_READ(p, stack);
+	bpf_map_delete_elem(&tasks, &key);
 }
 
 #ifndef EEXIST
@@ -501,10 +608,7 @@ const volatile __u64 targ_tl_wake_bytes = 0;
  */
 __u32 tl_iter_send = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096); /* resized by user space (--timeline-buffer) */
-} timeline SEC(".maps");
+/* --timeline's events (see targ_timeline); defined first, as each object orders its maps. */
 
 static __always_inline __u64 tl_wake_flags(void)
 {
@@ -518,7 +622,14 @@ static __always_inline __u64 tl_wake_flags(void)
  * places where an interval closes (with --timeline, a third less CPU time
  * at start-up). Off, its calls are removed and it is never called.
  */
-__noinline int tl_send(struct tsa_thread *t, __u32 kind, __u32 cpu, __u64 start, __u64 end)
+#ifdef TSA_COMPAT
+/* Before 5.12 a global function cannot take a pointer: a static one, checked at each call. */
+static __noinline
+#else
+__noinline
+#endif
+    int
+    tl_send(struct tsa_thread *t, __u32 kind, __u32 cpu, __u64 start, __u64 end)
 {
 	struct tsa_tl_event *e;
 
@@ -556,7 +667,15 @@ static __always_inline void tl_interval(struct tsa_thread *t, __u32 st, __u64 no
 						: TSA_TL_RUNQ_NEW;
 	else
 		kind = TSA_TL_SLEEP + (st - TSA_ST_SLEEP);
-	tl_send(t, kind, st == TSA_ST_ONCPU ? t->last_cpu : (__u32)-1, t->since_ns, now);
+	if (st == TSA_ST_ONCPU) {
+		tl_send(t, kind, t->last_cpu, t->since_ns, now);
+	} else if (st == TSA_ST_RUNQ) {
+		tl_send(t, kind, (__u32)-1, t->since_ns, now);
+	} else {
+		/* The sleep's tracked waker, if one woke it (tl_wake()). */
+		tl_send(t, kind, t->tl_waker ? t->tl_waker : (__u32)-1, t->since_ns, now);
+		t->tl_waker = 0;
+	}
 }
 
 /* The thread's name, when first seen and after each exec (sent at a switch-out). */
@@ -584,6 +703,129 @@ static __always_inline void tl_name(struct tsa_thread *t, struct task_struct *p,
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), &p->comm);
 	bpf_ringbuf_submit(e, tl_wake_flags());
 	count(TSA_C_TL_SENT);
+}
+
+/*
+ * Whether a wakeup runs in an interrupt (hard or soft). No per-CPU variable
+ * says so portably: the preempt count is __preempt_count, or pcpu_hot's
+ * field (6.2 to 6.14), and neither is in kallsyms without
+ * CONFIG_KALLSYMS_ALL. An interrupt of kernel code runs on the CPU's
+ * interrupt stack, off current's kernel stack, whose top is its pt_regs
+ * (before 5.15 assumed THREAD_SIZE 16K above its base, as task_regs()
+ * does). Where this runs is told by the tracepoint's arguments, which the
+ * kernel's bpf_trace_run*() keeps on the stack it runs on: not by this
+ * program's frame (r10), which since 6.13 may be a per-CPU private stack.
+ * Comparing their address needs the privileges tsarun loads with (the
+ * verifier lets them compare pointers). An interrupt of user code runs on
+ * the task's stack (x86: call_on_irqstack_cond()), below the user
+ * registers it saved: on x86-64 a task in a system call has -ENOSYS in
+ * their ax until the call returns (the entry code puts it there); one
+ * interrupted in user mode has its own ax (a page fault's wakeups, rare,
+ * are taken for an interrupt's).
+ */
+static __always_inline bool on_irq_stack(void *ctx, struct task_struct *cur)
+{
+	__u64 here = (__u64)ctx, base = (__u64)BPF_CORE_READ(cur, stack), top;
+
+	if (targ_no_task_regs)
+		top = base + 16384;
+	else
+		top = (__u64)bpf_task_pt_regs(cur);
+	return here <= base || here > top;
+}
+
+/* A task outside the tree, on its own stack: interrupted in user mode (x86-64)? */
+static __always_inline bool user_interrupted(struct task_struct *cur)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs;
+
+	if (!has_user_space(cur) || (BPF_CORE_READ(cur, flags) & PF_EXITING))
+		return false;
+	regs = task_regs(cur);
+	return regs && REGS_READ(regs, ax) != (__u64)-38 /* -ENOSYS */ &&
+	       (REGS_READ(regs, cs) & 3) == 3;
+#else
+	return false;
+#endif
+}
+
+static __always_inline __u32 wake_context(void *ctx, struct task_struct *cur)
+{
+	if (!BPF_CORE_READ(cur, pid))
+		return TSA_WK_IDLE;
+	if (on_irq_stack(ctx, cur))
+		return TSA_WK_IRQ;
+	if (BPF_CORE_READ(cur, flags) & PF_KTHREAD)
+		return TSA_WK_KTHREAD;
+	if (user_interrupted(cur))
+		return TSA_WK_IRQ;
+	return task_get(cur) ? TSA_WK_TRACKED : TSA_WK_PROCESS;
+}
+
+/*
+ * Who woke t (or created it: TSA_WKF_NEW), for the critical path: cur is
+ * current, in the waker's context. A wakeup from interrupt context carries its kernel
+ * frames, which say what the interrupt was (a timer, a block I/O
+ * completion): a few per second, never on the hot path of a tree's threads.
+ */
+static __always_inline void tl_wake(void *ctx, struct tsa_thread *t, struct task_struct *p,
+				    struct task_struct *cur, __u32 flags)
+{
+	struct tsa_thread *w = NULL;
+	struct tsa_tl_wake *e;
+	__u32 wctx;
+
+	if (t->flags & TSA_F_TL_QUIET)
+		return;
+	wctx = (flags & TSA_WKF_NEW) ? TSA_WK_TRACKED : wake_context(ctx, cur);
+	if (wctx == TSA_WK_TRACKED && !(flags & TSA_WKF_NEW)) {
+		/* The hot path: the sleep's interval says who (tsa_thread.tl_waker). */
+		w = task_get(cur);
+		t->tl_waker = w ? w->tid : 0;
+		if (w)
+			return;
+	}
+	t->tl_waker = 0;
+	if (BPF_CORE_READ_BITFIELD_PROBED(p, in_iowait))
+		flags |= TSA_WKF_IOWAIT;
+	if (wctx == TSA_WK_IRQ || wctx == TSA_WK_IDLE) {
+		struct tsa_tl_wake_irq *ei = bpf_ringbuf_reserve(&timeline, sizeof(*ei), 0);
+		long n;
+
+		if (!ei)
+			goto lost;
+		n = bpf_get_stack(ctx, ei->ip, sizeof(ei->ip), 0);
+		ei->nr = n > 0 ? (__u32)(n / sizeof(__u64)) : 0;
+		ei->pad = 0;
+		flags |= TSA_WKF_FRAMES;
+		e = &ei->w;
+	} else {
+		e = bpf_ringbuf_reserve(&timeline, sizeof(*e), 0);
+		if (!e)
+			goto lost;
+	}
+	if (wctx == TSA_WK_TRACKED)
+		w = task_get(cur);
+	e->h.task_start_ns = t->task_start_ns;
+	e->h.start_ns = bpf_ktime_get_ns();
+	e->h.end_ns = w ? w->task_start_ns : 0;
+	e->h.tid = t->tid;
+	e->h.gen = t->gen;
+	e->h.cpu = bpf_get_smp_processor_id();
+	e->h.kind = TSA_TL_WAKE;
+	/* A tracked waker by the tid its events carry (the one tracking began with). */
+	e->waker_tid = w ? w->tid : BPF_CORE_READ(cur, pid);
+	e->waker_pid = BPF_CORE_READ(cur, tgid);
+	e->ctx = wctx;
+	e->flags = flags;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), &cur->comm);
+	bpf_ringbuf_submit(e, tl_wake_flags());
+	count(TSA_C_TL_SENT);
+	return;
+lost:
+	t->tl_lost++;
+	count(TSA_C_TL_DROPS);
 }
 
 /*
@@ -679,9 +921,19 @@ TSA_GLOBAL int close_interval(struct tsa_thread *t, __u64 now)
 		tl_interval(t, st, now);
 	d = now - t->since_ns;
 	t->state_ns[st] += d;
+	if ((t->flags & TSA_F_IOWAIT) && (st == TSA_ST_SLEEP || st == TSA_ST_DISK))
+		t->iowait_ns += d;
 	if (st != TSA_ST_ONCPU) {
 		__u32 h = st - 1, slot = log2_slot(d);
 
+		/*
+		 * clang knows log2_slot() is below TSA_HIST_SLOTS and drops the
+		 * test (and h's, from st's); the 6.1 verifier cannot follow the
+		 * shifts by a variable that bound the slot, and refuses the
+		 * index as unbounded. The barriers keep the tests for it to see.
+		 */
+		barrier_var(h);
+		barrier_var(slot);
 		if (h < TSA_HIST_STATES && slot < TSA_HIST_SLOTS)
 			t->hist[h][slot]++;
 	}
@@ -769,10 +1021,16 @@ static __always_inline bool rt_throttled(struct task_struct *p, struct task_stru
 		 */
 		void *rt_rq = BPF_CORE_READ(p, rt.rt_rq);
 
-		return rt_rq &&
+		return rt_rq && bpf_core_field_exists(((struct rq *)0)->rt.rt_throttled) &&
 		       BPF_CORE_READ((struct rq *)(rt_rq - bpf_core_field_offset(struct rq, rt)),
 				     rt.rt_throttled) != 0;
 	}
+	/*
+	 * Since 6.12 the flag exists only with RT group scheduling: without
+	 * it, the deadline server above is how the RT limit holds threads off.
+	 */
+	if (!bpf_core_field_exists(((struct rq *)0)->rt.rt_throttled))
+		return false;
 	cfs = BPF_CORE_READ(p, se.cfs_rq);
 	if (!cfs)
 		return false;
@@ -900,7 +1158,7 @@ static __always_inline void agg_add(const struct tsa_offcpu_key *k, __u64 count_
 static __always_inline bool in_syscall_handler(struct task_struct *p)
 {
 #if defined(__TARGET_ARCH_x86)
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	struct pt_regs *regs = task_regs(p);
 
 	if (!regs)
 		return false;
@@ -923,8 +1181,8 @@ static __always_inline void sleep_begins(void *ctx, struct tsa_thread *t, struct
 		return;
 	}
 	t->stk_mode = TSA_STK_NOW;
-	take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(p), BPF_CORE_READ(p, tgid),
-			    exec_id(p), now, false, &t->ustack);
+	take_current_ustack(ctx, task_regs(p), BPF_CORE_READ(p, tgid), exec_id(p), now, false,
+			    &t->ustack);
 }
 
 static __always_inline bool same_key(const struct tsa_offcpu_key *a, const struct tsa_offcpu_key *b)
@@ -1262,7 +1520,7 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 		t->kend_ns = a->refreshed;
 		read_exit(t, p);
 		send_record(t, p, now);
-		bpf_task_storage_delete(&tasks, p);
+		task_forget(p);
 		return;
 	}
 	/* The kernel counts a switch as voluntary when not preempted with a non-running state. */
@@ -1278,7 +1536,12 @@ static __always_inline void switch_out(void *ctx, struct tsa_thread *t, struct t
 			t->flags |= TSA_F_RT_THROTTLED;
 	}
 	t->state = st;
-	t->flags &= ~TSA_F_WOKEN; /* a preemption wait is not wakeup latency */
+	t->flags &= ~(TSA_F_WOKEN | TSA_F_IOWAIT); /* a preemption wait is not wakeup latency */
+	if ((st == TSA_ST_SLEEP || st == TSA_ST_DISK) &&
+	    BPF_CORE_READ_BITFIELD_PROBED(p, in_iowait)) {
+		t->flags |= TSA_F_IOWAIT;
+		t->iowait_waits++;
+	}
 	if (targ_stacks && (st == TSA_ST_SLEEP || st == TSA_ST_DISK))
 		sleep_begins(ctx, t, p, now);
 }
@@ -1291,7 +1554,7 @@ struct switch_in_args {
 	__u64 last_queued; /* its sched_info.last_queued: when it was queued (0: not stamped) */
 	__u64 run_delay;   /* its sched_info.run_delay (without sched_wakeup events) */
 	__u32 cpu;
-	__u32 unstamped; /* the kernel's arrival skips it: no queue stamp (since 5.14) */
+	__u32 unstamped; /* no queue stamp: its wait is in no run_delay */
 };
 
 /* The end of every switch-in: the thread is on the CPU from now. */
@@ -1307,7 +1570,8 @@ static __always_inline void switch_in_done(struct tsa_thread *t, const struct sw
 		t->migrations++;
 	t->last_cpu = a->cpu;
 	t->steal_mark = a->taken | 1; /* never 0: 0 means no slice open */
-	t->unstamped += a->unstamped;
+	if (KERNEL_SKIPS_UNSTAMPED)
+		t->unstamped += a->unstamped;
 	t->slices++;
 	t->state = TSA_ST_ONCPU;
 	t->since_ns = now;
@@ -1427,11 +1691,16 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	struct rqinfo ri;
 	__u64 now, next_lq, refreshed, klag;
 
-	tp = bpf_task_storage_get(&tasks, prev, NULL, 0);
-	tn = bpf_task_storage_get(&tasks, next, NULL, 0);
-	/* Without the barrier clang tests (tp | tn), an OR of pointers the verifier refuses. */
-	barrier_var(tn);
-	if (!tp && !tn) {
+	tp = task_get(prev);
+	tn = task_get(next);
+	/*
+	 * Tested one at a time, with a barrier between: otherwise clang tests
+	 * (tp | tn), an OR of pointers the verifier refuses.
+	 */
+	if (tp)
+		goto tracked;
+	asm volatile("" ::: "memory");
+	if (!tn) {
 		/*
 		 * Until every CPU's offset is sampled, untracked switches
 		 * sample it too. A CPU's first tracked event may be an idle
@@ -1454,6 +1723,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		}
 		return;
 	}
+tracked:
 	/* prev and next share this CPU's runqueue: read it once, through either. */
 	read_rq(tp ? prev : next, &ri);
 	next_lq = next->sched_info.last_queued;
@@ -1469,6 +1739,18 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 				prev_state =
 				    BPF_CORE_READ((struct task_struct___pre_5_14 *)prev, state);
 		}
+		/*
+		 * PREEMPT_RT: a task that blocks on a sleeping spinlock
+		 * (spinlock_t, rwlock_t) is switched out in TASK_RTLOCK_WAIT by
+		 * __schedule(SM_RTLOCK_WAIT): it leaves the runqueue, the kernel
+		 * counts the switch as voluntary, /proc shows it in D, and so
+		 * does classify(). 6.12-rt traces it as no preemption; where
+		 * the tracepoint's preempt is set from the mode (sched_mode >
+		 * SM_NONE), a task that is no longer queued (on_rq 0) was not
+		 * preempted but blocked.
+		 */
+		if (preempt && (prev_state & TASK_RTLOCK_WAIT) && !prev->on_rq)
+			preempt = false;
 		struct switch_out_args a = {
 		    .now = not_before(tp, now),
 		    .taken = ri.taken,
@@ -1499,10 +1781,12 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		    .run_delay = targ_wakeup_events ? 0 : next->sched_info.run_delay,
 		    .cpu = ri.cpu,
 		    /*
-		     * The kernel's arrival, right after this event, skips a task
-		     * with no queue stamp (since 5.14): counted for the cross-check.
+		     * The kernel's arrival, right after this event, adds no wait
+		     * to run_delay for a task with no queue stamp (and since 5.14
+		     * counts no arrival in pcount either): counted for the
+		     * cross-check.
 		     */
-		    .unstamped = targ_kernel_5_14 && !next_lq,
+		    .unstamped = !next_lq,
 		};
 
 		switch_in(tn, next, &a);
@@ -1511,7 +1795,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 
 static __always_inline void on_wakeup(struct task_struct *p)
 {
-	struct tsa_thread *t = bpf_task_storage_get(&tasks, p, NULL, 0);
+	struct tsa_thread *t = task_get(p);
 	struct rqinfo ri;
 	__u64 now, real;
 
@@ -1550,7 +1834,7 @@ static __always_inline void on_wakeup(struct task_struct *p)
  */
 static __always_inline void on_wakeup_new(struct task_struct *p)
 {
-	struct task_struct *parent = bpf_get_current_task_btf();
+	struct task_struct *parent = current_task();
 	struct tsa_thread *pt, *t;
 	__u64 now;
 
@@ -1559,12 +1843,12 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 	read_rq_cold(p, &ri);
 	if (targ_wakeup_events)
 		note_wakeup_clock(&ri);
-	pt = bpf_task_storage_get(&tasks, parent, NULL, 0);
+	pt = task_get(parent);
 	if (!pt)
 		return;
 	/* Before the new task's storage is allocated (see fresh_time()). */
 	now = bpf_ktime_get_ns();
-	t = bpf_task_storage_get(&tasks, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = task_new(p);
 	if (!t) {
 		count(TSA_C_STORAGE_FAIL);
 		return;
@@ -1586,8 +1870,10 @@ static __always_inline void on_wakeup_new(struct task_struct *p)
 	t->delay_mark = t->kstart[TSA_K_RUN_DELAY];
 	__sync_fetch_and_add(&live_tasks, 1);
 	count(TSA_C_TRACKED);
-	if (targ_timeline)
+	if (targ_timeline) {
 		tl_name(t, p, now); /* the name it inherits */
+		tl_wake(NULL, t, p, parent, TSA_WKF_NEW);
+	}
 }
 
 SEC("tp_btf/sched_switch")
@@ -1595,6 +1881,8 @@ int BPF_PROG(tsa_switch, bool preempt, struct task_struct *prev, struct task_str
 {
 	unsigned int prev_state = 0;
 
+	if (targ_test_fail)
+		bpf_skb_load_bytes(ctx, 0, &prev_state, sizeof(prev_state));
 	/* The fourth argument is read only where it exists. */
 	if (targ_switch_has_state)
 		prev_state = (unsigned int)ctx[3];
@@ -1618,17 +1906,43 @@ int BPF_PROG(tsa_wakeup, struct task_struct *p)
 SEC("tp_btf/sched_waking")
 int BPF_PROG(tsa_waking, struct task_struct *p)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
+	struct task_struct *cur = current_task();
 	struct tsa_thread *t;
 
-	if (!targ_stacks || !targ_waker || p == cur)
+	if ((!targ_timeline && (!targ_stacks || !targ_waker)) || p == cur)
 		return 0;
-	t = bpf_task_storage_get(&tasks, p, NULL, 0);
-	if (!t || (t->state != TSA_ST_SLEEP && t->state != TSA_ST_DISK))
+	t = task_get(p);
+	if (!t)
 		return 0;
-	/* The sleep ends at the wakeup that follows: the threshold is tested on the time so far. */
-	if (targ_offcpu_min_ns && bpf_ktime_get_ns() - t->since_ns < targ_offcpu_min_ns)
+	/*
+	 * --timeline: who woke it, for the critical path (a stopped thread's
+	 * SIGCONT too). Still on its CPU in our books but off the runqueue: it
+	 * is in __schedule(), going to sleep, and woken before the switch.
+	 */
+	if (targ_timeline &&
+	    (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK || t->state == TSA_ST_STOPPED ||
+	     (t->state == TSA_ST_ONCPU && !BPF_CORE_READ(p, on_rq))))
+		tl_wake(ctx, t, p, cur, 0);
+	if (!targ_stacks || !targ_waker)
 		return 0;
+	/*
+	 * A task that has left the runqueue to sleep (on_rq 0) can be woken
+	 * from another CPU before its own CPU has traced the switch away from
+	 * it: in our books it is still on the CPU, and its sleep, which
+	 * begins at that switch, will end at this wakeup. Its waker is the one
+	 * here (seen under QEMU, where a virtual CPU can stop for milliseconds
+	 * between the two; there is no other wakeup to wait for). The sleep
+	 * has not begun, so the threshold is for sleep_ends() to test.
+	 */
+	if (t->state == TSA_ST_ONCPU) {
+		if (BPF_CORE_READ(p, on_rq))
+			return 0;
+	} else if (t->state != TSA_ST_SLEEP && t->state != TSA_ST_DISK) {
+		return 0;
+	} else if (targ_offcpu_min_ns && bpf_ktime_get_ns() - t->since_ns < targ_offcpu_min_ns) {
+		/* The sleep ends at the wakeup that follows: the threshold is tested on the time so far. */
+		return 0;
+	}
 	t->waker_pid = BPF_CORE_READ(cur, tgid);
 	t->waker_tid = BPF_CORE_READ(cur, pid);
 	bpf_probe_read_kernel_str(t->waker_comm, sizeof(t->waker_comm), &cur->comm);
@@ -1638,13 +1952,13 @@ int BPF_PROG(tsa_waking, struct task_struct *p)
 	 * known. A process on its way out that has let its memory go (its exit
 	 * wakes its parent) has no user stack left to take: no failure.
 	 */
-	if (!has_user_space(cur) || !bpf_task_storage_get(&tasks, cur, NULL, 0))
+	if (!has_user_space(cur) || !task_get(cur))
 		id_status(&t->waker_ustack, TSA_SS_NONE);
 	else if ((BPF_CORE_READ(cur, flags) & PF_EXITING) && !BPF_CORE_READ(cur, mm))
 		id_status(&t->waker_ustack, TSA_SS_EXITED);
 	else
-		take_current_ustack(ctx, (struct pt_regs *)bpf_task_pt_regs(cur), t->waker_pid,
-				    exec_id(cur), bpf_ktime_get_ns(), false, &t->waker_ustack);
+		take_current_ustack(ctx, task_regs(cur), t->waker_pid, exec_id(cur),
+				    bpf_ktime_get_ns(), false, &t->waker_ustack);
 	t->waker_ok = 1;
 	return 0;
 }
@@ -1669,7 +1983,7 @@ int BPF_PROG(tsa_sys_exit, struct pt_regs *regs, long ret)
 	pe = bpf_map_lookup_elem(&pending, &tid);
 	if (!pe)
 		return 0;
-	cur = bpf_get_current_task_btf();
+	cur = current_task();
 	if (pe->task_start != BPF_CORE_READ(cur, start_time))
 		id_status(&uid, TSA_SS_EXITED);
 	else if (pe->exec_id != exec_id(cur))
@@ -1726,7 +2040,7 @@ int tsa_survivors(struct tsa_iter_task *ctx)
 
 	if (!p)
 		return 0;
-	t = bpf_task_storage_get(&tasks, p, NULL, 0);
+	t = task_get(p);
 	if (!t || t->state == TSA_ST_DEAD)
 		return 0;
 	/*

@@ -53,6 +53,23 @@ struct {
 	__type(value, struct stack_scratch);
 } stack_scratch SEC(".maps");
 
+/*
+ * What kernels before 5.11 and 5.15 lack, set by user space from feature
+ * probes: bpf_get_current_task_btf() (5.11; then the plain pointer of
+ * bpf_get_current_task(), read through probed loads only) and
+ * bpf_task_pt_regs() (5.15; then the user registers are found at the top
+ * of the task's kernel stack, see task_regs()).
+ */
+const volatile bool targ_no_btf_current = false;
+const volatile bool targ_no_task_regs = false;
+
+static __always_inline struct task_struct *current_task(void)
+{
+	if (targ_no_btf_current)
+		return (struct task_struct *)bpf_get_current_task();
+	return bpf_get_current_task_btf();
+}
+
 #define PF_EXITING     0x00000004
 #define PF_KTHREAD     0x00200000
 #define PF_IO_WORKER   0x00000010
@@ -116,7 +133,7 @@ static __always_inline void store_kstack(struct stack_scratch *s, long n, struct
 {
 	struct tsa_stack_key k;
 	__u32 nr, flags = 0;
-	long err;
+	int err;
 
 	if (n <= 0) {
 		count(TSA_C_KSTACK_FAIL);
@@ -133,7 +150,12 @@ static __always_inline void store_kstack(struct stack_scratch *s, long n, struct
 	s->k.nr = nr;
 	s->k.flags = flags;
 	__builtin_memcpy(s->k.ip, s->kip, sizeof(s->k.ip));
-	err = bpf_map_update_elem(&kstacks, &k, &s->k, BPF_NOEXIST);
+	/*
+	 * Read as the int the map's update returns: 5.10 hands it back
+	 * zero-extended (-EEXIST as 0xffffffef), which as a long is no -EEXIST
+	 * and took every stack already stored for a full map.
+	 */
+	err = (int)bpf_map_update_elem(&kstacks, &k, &s->k, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		count(TSA_C_STACK_FULL);
 		id_status(id, TSA_SS_MAP_FULL);
@@ -189,10 +211,40 @@ struct tsa_x86_regs {
 				      &((const struct tsa_x86_regs *)(regs))->field); \
 		v_;                                                                   \
 	})
+/*
+ * The user registers a task entered the kernel with. Before 5.15 (no
+ * bpf_task_pt_regs()), where x86-64 keeps them, task_pt_regs(): the top of
+ * its 16 KiB kernel stack (THREAD_SIZE without KASAN). The guess is checked
+ * on what it finds (a 64-bit user code segment, __USER_CS): if it is wrong
+ * (another THREAD_SIZE), or the task never came from user space, there are
+ * no registers, and the user stack is taken without its top region.
+ */
+static __always_inline struct pt_regs *task_regs(struct task_struct *p)
+{
+	struct tsa_x86_regs *r;
+	void *stack;
+	__u64 cs = 0;
+
+	if (!targ_no_task_regs)
+		return (struct pt_regs *)bpf_task_pt_regs(p);
+	stack = BPF_CORE_READ(p, stack);
+	if (!stack)
+		return NULL;
+	r = (struct tsa_x86_regs *)(stack + 16384) - 1;
+	if (bpf_probe_read_kernel(&cs, sizeof(cs), &r->cs) || cs != 0x33)
+		return NULL;
+	return (struct pt_regs *)r;
+}
+
 #define regs_ip(regs) REGS_READ(regs, ip)
 #define regs_sp(regs) REGS_READ(regs, sp)
 #define regs_fp(regs) REGS_READ(regs, bp)
 #else
+static __always_inline struct pt_regs *task_regs(struct task_struct *p)
+{
+	return targ_no_task_regs ? NULL : (struct pt_regs *)bpf_task_pt_regs(p);
+}
+
 #define regs_ip(regs) PT_REGS_IP_CORE(regs)
 #define regs_sp(regs) PT_REGS_SP_CORE(regs)
 #define regs_fp(regs) PT_REGS_FP_CORE(regs)
@@ -233,6 +285,7 @@ struct region_walk {
 	__u32 probes;
 };
 
+#ifndef TSA_COMPAT
 /* One word of the region in the scratch's user stack (bpf_loop: verified once). */
 static long region_word(__u32 i, struct region_walk *r)
 {
@@ -255,6 +308,7 @@ static long region_word(__u32 i, struct region_walk *r)
 	r->h2 ^= r->h2 >> 29;
 	return 0;
 }
+#endif
 
 /*
  * Mix into k the words of the scratch's region (read at sp, len bytes)
@@ -270,7 +324,38 @@ static __always_inline void hash_region(__u32 len, __u64 sp, struct tsa_stack_ke
 {
 	struct region_walk r = {.sp = sp, .h1 = k->h1, .h2 = k->h2, .len = len};
 
+#ifdef TSA_COMPAT
+	/*
+	 * The object for kernels before 5.17 (no bpf_loop()), whose verifier
+	 * refuses even a reference to a callback: a bounded loop, which it
+	 * walks word by word. Without the probes for a call before each word,
+	 * whose paths multiply at every word (past a million instructions),
+	 * every word that is not plainly data is mixed in, as region_word()
+	 * does past its probes: captures with different callers still never
+	 * share an id, and those of one path share it less often (more stored
+	 * stacks, the same frames).
+	 */
+	struct stack_scratch *s = scratch_get();
+
+	if (s) {
+		for (__u32 i = 0; i < TSA_REGION_BYTES / 8; i++) {
+			__u64 w;
+
+			if ((i + 1) * 8 > len)
+				break;
+			__builtin_memcpy(&w, &s->u.region[i * 8], 8);
+			if (w < 0x10000 || w >= (1ull << 47) ||
+			    (w >= sp - 0x10000 && w < sp + (64ull << 20)))
+				continue;
+			r.h1 = (r.h1 ^ (w + i)) * 0x100000001B3ull;
+			r.h1 ^= r.h1 >> 31;
+			r.h2 = (r.h2 + w + i) * 0xC2B2AE3D27D4EB4Full;
+			r.h2 ^= r.h2 >> 29;
+		}
+	}
+#else
 	bpf_loop(TSA_REGION_BYTES / 8, region_word, &r, 0);
+#endif
 	k->h1 = r.h1;
 	k->h2 = (__u32)(r.h2 ^ (r.h2 >> 32));
 }
@@ -293,7 +378,8 @@ static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs,
 	struct tsa_stack_key k;
 	__u32 nr, flags = TSA_SF_USER, len;
 	__u64 sp, bp, ip;
-	long n, err;
+	long n;
+	int err;
 
 	if (!s) {
 		id_status(id, TSA_SS_FAILED);
@@ -351,7 +437,7 @@ static __always_inline void take_current_ustack(void *ctx, struct pt_regs *regs,
 	s->u.flags = flags;
 	__builtin_memcpy(s->u.frames, s->uip, sizeof(s->u.frames));
 	s->u.region_len = len;
-	err = bpf_map_update_elem(&ustacks, &k, &s->u, BPF_NOEXIST);
+	err = (int)bpf_map_update_elem(&ustacks, &k, &s->u, BPF_NOEXIST); /* (see store_kstack()) */
 	if (err && err != -EEXIST) {
 		count(TSA_C_STACK_FULL);
 		id_status(id, TSA_SS_MAP_FULL);

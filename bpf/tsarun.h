@@ -45,6 +45,7 @@ enum tsa_thread_flags {
 	TSA_F_KSTART = 1u << 10,     /* kstart read by user space at the mark (the command) */
 	TSA_F_RT_THROTTLED = 1u << 11, /* its runqueue wait began with its RT bandwidth spent */
 	TSA_F_TL_QUIET = 1u << 12, /* --timeline: a snapshot of --interval, which sends nothing */
+	TSA_F_IOWAIT = 1u << 13,   /* its open sleep began in io_schedule() (task->in_iowait) */
 };
 
 /* Which kernel counters are sampled at the start and the end of tracking. */
@@ -153,9 +154,12 @@ struct tsa_agg {
 
 /*
  * Sleeps charged at wakeup whose user stack is taken when the thread
- * leaves the system call it slept in (key.ustack is filled in then).
+ * leaves the system call it slept in (key.ustack is filled in then). A
+ * power of two. 8 distinct sleeps in one call: on PREEMPT_RT an execve
+ * waits in D on several sleeping locks, each its own stack, and 4
+ * overflowed there (counted as pending_lost).
  */
-#define TSA_PENDING_MAX 4
+#define TSA_PENDING_MAX 8
 
 struct tsa_pending_one {
 	struct tsa_offcpu_key key;
@@ -229,8 +233,9 @@ struct tsa_thread {
 	__u64 klag_switches; /* switch-outs and -ins with such a lag */
 	__u64 untraced;	     /* switch-ins the kernel did not trace, inferred at the switch-out */
 	/*
-	 * Switch-ins with no queue stamp (sched_info.last_queued 0): since
-	 * 5.14 the kernel counts them in no sched_info.pcount (nor run_delay).
+	 * Switch-ins with no queue stamp (sched_info.last_queued 0) that the
+	 * kernel counts in no sched_info.pcount (since 5.14; before, it counts
+	 * them there, and in either case adds their wait to no run_delay).
 	 */
 	__u64 unstamped;
 	/*
@@ -254,6 +259,15 @@ struct tsa_thread {
 	 * run_delay too.
 	 */
 	__u64 rt_throttled_ns;
+	/*
+	 * Of the sleeping and uninterruptible time, the sleeps that began in
+	 * io_schedule() (task->in_iowait at the switch-out), and their number:
+	 * the block I/O waits as the probe saw them. The kernel's own counter
+	 * of them (taskstats' blkio delay) misses waits with the scheduler's
+	 * delayed dequeue (see check_counter() in analyze/delays.c).
+	 */
+	__u64 iowait_ns;
+	__u64 iowait_waits;
 
 	/* Cold: identity, the start and the end. */
 	__u32 tid;
@@ -307,10 +321,16 @@ struct tsa_thread {
 	__u64 tl_lost;
 	__u64 tl_lost_ns;
 	__u32 tl_exec_id; /* 1 + low bits of self_exec_id when its name was last sent (0: never) */
-	__u32 tl_pad;
+	/*
+	 * The tid of the tracked thread that woke the open sleep (0: none, or
+	 * woken from outside the tree: a struct tsa_tl_wake says who). Sent
+	 * with the sleep's interval, in its cpu field: the hot path's wakeups
+	 * (a thread of the tree waking another) cost no event of their own.
+	 */
+	__u32 tl_waker;
 };
 
-#define TSA_THREAD_SIZE 1056
+#define TSA_THREAD_SIZE 1072
 
 /* Global counters kept in a per-CPU array and summed by user space. */
 enum tsa_counter {
@@ -353,6 +373,8 @@ enum tsa_tl_kind {
 	TSA_TL_DISK,	       /* D */
 	TSA_TL_STOPPED,	       /* T, t */
 	TSA_TL_NR,
+	TSA_TL_WAKE =
+	    14, /* not an interval: who woke the thread, or created it (struct tsa_tl_wake) */
 	TSA_TL_NAME =
 	    15, /* not an interval: the thread's name from start_ns on (struct tsa_tl_name) */
 };
@@ -363,13 +385,65 @@ struct tsa_tl_event {
 	__u64 end_ns;
 	__u32 tid; /* as tracking began (an exec from another thread changes it later) */
 	__u32 gen;
-	__u32 cpu;  /* on-CPU intervals: the CPU; others (__u32)-1 */
+	/*
+	 * On-CPU intervals: the CPU. S, D and stopped: the tid of the tracked
+	 * thread that woke it (tsa_thread.tl_waker), if not 0. Others (__u32)-1.
+	 */
+	__u32 cpu;
 	__u32 kind; /* enum tsa_tl_kind */
 };
 
 struct tsa_tl_name {
 	struct tsa_tl_event h; /* kind TSA_TL_NAME; start_ns: from when; end_ns: execs so far */
 	char comm[TSA_COMM_LEN];
+};
+
+/*
+ * --timeline and --critical-path: at every wakeup of a tracked thread that
+ * was asleep (S, D or stopped) by anything but a thread of the tree (whose
+ * tid the sleep's interval carries), and at the first wakeup of a new one,
+ * who did it, from sched_waking (in the waker's context) or wakeup_new (in its
+ * creator's). A wakeup from an interrupt (hard or soft) is told by the
+ * stack it runs on (sched.bpf.c: on_task_stack()), and carries the
+ * interrupt's kernel frames, which say what it was.
+ */
+enum tsa_wake_ctx {
+	TSA_WK_TRACKED = 0, /* a thread of the tree, in task context: waker_tid, end_ns its start */
+	TSA_WK_IRQ,	    /* an interrupt or softirq (on the interrupt stack) */
+	TSA_WK_KTHREAD,	    /* a kernel thread (kworker/..., ksoftirqd/..., irq/...) */
+	TSA_WK_PROCESS,	    /* a task of another process tree */
+	TSA_WK_IDLE,	    /* the idle task: an interrupt on an idle CPU */
+	TSA_WK_NR,
+};
+
+enum tsa_wake_flags {
+	TSA_WKF_NEW = 1u << 0,	  /* wake_up_new_task(): the waker created the thread */
+	TSA_WKF_IOWAIT = 1u << 1, /* the wakee slept in io_schedule() (task->in_iowait) */
+	TSA_WKF_FRAMES = 1u << 2, /* struct tsa_tl_wake_irq: the interrupt's kernel frames */
+};
+
+#define TSA_WAKE_FRAMES 24 /* kernel frames kept of a wakeup from interrupt context */
+
+struct tsa_tl_wake {
+	/*
+	 * kind TSA_TL_WAKE; task_start_ns, tid, gen: the wakee; start_ns: the
+	 * wakeup; end_ns: a tracked waker's own start time (its identity with
+	 * waker_tid), else 0; cpu: the waker's CPU.
+	 */
+	struct tsa_tl_event h;
+	__u32 waker_tid;
+	__u32 waker_pid;
+	__u32 ctx;		 /* enum tsa_wake_ctx */
+	__u32 flags;		 /* enum tsa_wake_flags */
+	char comm[TSA_COMM_LEN]; /* the waker's (current's: the interrupted task in an interrupt) */
+};
+
+/* With TSA_WKF_FRAMES: a wakeup from interrupt context, with its kernel frames. */
+struct tsa_tl_wake_irq {
+	struct tsa_tl_wake w;
+	__u32 nr;
+	__u32 pad;
+	__u64 ip[TSA_WAKE_FRAMES];
 };
 
 /* A lag of the kernel's clock at a switch worth counting (tsa_thread.klag_*). */

@@ -34,7 +34,7 @@
 #include "run.h"
 #include "sampling.h"
 #include "sandbox.h"
-#include "taskstats.h"
+#include "taskstats_client.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -624,7 +624,7 @@ int monitor_main(const struct tsarun_opts *o)
 		fprintf(stderr, "tsarun: cannot create a signalfd: %s\n", strerror(errno));
 		goto out_mask;
 	}
-	if (!o->no_sandbox && sandbox_enter(why, sizeof(why)))
+	if (!o->no_sandbox && sandbox_enter(NULL, why, sizeof(why)))
 		fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
 
 	m.attach_ns = m.iv_start_ns = mono_ns();

@@ -12,22 +12,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/fscreds.h"
+#include "lib/workdir.h"
+
 #include "bashprobe.h"
 #include "bashprof.h"
 #include "options.h"
 #include "probe.h"
 #include "run.h"
+#include "textsafe.h"
 #include "tsa_wire.h"
 #include "user.h"
+#include "watchdog.h"
 
 #ifndef TSARUN_LIBDIR
 #define TSARUN_LIBDIR "/usr/local/lib/tsarun"
 #endif
 
+/* The files made in the work directory, '\0'-separated, for its removal. */
+static const char work_files[] = "records\0fallback\0";
+
 struct bash_probe {
-	char dir[64];
+	struct workdir wd; /* private, the script's user's (lib/workdir.h) */
+	struct fscreds owner;
+	bool change;
 	char sock_path[108];
-	char fallback_path[128];
+	char fallback_path[PATH_MAX + 16];
 	char so_path[PATH_MAX];
 	char env_path[PATH_MAX];
 	int fd;
@@ -59,6 +69,34 @@ static char *next_word(char **s)
 		*e++ = '\0';
 	*s = e;
 	return w;
+}
+
+/*
+ * bash in posix mode reads no BASH_ENV: `#!/bin/bash --posix` (or `-o
+ * posix` split by `env -S`; the kernel's one word "-o posix" is bash's to
+ * refuse) profiled nothing. bash runs without it and
+ * the injector turns posix mode on as its last step (TSA_ENV_POSIX), which
+ * is the same mode before the script's first line: $SHELLOPTS, $- and
+ * POSIXLY_CORRECT=y as `bash --posix` has them. Returns how many options
+ * are left.
+ */
+static int posix_from_opts(const char **opts, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(opts[i], "--posix")) {
+			setenv(TSA_ENV_POSIX, "--posix", 0); /* POSIXLY_CORRECT's value wins */
+			continue;
+		}
+		if (!strcmp(opts[i], "-o") && i + 1 < n && !strcmp(opts[i + 1], "posix")) {
+			setenv(TSA_ENV_POSIX, "--posix", 0);
+			i++;
+			continue;
+		}
+		opts[k++] = opts[i];
+	}
+	return k;
 }
 
 /*
@@ -112,11 +150,15 @@ static int read_shebang(struct bash_probe *b, const char *script, const char **o
 		opts[n++] = rest;
 	}
 	if (!strcmp(base_name(name), "bash"))
-		return n;
+		return posix_from_opts(opts, n);
 	if (!strcmp(base_name(name), "sh") || !strcmp(base_name(name), "dash")) {
-		if (!quiet)
-			fprintf(stderr, "tsarun: note: %s asks for %s; --bash runs it with bash\n",
-				script, name);
+		if (!quiet) {
+			/* The script's name and its #! line are its own text: escaped. */
+			fputs("tsarun: note: ", stderr);
+			textsafe_fput(stderr, textsafe_term, script, TEXTSAFE_NUL);
+			textsafe_term_line(stderr, " asks for ", name,
+					   "; --bash runs it with bash");
+		}
 		return 0;
 	}
 	snprintf(err, errlen,
@@ -176,17 +218,26 @@ static bool plain_path(const char *p)
 	return !strpbrk(p, "$`\\\"'~ \t\n");
 }
 
-static int make_socket(struct bash_probe *b, const struct target_user *u)
+/*
+ * The record socket, bound in the work directory through its descriptor
+ * (never its path again) and with the script user's credentials, so that
+ * the socket is that user's as made: nothing to chown.
+ */
+static int make_socket(struct bash_probe *b)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct fscreds_save sv;
 	int size = 8 << 20, err;
 
 	b->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (b->fd < 0)
 		return -errno;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", b->sock_path);
-	if (bind(b->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/records", b->wd.fd);
+	err = fscreds_enter(b->change ? &b->owner : NULL, &sv);
+	if (!err && bind(b->fd, (struct sockaddr *)&sa, sizeof(sa)))
 		err = -errno;
+	fscreds_leave(&sv);
+	if (err) {
 		close(b->fd);
 		b->fd = -1;
 		return err;
@@ -194,10 +245,6 @@ static int make_socket(struct bash_probe *b, const struct target_user *u)
 	/* Room for bursts while the event loop is busy; root may exceed rmem_max. */
 	if (setsockopt(b->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
 		setsockopt(b->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	if (u && u->change) {
-		if (chown(b->dir, u->uid, u->gid) || chown(b->sock_path, u->uid, u->gid))
-			return -errno;
-	}
 	return 0;
 }
 
@@ -215,6 +262,25 @@ static int set_env(struct bash_probe *b, const struct tsarun_opts *o)
 	    setenv(TSA_ENV_SO, b->so_path, 1) ||
 	    setenv("TSARUN_BASH_FALLBACK", b->fallback_path, 1))
 		return -errno;
+	/*
+	 * POSIXLY_CORRECT in the environment starts bash in posix mode, which
+	 * reads no BASH_ENV: the injector exports it again and turns the mode
+	 * on (see posix_from_opts). A nested bash inherits it and is not
+	 * followed: the report counts bash processes that sent nothing.
+	 */
+	unsetenv(TSA_ENV_POSIX);
+	if (getenv("POSIXLY_CORRECT")) {
+		char *v;
+		int ret = 0;
+
+		if (asprintf(&v, "=%s", getenv("POSIXLY_CORRECT")) < 0)
+			return -ENOMEM;
+		if (setenv(TSA_ENV_POSIX, v, 1) || unsetenv("POSIXLY_CORRECT"))
+			ret = -errno;
+		free(v);
+		if (ret)
+			return ret;
+	}
 	/* A tsarun inside a profiled script starts a tree of its own. */
 	unsetenv(TSA_ENV_ROOT);
 	unsetenv(TSA_ENV_CAL);
@@ -230,6 +296,8 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 {
 	struct bash_probe *b = calloc(1, sizeof(*b));
 	const char *opts[SHEBANG_MAX_OPTS];
+	struct fscreds_save sv;
+	char note[256];
 	int ret, fd, nopts = 0;
 
 	if (!b) {
@@ -237,7 +305,12 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 		return NULL;
 	}
 	b->fd = -1;
+	b->wd.fd = b->wd.parent = -1;
 	b->uid = u && u->change ? u->uid : geteuid();
+	b->change = u && u->change;
+	if (b->change)
+		b->owner = (struct fscreds){
+		    .uid = u->uid, .gid = u->gid, .groups = u->groups, .ngroups = u->ngroups};
 	if (find_files(b)) {
 		snprintf(err, errlen, "%s", bash_probe_missing());
 		goto out_free;
@@ -249,24 +322,30 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 			 b->env_path);
 		goto out_free;
 	}
-	snprintf(b->dir, sizeof(b->dir), "/tmp/tsarun-bash.XXXXXX");
-	if (!mkdtemp(b->dir)) {
-		snprintf(err, errlen, "cannot create a directory in /tmp: %s", strerror(errno));
+	/* In $TMPDIR, the script's user's; its socket's address must fit in sun_path. */
+	if (workdir_make(&b->wd, "tsarun-bash", b->change ? &b->owner : NULL,
+			 sizeof(b->sock_path) - sizeof("/records"), note, sizeof(note), err,
+			 errlen))
 		goto out_free;
-	}
-	snprintf(b->sock_path, sizeof(b->sock_path), "%s/records", b->dir);
-	snprintf(b->fallback_path, sizeof(b->fallback_path), "%s/fallback", b->dir);
-	ret = make_socket(b, u);
+	if (note[0] && !o->quiet)
+		textsafe_term_line(stderr, "tsarun: note: --bash: ", note, "");
+	/* Removed by the watchdog should this process die first. */
+	watchdog_register_dir(b->wd.parent, b->wd.name, b->wd.fd, work_files,
+			      b->change ? u->uid : geteuid(), b->change ? u->gid : getegid());
+	snprintf(b->sock_path, sizeof(b->sock_path), "%s/records", b->wd.path);
+	snprintf(b->fallback_path, sizeof(b->fallback_path), "%s/fallback", b->wd.path);
+	ret = make_socket(b);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the record socket '%s': %s", b->sock_path,
 			 strerror(-ret));
 		goto out_dir;
 	}
-	fd = open(b->fallback_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		if (u && u->change && fchown(fd, u->uid, u->gid))
-			(void)0;
-		close(fd);
+	if (!fscreds_enter(b->change ? &b->owner : NULL, &sv)) {
+		fd = openat(b->wd.fd, "fallback",
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			close(fd);
+		fscreds_leave(&sv);
 	}
 	ret = set_env(b, o);
 	if (ret) {
@@ -312,15 +391,20 @@ void bash_probe__free(struct bash_probe *b)
 		return;
 	if (b->fd >= 0)
 		close(b->fd);
-	if (b->sock_path[0])
-		unlink(b->sock_path);
-	if (b->fallback_path[0])
-		unlink(b->fallback_path);
-	if (b->dir[0])
-		rmdir(b->dir);
+	/* Through its descriptor: a directory the script swapped for a link is not followed. */
+	if (b->wd.fd >= 0) {
+		workdir_remove(&b->wd, work_files, b->change ? &b->owner : NULL);
+		watchdog_forget_dir();
+	}
 	bashprof__free(b->prof);
 	free(b->argv);
 	free(b);
+}
+
+void bash_probe__work_dir(const struct bash_probe *b, int *dirfd, int *parent)
+{
+	*dirfd = b->wd.fd;
+	*parent = b->wd.parent;
 }
 
 char *const *bash_probe__argv(const struct bash_probe *b)
@@ -371,7 +455,7 @@ static void read_fallback(struct bash_probe *b, uint64_t origin_ns)
 	 * any file there for root to read into the artifact: only a regular
 	 * file of that user's (or root's), never through a symbolic link.
 	 */
-	int fd = open(b->fallback_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int fd = openat(b->wd.fd, "fallback", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct timespec real, mono;
 	struct stat st;
 	FILE *f;

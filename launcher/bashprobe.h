@@ -29,6 +29,9 @@ int bash_probe__argc(const struct bash_probe *b);
 
 void bash_probe__as_probe(struct bash_probe *b, struct probe *p);
 
+/* The work directory's descriptor and its parent's, for the sandbox (sandbox.h). */
+void bash_probe__work_dir(const struct bash_probe *b, int *dirfd, int *parent);
+
 /*
  * Where the builtin and the injector are: 0 with both paths (PATH_MAX each),
  * -ENOENT when neither TSARUN_BASH_LIBDIR, the build tree nor the installed

@@ -16,6 +16,7 @@
 #include "host.h"
 #include "procfs.h"
 #include "tree.h"
+#include "watchdog.h"
 
 #define SAVED	   "delayacct.saved"
 #define HOLDER_PFX "delayacct."
@@ -57,6 +58,53 @@ static void path(char *out, size_t len, const char *dir, const char *name)
 	snprintf(out, len, "%s/%s", dir, name);
 }
 
+/* A state file: never through a link, never blocking (a FIFO put there). */
+static int read_state(const char *p, char *buf, size_t len)
+{
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int write_state(const char *p, const char *text)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	ssize_t len = (ssize_t)strlen(text);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, (size_t)len) != len)
+		err = errno ? -errno : -EIO;
+	close(fd);
+	return err;
+}
+
+/*
+ * Who holds the switch for this process: the watchdog when there is one
+ * (watchdog.h). Its pid as recorded at the fork, not getppid(): once the
+ * watchdog is killed the parent is a reaper (init, pid 1), whose holder file
+ * would look alive for as long as the machine runs and keep every later
+ * tsarun from putting the value back.
+ */
+static pid_t holder_pid(void)
+{
+	return watchdog_active() ? watchdog_pid() : getpid();
+}
+
 /*
  * Is the holder file name (delayacct.<pid>) still a live tsarun? With
  * cleanup (only under the lock), a dead one's file is removed.
@@ -68,8 +116,7 @@ static bool holder_alive(const char *dir, const char *name, int *pid_out, bool c
 	int pid = 0;
 
 	path(p, sizeof(p), dir, name);
-	if (host_read_file(p, buf, sizeof(buf)) || sscanf(buf, "%d %llu", &pid, &st) != 2 ||
-	    pid <= 0) {
+	if (read_state(p, buf, sizeof(buf)) || sscanf(buf, "%d %llu", &pid, &st) != 2 || pid <= 0) {
 		if (cleanup)
 			unlink(p);
 		return false;
@@ -124,20 +171,65 @@ static int read_saved(const char *dir)
 	char p[512], buf[16];
 
 	path(p, sizeof(p), dir, SAVED);
-	if (host_read_file(p, buf, sizeof(buf)))
+	if (read_state(p, buf, sizeof(buf)))
 		return -1;
 	return atoi(buf) ? 1 : 0;
 }
 
+/*
+ * The state directory is root's own: a directory (not a link), owned by
+ * this user, that nobody else may write to, in a parent nobody else may
+ * write to either (else anyone could have made it, or put links in it for
+ * root to write through). -EPERM with why set otherwise.
+ */
+static int check_dir(const char *dir, char *why, size_t len)
+{
+	char parent[256], *slash;
+	struct stat st;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash)
+		slash[slash == parent ? 1 : 0] = '\0';
+	else
+		snprintf(parent, sizeof(parent), ".");
+	if (lstat(parent, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+		snprintf(why, len, "%.100s is not root's own (owner uid %u, mode %o)", parent,
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(why, len,
+			 "%.60s is not tsarun's own (%s, owner uid %u, mode %o): remove it, tsarun "
+			 "makes it again",
+			 dir,
+			 S_ISLNK(st.st_mode)   ? "a symbolic link"
+			 : S_ISDIR(st.st_mode) ? "a directory"
+					       : "not a directory",
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+static char dir_refused[192];
+
 static int lock_dir(const char *dir, bool create)
 {
 	char p[512];
-	int fd;
+	int fd, ret;
 
 	if (create && mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
+	ret = check_dir(dir, dir_refused, sizeof(dir_refused));
+	if (ret)
+		return ret;
 	path(p, sizeof(p), dir, LOCK);
-	fd = open(p, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
+	fd = open(p, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		  0644);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX)) {
@@ -187,7 +279,7 @@ static char crash_dir[256];
  * this very process (a crash inside acquire or release) is not waited for:
  * the next tsarun repairs instead.
  */
-static void on_crash(int sig)
+static void crash_restore(void)
 {
 	char lockp[300], buf[8];
 	int lfd, fd, others = 0;
@@ -195,11 +287,11 @@ static void on_crash(int sig)
 
 	if (crash_holder[0]) {
 		snprintf(lockp, sizeof(lockp), "%s/" LOCK, crash_dir);
-		lfd = open(lockp, O_RDONLY | O_CLOEXEC);
+		lfd = open(lockp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (lfd >= 0 && !flock(lfd, LOCK_EX | LOCK_NB)) {
 			unlink(crash_holder);
 			/* Other holders: any delayacct.<pid> left whose process exists. */
-			int dfd = open(crash_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			int dfd = open(crash_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			char dbuf[4096];
 			long nr;
 
@@ -228,7 +320,9 @@ static void on_crash(int sig)
 			}
 			if (dfd >= 0)
 				close(dfd);
-			fd = others ? -1 : open(crash_saved, O_RDONLY | O_CLOEXEC);
+			fd = others ? -1
+				    : open(crash_saved,
+					   O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 			if (fd >= 0) {
 				n = read(fd, buf, sizeof(buf));
 				close(fd);
@@ -238,8 +332,18 @@ static void on_crash(int sig)
 		}
 		crash_holder[0] = '\0';
 	}
+}
+
+static void on_crash(int sig)
+{
+	crash_restore();
 	/* SA_RESETHAND put the default action back: die of the signal, as intended. */
 	raise(sig);
+}
+
+void delayacct_on_violation(void)
+{
+	crash_restore();
 }
 
 /*
@@ -265,7 +369,7 @@ static void install_crash_handlers(const struct delayacct_hold *h)
 void delayacct__acquire(struct delayacct_hold *h, bool want, const char *dir)
 {
 	char p[512], buf[64], name[64];
-	int lfd, cur, fd, ret;
+	int lfd, cur, ret;
 
 	memset(h, 0, sizeof(*h));
 	h->dir = dir ? dir : DELAYACCT_STATE_DIR;
@@ -278,6 +382,12 @@ void delayacct__acquire(struct delayacct_hold *h, bool want, const char *dir)
 		return;
 	}
 	lfd = lock_dir(h->dir, true);
+	if (lfd == -EPERM && dir_refused[0]) {
+		snprintf(h->reason, sizeof(h->reason),
+			 "kernel.task_delayacct is %s and tsarun does not manage it: %.120s",
+			 cur ? "on" : "off", dir_refused);
+		return;
+	}
 	if (lfd < 0) {
 		/* Not permitted to manage it; a value left by a killed tsarun is reported. */
 		if (cur == 0)
@@ -288,7 +398,8 @@ void delayacct__acquire(struct delayacct_hold *h, bool want, const char *dir)
 			h->before = read_saved(h->dir);
 		return;
 	}
-	snprintf(name, sizeof(name), HOLDER_PFX "%d", (int)getpid());
+	h->holder_pid = holder_pid();
+	snprintf(name, sizeof(name), HOLDER_PFX "%d", (int)h->holder_pid);
 	repair(h->dir, name, h->repaired, sizeof(h->repaired));
 	cur = delayacct_read();
 	h->before = read_saved(h->dir) >= 0 ? read_saved(h->dir) : cur;
@@ -310,37 +421,34 @@ void delayacct__acquire(struct delayacct_hold *h, bool want, const char *dir)
 		}
 		path(p, sizeof(p), h->dir, SAVED);
 		if (read_saved(h->dir) < 0) {
-			fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-			if (fd < 0 || write(fd, "0\n", 2) != 2) {
+			ret = write_state(p, "0\n");
+			if (ret) {
 				/* Without a record to restore from, do not leave it on. */
-				if (fd >= 0)
-					close(fd);
 				unlink(p);
 				write_sysctl(0);
 				snprintf(h->reason, sizeof(h->reason),
 					 "cannot record kernel.task_delayacct's value in %s: %s",
-					 h->dir, strerror(errno));
+					 h->dir, strerror(-ret));
 				goto out_unlock;
 			}
-			close(fd);
 		}
 	}
 	/* Held on (by this tsarun, or by one already running): register. */
 	path(h->holder, sizeof(h->holder), h->dir, name);
-	snprintf(buf, sizeof(buf), "%d %llu\n", (int)getpid(), starttime(getpid()));
-	fd = open(h->holder, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd >= 0 && write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf)) {
+	snprintf(buf, sizeof(buf), "%d %llu\n", (int)h->holder_pid, starttime(h->holder_pid));
+	ret = write_state(h->holder, buf);
+	if (!ret) {
 		h->switched_on = true;
-		install_crash_handlers(h);
+		/* A watchdog holds it and restores it, crash or not (its own handlers). */
+		if (h->holder_pid == getpid())
+			install_crash_handlers(h);
 	} else {
 		h->holder[0] = '\0';
 		/* Could not register: if nobody else holds it, put it back now. */
 		repair(h->dir, name, p, sizeof(p));
 		snprintf(h->reason, sizeof(h->reason), "cannot register in %s: %s", h->dir,
-			 strerror(errno));
+			 strerror(-ret));
 	}
-	if (fd >= 0)
-		close(fd);
 out_unlock:
 	close(lfd);
 }
@@ -352,6 +460,11 @@ void delayacct__release(struct delayacct_hold *h)
 
 	if (!h || !h->switched_on)
 		return;
+	/* The watchdog's hold: it lets go when this process is gone. */
+	if (h->holder_pid != getpid()) {
+		h->switched_on = false;
+		return;
+	}
 	lfd = lock_dir(h->dir, false);
 	crash_holder[0] = '\0';
 	unlink(h->holder);
@@ -361,6 +474,34 @@ void delayacct__release(struct delayacct_hold *h)
 	/* The last one out puts the value back. */
 	repair(h->dir, NULL, msg, sizeof(msg));
 	close(lfd);
+}
+
+void delayacct_release_pid(const char *dir, pid_t pid)
+{
+	char p[512], msg[256], name[64];
+	int lfd;
+
+	dir = dir ? dir : DELAYACCT_STATE_DIR;
+	crash_holder[0] = '\0';
+	snprintf(name, sizeof(name), HOLDER_PFX "%d", (int)pid);
+	path(p, sizeof(p), dir, name);
+	/* Not a holder (the run did not switch it on): nothing to let go, no lock to wait for. */
+	if (access(p, F_OK))
+		return;
+	lfd = lock_dir(dir, false);
+	if (lfd < 0)
+		return;
+	unlink(p);
+	repair(dir, NULL, msg, sizeof(msg));
+	close(lfd);
+}
+
+void delayacct_guard(const char *dir)
+{
+	struct delayacct_hold h = {.dir = dir ? dir : DELAYACCT_STATE_DIR};
+
+	snprintf(h.holder, sizeof(h.holder), "%s/" HOLDER_PFX "%d", h.dir, (int)getpid());
+	install_crash_handlers(&h);
 }
 
 int delayacct_holders(const char *dir, int *saved, int *pid)

@@ -13,13 +13,16 @@
  *   delayacct.<pid>   one file per tsarun holding it on ("pid starttime")
  * The last holder to leave restores the saved value. A holder that died
  * without leaving (SIGKILL) is recognised by its pid and start time; the
- * next tsarun restores the value, or says how when it may not.
+ * next tsarun restores the value, or says how when it may not. The state
+ * directory must be root's own (a directory, not a link, that nobody else
+ * may write to), else tsarun leaves the switch alone and says why.
  */
 #ifndef TSARUN_DELAYACCT_H
 #define TSARUN_DELAYACCT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define DELAYACCT_SYSCTL    "/proc/sys/kernel/task_delayacct"
 #define DELAYACCT_STATE_DIR "/run/tsarun"
@@ -33,6 +36,7 @@ struct delayacct_hold {
 	/* internal */
 	char holder[128];
 	const char *dir;
+	pid_t holder_pid; /* the watchdog's pid when it holds the switch for this run */
 };
 
 /* The switch's value: 0 or 1, or -1 when the kernel has none (or it cannot be read). */
@@ -47,8 +51,24 @@ int delayacct_read(void);
  */
 void delayacct__acquire(struct delayacct_hold *h, bool want, const char *dir);
 
-/* Leave; the last holder restores the saved value. Safe to call twice. */
+/*
+ * Leave; the last holder restores the saved value. Safe to call twice.
+ * When a watchdog holds the switch for this process (watchdog.h: it is
+ * registered under the watchdog's pid), this only forgets: the watchdog,
+ * root to the end, lets go with delayacct_release_pid() once this process
+ * is gone, however it went.
+ */
 void delayacct__release(struct delayacct_hold *h);
+void delayacct_release_pid(const char *dir, pid_t pid);
+
+/*
+ * Restore the switch if this process crashes while registered as a holder
+ * (the watchdog's crash handlers, installed before it knows whether it is).
+ */
+void delayacct_guard(const char *dir);
+
+/* The same from the sandbox's SIGSYS handler (async-signal-safe), which then exits. */
+void delayacct_on_violation(void);
 
 /*
  * Was the switch left on by a tsarun that is gone? Returns true with a

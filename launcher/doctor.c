@@ -21,9 +21,9 @@
 #include "procfs.h"
 #include "run.h"
 #include "sched.h"
-#include "taskstats.h"
+#include "taskstats_client.h"
 
-#define NCHECKS 10
+#define NCHECKS 11
 
 static struct doctor_check *add(struct doctor_check *c, int *n, const char *name, bool ok,
 				const char *status)
@@ -71,6 +71,17 @@ static void check_privileges(struct doctor_check *c, int *n)
 		     : ": without them tsarun samples procfs only; run it as root (sudo tsarun)");
 }
 
+/* The kernels tsarun supports, and this one. */
+static void check_kernel(struct doctor_check *c, int *n, const struct host_info *h)
+{
+	struct doctor_check *d = add(c, n, "kernel", h->btf, h->btf ? "supported" : "no BTF");
+
+	snprintf(d->detail, sizeof(d->detail),
+		 "Linux %s; tsarun supports Linux 5.10 or later with BTF (CONFIG_DEBUG_INFO_BTF), "
+		 "PREEMPT_RT included; the eBPF line says which variant this one takes",
+		 h->kernel);
+}
+
 static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h)
 {
 	/* As a run loads it (the iterator with the rest, as under the sandbox). */
@@ -92,7 +103,7 @@ static void check_ebpf(struct doctor_check *c, int *n, const struct host_info *h
 	d = add(c, n, "ebpf", sp != NULL && iter >= 0, NULL);
 	if (sp && iter >= 0)
 		snprintf(d->detail, sizeof(d->detail),
-			 "attached: %s; task storage, ring buffer and task iterator work",
+			 "attached: %s; task records, ring buffer and task iterator work",
 			 sched_probe__variant(sp));
 	else if (sp)
 		snprintf(d->detail, sizeof(d->detail),
@@ -279,6 +290,7 @@ int doctor_run(bool json)
 
 	host_probe(&h);
 	check_privileges(checks, &n);
+	check_kernel(checks, &n, &h);
 	check_ebpf(checks, &n, &h);
 	check_taskstats(checks, &n, &h);
 	check_procfs(checks, &n);

@@ -1,29 +1,112 @@
 // SPDX-License-Identifier: MIT
 /* The gate around a series of runs. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/fscreds.h"
 
 #include "artifact.h"
+#include "gate_report.h"
 #include "gating.h"
+#include "outputs.h"
 #include "options.h"
 #include "probes.h"
 #include "series.h"
 
-int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, size_t errlen)
+/*
+ * The baseline's bytes, read with the rights of the user tsarun works for
+ * (a file anyone may have written), without blocking on a device or a FIFO
+ * left there; parsed later, confined (gating__parse()).
+ */
+static int read_baseline(struct gating *g, const char *path, char *err, size_t errlen)
 {
+	struct fscreds_save sv;
+	struct stat st;
+	size_t cap = 0;
+	int fd, ret;
+
+	ret = fscreds_enter(NULL, &sv);
+	if (ret) {
+		snprintf(err, errlen, "cannot read baseline '%s': %s", path, strerror(-ret));
+		return ret;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	ret = fd < 0 ? -errno : 0;
+	fscreds_leave(&sv);
+	if (ret) {
+		snprintf(err, errlen, "cannot read baseline '%s': %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		snprintf(err, errlen, "cannot read baseline '%s': %s", path,
+			 S_ISDIR(st.st_mode) ? "it is a directory"
+					     : "not a regular file or a pipe");
+		goto out;
+	}
+	/* A pipe is read to its end, waiting for its writer (signals still end tsarun here). */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	for (;;) {
+		ssize_t n;
+
+		if (g->base_len + 1 >= cap) {
+			char *t;
+
+			cap = cap ? 2 * cap : 64 * 1024;
+			if (cap > (1ull << 30) + 2) {
+				ret = -EFBIG;
+				snprintf(err, errlen, "baseline '%s' is larger than 1 GiB", path);
+				goto out;
+			}
+			t = realloc(g->base_text, cap);
+			if (!t) {
+				ret = -ENOMEM;
+				snprintf(err, errlen, "cannot read baseline '%s': out of memory",
+					 path);
+				goto out;
+			}
+			g->base_text = t;
+		}
+		n = read(fd, g->base_text + g->base_len, cap - g->base_len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot read baseline '%s': %s", path,
+				 strerror(-ret));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		g->base_len += (size_t)n;
+	}
+	g->base_text[g->base_len] = '\0';
+out:
+	close(fd);
+	return ret;
+}
+
+int gating__parse(struct gating *g, char *err, size_t errlen)
+{
+	const struct tsarun_opts *o = g->o;
 	char what[600];
 	int ret;
 
-	memset(g, 0, sizeof(*g));
-	g->o = o;
-	if (o->baseline_path) {
-		ret = artifact_read(o->baseline_path,
-				    &(struct artifact_read_opts){.what = "baseline"}, &g->base, err,
-				    errlen);
-		if (ret)
-			return ret;
+	if (!o->baseline_path || g->have_bside)
+		return 0;
+	ret =
+	    artifact_parse(g->base_text, g->base_len, o->baseline_path,
+			   &(struct artifact_read_opts){.what = "baseline"}, &g->base, err, errlen);
+	free(g->base_text);
+	g->base_text = NULL;
+	if (ret)
+		return ret;
+	{
 		ret = gate_side_init(&g->bside, g->base.runs, g->base.nruns, &g->base.host);
 		if (ret) {
 			snprintf(err, errlen, "out of memory");
@@ -44,6 +127,16 @@ int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, si
 		g->cmp.base_command = session_command(&g->base);
 		return 0;
 	}
+}
+
+int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, size_t errlen)
+{
+	int ret;
+
+	memset(g, 0, sizeof(*g));
+	g->o = o;
+	if (o->baseline_path)
+		return read_baseline(g, o->baseline_path, err, errlen);
 	/*
 	 * A command without shell syntax is split into words like a shell would
 	 * (quotes, variables, globs) and executed directly, as the command is,
@@ -134,6 +227,8 @@ static int compare(struct gating *g, struct series *se, struct session *s, char 
 		g->cmp.new_command = session_command(s);
 		ret = gate_compare(&g->o->gate_spec, paired ? &bside : &g->bside, &nside, paired,
 				   &g->cmp);
+		if (!ret)
+			outputs_stamp(&g->cmp);
 	}
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
@@ -162,6 +257,14 @@ int gating__run(struct gating *g, struct series *se, struct session *s, char *er
 		if (g->o->verbose)
 			fprintf(stderr, "tsarun: inconclusive after %u runs: one more\n",
 				se->measured[SERIES_NEW]);
+		if (se->progress) {
+			char head[512];
+
+			gate_report_headline(&g->cmp, head, sizeof(head));
+			snprintf(se->added_why, sizeof(se->added_why), "%.*s",
+				 (int)sizeof(se->added_why) - 1, head);
+			se->max_runs = g->o->gate_spec.max_runs;
+		}
 		ret = series_run(se, 0, 1, err, errlen);
 		if (ret || se->stopped)
 			break;
@@ -180,6 +283,8 @@ int gating__run(struct gating *g, struct series *se, struct session *s, char *er
 
 void gating__free(struct gating *g)
 {
+	free(g->base_text);
+	g->base_text = NULL;
 	if (g->have_bside)
 		gate_side_free(&g->bside);
 	session__free(&g->base);

@@ -32,13 +32,25 @@ struct gating {
 	int base_argc;
 	struct comparison cmp;
 	bool compared;
+	/* --baseline's bytes, read before the run, parsed confined */
+	char *base_text;
+	size_t base_len;
 };
 
 /*
- * Before anything runs: read and check the baseline, or split the baseline
- * command. Returns 0, or -errno with a message (exit 125).
+ * Before anything runs: read the baseline (with the rights of the user
+ * tsarun works for, never blocking on what is not a file or a pipe), or
+ * split the baseline command. Returns 0, or -errno with a message (exit 125).
  */
 int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, size_t errlen);
+
+/*
+ * Parse and check the baseline read by gating__prepare(): the baseline is
+ * a file anyone may have written, so this runs once the supervisor is
+ * confined (sandbox.h) and before the command is released, so that a bad
+ * baseline still costs no run. Returns 0, or -errno with a message.
+ */
+int gating__parse(struct gating *g, char *err, size_t errlen);
 
 /* Can this machine measure every gated metric? Returns 0 or -ENODATA with a message. */
 int gating__check_machine(const struct gating *g, const struct probeset *ps, char *err,

@@ -19,9 +19,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fscreds.h"
+#include "lib/outfile.h"
+
 #include "bashprobe.h"
 #include "artifact.h"
 #include "attach.h"
+#include "confine.h"
+#include "delayacct.h"
 #include "doctor.h"
 #include "gate_report.h"
 #include "gating.h"
@@ -29,6 +34,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "probes.h"
+#include "report_html.h"
 #include "run.h"
 #include "sandbox.h"
 #include "series.h"
@@ -39,224 +45,39 @@
 #include "status.h"
 #include "supervise.h"
 #include "table.h"
+#include "export.h"
+#include "termwrap.h"
+#include "textsafe.h"
 #include "user.h"
+#include "privdrop.h"
+#include "watchdog.h"
 
 #define EXIT_TSARUN 125
 #define EXIT_GATE   3 /* the command succeeded, the regression gate failed */
 
-static int mkdir_p(const char *dir)
-{
-	char buf[4096];
-	size_t len = strlen(dir);
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	/* EEXIST: but is it a directory? */
-	{
-		struct stat st;
-
-		if (stat(buf, &st))
-			return -errno;
-		if (!S_ISDIR(st.st_mode))
-			return -ENOTDIR;
-	}
-	return 0;
-}
-
 /*
- * Can path be written (its directory, or the file itself)? 0, or -1 with
- * "cannot write WHAT 'PATH': REASON[HINT]" in err. Checked before the
- * command runs, so that a typo does not cost a run.
+ * Whom tsarun works for: under sudo, the files it makes or opens for the
+ * user are made with the user's rights (lib/fscreds.h), and what the
+ * command's user could have put in place is read with that user's. 0 or
+ * -errno with a message.
  */
-static int check_writable(const char *path, const char *what, const char *hint, char *err,
-			  size_t errlen)
+static int act_for(const struct target_user *u, char *err, size_t errlen)
 {
-	char dir[PATH_MAX], *slash;
-	struct stat st;
-	int ret, dir_errno;
+	int ret = 0;
 
-	if (!path)
-		return 0;
-	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "cannot write %s '%s': %s%s", what, path, strerror(EISDIR),
-			 hint);
-		return -1;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash) {
-		slash[slash == dir ? 1 : 0] = '\0';
-		ret = access(dir, W_OK);
-	} else {
-		ret = access(".", W_OK);
-	}
-	/* The directory's reason (EROFS, EACCES) unless the file itself is writable. */
-	dir_errno = errno;
-	if (ret && access(path, W_OK)) {
-		snprintf(err, errlen, "cannot write %s '%s': %s%s", what, path,
-			 strerror(errno == ENOENT ? dir_errno : errno), hint);
-		return -1;
-	}
-	return 0;
-}
-
-/* The artifact's path; NULL with a message when its directory cannot be used. */
-static char *artifact_path(const struct tsarun_opts *o, char *err, size_t errlen)
-{
-	const char *name = o->json_path ? o->json_path : "tsarun.json";
-	char *path = NULL;
-	int ret;
-
-	if (o->out_dir) {
-		ret = mkdir_p(o->out_dir);
-		if (ret) {
-			snprintf(err, errlen, "cannot create --out-dir '%s': %s", o->out_dir,
-				 strerror(-ret));
-			return NULL;
-		}
-		if (name[0] != '/' && asprintf(&path, "%s/%s", o->out_dir, name) < 0)
-			path = NULL;
-		else if (name[0] == '/')
-			path = strdup(name);
-	} else {
-		path = strdup(name);
-	}
-	if (!path) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	/* Fail before running the command, not after. */
-	if (check_writable(path, "the artifact", " (use --json FILE or --out-dir DIR)", err,
-			   errlen)) {
-		free(path);
-		return NULL;
-	}
-	return path;
-}
-
-/* path made absolute, its links resolved (its directory's, when it does not exist yet). */
-static char *canonical(const char *path)
-{
-	char *dir, *out = realpath(path, NULL), *slash, *real;
-
-	if (out || errno != ENOENT)
-		return out;
-	dir = strdup(path);
-	if (!dir)
-		return NULL;
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	real = realpath(slash ? dir : ".", NULL);
-	if (real && asprintf(&out, "%s/%s", real, slash ? strrchr(path, '/') + 1 : path) < 0)
-		out = NULL;
-	free(real);
-	free(dir);
-	return out;
-}
-
-/* Is the stream's file one of the files tsarun reads or writes besides it? Which one, or NULL. */
-static const char *stream_clash(const struct tsarun_opts *o, const char *stream,
-				const char *artifact)
-{
-	const struct {
-		const char *path, *what;
-	} others[] = {
-	    {artifact, "the artifact"},	      {o->report_path, "--report"},
-	    {o->junit_path, "--junit"},	      {o->markdown_path, "--markdown"},
-	    {o->baseline_path, "--baseline"},
-	};
-	char *s = canonical(stream);
-	const char *clash = NULL;
-
-	for (size_t i = 0; s && !clash && i < sizeof(others) / sizeof(others[0]); i++) {
-		char *c = others[i].path ? canonical(others[i].path) : NULL;
-
-		if (c && !strcmp(c, s))
-			clash = others[i].what;
-		free(c);
-	}
-	free(s);
-	return clash;
-}
-
-/*
- * --interval: open the stream's file before the command runs, so that a
- * typo does not cost a run and a link the command puts there later is not
- * followed. --stream FILE, "-" for stderr; by default beside the artifact,
- * named after it (tsarun.json: tsarun.jsonl). A new file belongs to the
- * command's user under sudo, as the artifact does. Returns the descriptor,
- * or -1 with a message in err; *name is the path for messages.
- */
-static int stream_open(const struct tsarun_opts *o, const char *artifact, bool artifact_in_place,
-		       const struct target_user *user, char **name, char *err, size_t errlen)
-{
-	struct stat st;
-	size_t len;
-	int fd;
-
-	*name = NULL;
-	if (o->stream_path && !strcmp(o->stream_path, "-")) {
-		*name = strdup("stderr");
-		return *name ? 2 : -1;
-	}
-	if (o->stream_path && o->out_dir && o->stream_path[0] != '/') {
-		/* Like --json: every file a run leaves goes into --out-dir. */
-		if (asprintf(name, "%s/%s", o->out_dir, o->stream_path) < 0)
-			*name = NULL;
-	} else if (o->stream_path) {
-		*name = strdup(o->stream_path);
-	} else if (artifact_in_place) {
-		snprintf(err, errlen,
-			 "--interval: the artifact goes to '%s', not a file: name the stream's "
-			 "file with --stream FILE (- for stderr)",
-			 artifact);
-		return -1;
-	} else {
-		len = strlen(artifact);
-		if (len > 5 && !strcmp(artifact + len - 5, ".json"))
-			len -= 5;
-		if (asprintf(name, "%.*s.jsonl", (int)len, artifact) < 0)
-			*name = NULL;
-	}
-	if (!*name) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (check_writable(*name, "the interval stream", " (use --stream FILE, - for stderr)", err,
-			   errlen))
-		return -1;
-	/* Opening it truncates it: never a file tsarun reads or writes otherwise. */
-	if (stream_clash(o, *name, artifact)) {
-		snprintf(err, errlen, "--stream '%s' is also %s's file: give each its own", *name,
-			 stream_clash(o, *name, artifact));
-		return -1;
-	}
-	fd = open(*name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen,
-			 "cannot write the interval stream '%s': %s (use --stream FILE, - for "
-			 "stderr)",
-			 *name, strerror(errno));
-		return -1;
-	}
-	/* A regular file is ours to give; a device or a FIFO is left as it is. */
-	if (user->change && !fstat(fd, &st) && S_ISREG(st.st_mode))
-		(void)!fchown(fd, user->uid, user->gid);
-	return fd;
+	if (u->on_behalf)
+		ret = fscreds_set_default(&(struct fscreds){.uid = u->caller_uid,
+							    .gid = u->caller_gid,
+							    .groups = u->caller_groups,
+							    .ngroups = u->caller_ngroups});
+	else
+		ret = fscreds_set_default(NULL);
+	if (!ret && u->change && u->uid != 0)
+		ret = fscreds_set_reader(&(struct fscreds){
+		    .uid = u->uid, .gid = u->gid, .groups = u->groups, .ngroups = u->ngroups});
+	if (ret)
+		snprintf(err, errlen, "cannot act for the user: %s", strerror(-ret));
+	return ret;
 }
 
 static int run_main(struct tsarun_opts *o)
@@ -267,73 +88,69 @@ static int run_main(struct tsarun_opts *o)
 	struct probeset *ps = NULL;
 	struct spawner *spawner = NULL, *base_spawner = NULL;
 	struct bash_probe *bash = NULL;
+	struct outputs *out = NULL;
+	struct confine conf = {.o = o, .work_dir = -1, .work_parent = -1};
 	char *const *argv = o->argv;
 	int argc = o->argc;
 	struct supervisor base_sv = {0};
 	struct gating g = {0};
-	sigset_t mask, orig;
-	char err[512];
-	char *path = NULL, *stream_name = NULL;
-	int sigfd = -1, code = EXIT_TSARUN, stream_fd = -1;
+	sigset_t mask, orig, cancel;
+	char err[1024];
+	const char *stream_name = NULL;
+	bool stream_shared = false;
+	int sigfd = -1, cancel_fd = -1, code = EXIT_TSARUN, stream_fd = -1;
 	struct series se = {0};
 	int ret;
 
 	if (target_user__resolve(&user, o->user, err, sizeof(err))) {
-		fprintf(stderr, "tsarun: %s\n", err);
+		textsafe_term_line(stderr, "tsarun: ", err, "");
 		return EXIT_TSARUN;
 	}
-	path = artifact_path(o, err, sizeof(err));
-	if (!path) {
-		fprintf(stderr, "tsarun: %s\n", err);
+	if (act_for(&user, err, sizeof(err))) {
+		textsafe_term_line(stderr, "tsarun: ", err, "");
 		goto out_user;
 	}
-	/* The other files asked for, likewise. */
-	if (check_writable(o->report_path, "the report", " (use --report FILE)", err,
-			   sizeof(err)) ||
-	    check_writable(o->junit_path, "the JUnit report", " (use --junit FILE)", err,
-			   sizeof(err)) ||
-	    check_writable(o->markdown_path, "the Markdown report", " (use --markdown FILE)", err,
-			   sizeof(err))) {
-		fprintf(stderr, "tsarun: %s\n", err);
-		goto out_path;
-	}
 	/*
-	 * A device or a FIFO is written in place; anything else by rename. Decided
-	 * now: a link the command puts at the path is then replaced, not followed.
+	 * Every file the run writes, planned before it runs: a typo does not
+	 * cost a run, and nothing the command puts at a path is followed.
 	 */
-	{
-		struct stat st;
-
-		s.artifact_in_place = !stat(path, &st) && !S_ISREG(st.st_mode) ? 1 : -1;
+	out = outputs__plan(o, &user, true, err, sizeof(err));
+	if (!out) {
+		textsafe_term_line(stderr, "tsarun: ", err, "");
+		goto out_user;
 	}
-	if (o->interval_given) {
-		stream_fd = stream_open(o, path, s.artifact_in_place > 0, &user, &stream_name, err,
-					sizeof(err));
-		if (stream_fd < 0) {
-			fprintf(stderr, "tsarun: %s\n", err);
-			goto out_path;
-		}
-	}
-	outputs_prepare(o);
-	/* A bad baseline is refused before the command runs. */
+	s.artifact_in_place = outputs__artifact_in_place(out) ? 1 : -1;
+	if (o->interval_given)
+		stream_fd = outputs__take_stream(out, &stream_name, &stream_shared);
+	/* A baseline is read now, parsed once tsarun is confined, refused before the command runs. */
 	if (o->gate && gating__prepare(&g, o, err, sizeof(err))) {
-		fprintf(stderr, "tsarun: %s\n", err);
+		textsafe_term_line(stderr, "tsarun: ", err, "");
 		goto out_path;
 	}
 
 	sigemptyset(&mask);
 	for (int i = 0; i < 4; i++)
 		sigaddset(&mask, supervise_forwarded[i]);
+	sigemptyset(&cancel);
+	for (int i = 0; i < 4; i++)
+		sigaddset(&cancel, supervise_forwarded[i]);
+	if (watchdog_active()) {
+		sigaddset(&mask, watchdog_signal());
+		sigaddset(&cancel, watchdog_signal());
+	}
 	sigaddset(&mask, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &mask, &orig)) {
 		fprintf(stderr, "tsarun: cannot block signals: %s\n", strerror(errno));
 		goto out_path;
 	}
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sigfd < 0) {
+	/* A write that waits for a reader ends on a signal (lib/outfile.h). */
+	cancel_fd = signalfd(-1, &cancel, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0 || cancel_fd < 0) {
 		fprintf(stderr, "tsarun: cannot create a signalfd: %s\n", strerror(errno));
 		goto out_mask;
 	}
+	outfile_set_cancel_fd(cancel_fd);
 	/* Orphaned descendants come to us, so they are reaped and counted. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
 		fprintf(stderr, "tsarun: cannot become a child subreaper: %s\n", strerror(errno));
@@ -343,26 +160,42 @@ static int run_main(struct tsarun_opts *o)
 	if (o->bash) {
 		bash = bash_probe__new(o, &user, err, sizeof(err));
 		if (!bash) {
-			fprintf(stderr, "tsarun: --bash: %s\n", err);
+			textsafe_term_line(stderr, "tsarun: --bash: ", err, "");
 			goto out_sigfd;
 		}
 		argv = bash_probe__argv(bash);
 		argc = bash_probe__argc(bash);
+		bash_probe__work_dir(bash, &conf.work_dir, &conf.work_parent);
 	}
 	/* Before anything large is loaded: commands are forked from this small image. */
-	spawner = spawner__new(argv, &user, &orig);
-	if (!spawner) {
-		fprintf(stderr, "tsarun: cannot start the spawner process: %s\n", strerror(errno));
-		goto out_sigfd;
-	}
-	if (o->baseline_cmd) {
-		base_spawner = spawner__new(g.base_argv, &user, &orig);
-		if (!base_spawner) {
+	{
+		/*
+		 * A command whose supervisor dies dies with it (its descendants are
+		 * the watchdog's to end), unless --descendants leave; it runs in
+		 * the job's process group, the terminal's.
+		 */
+		struct spawn_opts so = {
+		    .pdeathsig = o->descendants == DESC_LEAVE ? 0 : SIGKILL,
+		    .pgrp = watchdog_active() ? watchdog_job_pgrp() : 0,
+		};
+
+		spawner = spawner__new(argv, &user, &so, &orig);
+		if (!spawner) {
 			fprintf(stderr, "tsarun: cannot start the spawner process: %s\n",
 				strerror(errno));
-			goto out_session;
+			goto out_sigfd;
+		}
+		if (o->baseline_cmd) {
+			base_spawner = spawner__new(g.base_argv, &user, &so, &orig);
+			if (!base_spawner) {
+				fprintf(stderr, "tsarun: cannot start the spawner process: %s\n",
+					strerror(errno));
+				goto out_session;
+			}
 		}
 	}
+	/* A reader that goes away (a pipe, the stream) is an error to report, not a reason to die. */
+	signal(SIGPIPE, SIG_IGN);
 
 	s.tool_version = TSARUN_VERSION;
 	s.argv = argv;
@@ -376,7 +209,7 @@ static int run_main(struct tsarun_opts *o)
 		goto out_session;
 	}
 	if (probeset__check_forced(ps, o, err, sizeof(err))) {
-		fprintf(stderr, "tsarun: %s\n", err);
+		textsafe_term_line(stderr, "tsarun: ", err, "");
 		goto out_session;
 	}
 	if (bash)
@@ -384,7 +217,7 @@ static int run_main(struct tsarun_opts *o)
 	if (stream_fd >= 0) {
 		/* Last: its final line is the run's closing account, after every source's. */
 		struct stream_probe *stp =
-		    stream_probe__new(stream_fd, stream_name, o->interval_ns,
+		    stream_probe__new(stream_fd, stream_name, stream_shared, o->interval_ns,
 				      o->stream_backlog_bytes, ps->sched, ps->proc);
 
 		if (!stp || probeset__add_stream(ps, stp)) {
@@ -395,19 +228,16 @@ static int run_main(struct tsarun_opts *o)
 		if (o->verbose)
 			fprintf(stderr, "tsarun: a line every %llu ms to '%s'\n",
 				(unsigned long long)(o->interval_ns / 1000000), stream_name);
-		/* A reader that goes away is an error to report, not a reason to die. */
-		signal(SIGPIPE, SIG_IGN);
 	}
-	if (o->gate && gating__check_machine(&g, ps, err, sizeof(err))) {
-		fprintf(stderr, "tsarun: %s\n", err);
-		goto out_session;
-	}
-
+	conf.user = &user;
+	conf.ps = ps;
+	conf.g = o->gate ? &g : NULL;
 	sv.o = o;
 	sv.spawner = spawner;
 	sv.probes = ps->probes;
 	sv.nprobes = ps->nprobes;
 	sv.sigfd = sigfd;
+	sv.confine = &conf;
 	se.sv[SERIES_NEW] = &sv;
 	if (base_spawner) {
 		base_sv = sv;
@@ -418,6 +248,8 @@ static int run_main(struct tsarun_opts *o)
 	se.ps = ps;
 	se.verbose = o->verbose;
 	se.quiet = o->quiet;
+	/* On a terminal only: a pipe or a CI log gets no progress at all. */
+	se.progress = !o->quiet && termwrap_width(STDERR_FILENO) > 0;
 	ret = series_run(&se, o->warmup, o->runs, err, sizeof(err));
 	if (!ret && o->gate)
 		ret = gating__run(&g, &se, &s, err, sizeof(err));
@@ -437,8 +269,11 @@ static int run_main(struct tsarun_opts *o)
 		s.base_argv = g.base_argv;
 		s.base_argc = g.base_argc;
 	}
+	/* tsarun was killed (its watchdog is gone): nothing more is written. */
+	if (sv.abandoned || base_sv.abandoned || watchdog_gone())
+		goto out_session;
 	if (ret) {
-		fprintf(stderr, "tsarun: %s\n", err);
+		textsafe_term_line(stderr, "tsarun: ", err, "");
 		goto out_session;
 	}
 	if (se.stopped) {
@@ -452,6 +287,9 @@ static int run_main(struct tsarun_opts *o)
 	}
 	if (o->gate && g.compared) {
 		s.cmp = &g.cmp;
+		/* The baseline's runs, for what is drawn from both sides (differential flame graphs). */
+		s.cmp_base_runs = base_spawner ? s.base_runs : g.base.runs;
+		s.ncmp_base_runs = base_spawner ? s.nbase_runs : g.base.nruns;
 		if (g.cmp.outcome == GATE_FAIL)
 			code = EXIT_GATE;
 	}
@@ -461,10 +299,19 @@ static int run_main(struct tsarun_opts *o)
 			   : sandbox_failure() ? sandbox_failure()
 			   : !sandbox_active() ? "no command was started"
 					       : NULL;
+	s.landlock_known = sandbox_tried();
+	s.landlock_reason = sandbox_landlock_reason();
+	s.privileges_known = !o->no_sandbox && conf.user;
+	s.privileges_dropped = conf.dropped;
+	s.privileges_uid = conf.dropped ? user.caller_uid : geteuid();
+	s.privileges_reason = conf.dropped	    ? NULL
+			      : conf.drop_reason[0] ? conf.drop_reason
+			      : geteuid()	    ? "not root: nothing to give up"
+						    : "no command was started";
 	/* The stream said what failed when it did; the exit status says it too. */
 	if (stream_probe__error(ps->stream) && code == 0)
 		code = EXIT_TSARUN;
-	if (outputs_write(&s, o, &user, path)) {
+	if (outputs_write(&s, o, out)) {
 		/* The caller still learns how the command ended, and that tsarun failed. */
 		if (code == 0)
 			code = EXIT_TSARUN;
@@ -488,16 +335,19 @@ out_session:
 out_sigfd:
 	bash_probe__free(bash);
 	close(sigfd);
+	close(cancel_fd);
+	outfile_set_cancel_fd(-1);
 out_mask:
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 out_path:
 	gating__free(&g);
 	if (stream_fd > 2)
 		close(stream_fd);
-	free(stream_name);
-	free(path);
 out_user:
+	outputs__free(out);
 	target_user__free(&user);
+	/* Whatever it leaves running from here on is meant to be (--descendants leave). */
+	watchdog_clean_exit();
 	return code;
 }
 
@@ -506,12 +356,49 @@ out_user:
  * compare and report read artifacts anyone may have written: they do it
  * under the supervisor's filter (sandbox.h), which allows all they need.
  */
-static void confine(void)
+static int confine(const struct tsarun_opts *o, struct outputs **out)
 {
-	char why[160];
+	struct target_user u;
+	struct sandbox_opts so = {.work_dir = -1, .work_parent = -1};
+	char why[600];
+	int dirs[32], ret = 0;
 
-	if (sandbox_enter(why, sizeof(why)))
+	if (target_user__resolve(&u, NULL, why, sizeof(why)) || act_for(&u, why, sizeof(why))) {
+		textsafe_term_line(stderr, "tsarun: ", why, "");
+		return -EINVAL;
+	}
+	/* Its files (--junit, --markdown, the step summary), planned as a run's are. */
+	if (out) {
+		*out = outputs__plan(o, NULL, false, why, sizeof(why));
+		if (!*out) {
+			textsafe_term_line(stderr, "tsarun: ", why, "");
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	if (o->no_sandbox)
+		goto out;
+	/* Nothing here needs a privilege: under sudo, the invoking user; root keeps its file rights. */
+	if (geteuid() == 0) {
+		struct privdrop_opts po = {
+		    .change_user = u.on_behalf,
+		    .uid = u.caller_uid,
+		    .gid = u.caller_gid,
+		    .groups = u.caller_groups,
+		    .ngroups = u.caller_ngroups,
+		    .keep = u.on_behalf ? 0 : privdrop_caps(PRIVDROP_NEED_ROOT_FS),
+		};
+
+		if (privdrop_apply(&po, why, sizeof(why)))
+			fprintf(stderr, "tsarun: warning: keeping root: %s\n", why);
+	}
+	so.nwrite_dirs = outfile_dirs(dirs, 32);
+	so.write_dirs = dirs;
+	if (sandbox_enter(&so, why, sizeof(why)))
 		fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
+out:
+	target_user__free(&u);
+	return ret;
 }
 
 static int compare_main(const struct tsarun_opts *o)
@@ -521,16 +408,24 @@ static int compare_main(const struct tsarun_opts *o)
 	struct comparison cmp = {
 	    .baseline_kind = "artifact", .baseline_name = o->compare_base, .offline = true};
 	char err[1536], what[600], nwhat[600];
+	char *base_text = NULL, *new_text = NULL, *cmp_text = NULL;
+	struct outputs *out = NULL;
 	int code = EXIT_TSARUN, ret;
-	bool color;
+	bool color, html = o->html_path != NULL;
 
-	confine();
-	ret = artifact_read(o->compare_base, &(struct artifact_read_opts){.what = "baseline"},
-			    &base, err, sizeof(err));
+	if (confine(o, &out))
+		return EXIT_TSARUN;
+	ret =
+	    artifact_read(o->compare_base,
+			  &(struct artifact_read_opts){
+			      .what = "baseline", .detail = html, .text = html ? &base_text : NULL},
+			  &base, err, sizeof(err));
 	if (!ret)
 		ret = artifact_read(o->compare_new,
-				    &(struct artifact_read_opts){.what = "new artifact"}, &new, err,
-				    sizeof(err));
+				    &(struct artifact_read_opts){.what = "new artifact",
+								 .detail = html,
+								 .text = html ? &new_text : NULL},
+				    &new, err, sizeof(err));
 	if (ret)
 		goto out_err;
 	if (gate_side_init(&bside, base.runs, base.nruns, &base.host) ||
@@ -561,17 +456,53 @@ static int compare_main(const struct tsarun_opts *o)
 		snprintf(err, sizeof(err), "cannot compare: %s", strerror(-ret));
 		goto out_err;
 	}
+	outputs_stamp(&cmp);
 	color = outputs_use_color(o, stdout);
 	if (!o->quiet)
-		gate_report_comparison(stdout, &cmp, o->compare_new, color);
+		gate_report_comparison(stdout, &cmp, o->compare_new, color,
+				       o->wide ? 0 : termwrap_width(STDOUT_FILENO));
 	fflush(stdout);
 	code = cmp.outcome == GATE_FAIL ? EXIT_GATE : 0;
-	if (outputs_gate(&cmp, o, o->compare_new, (uid_t)-1, (gid_t)-1) && code == 0)
+	if (outputs_gate(&cmp, o, o->compare_new, out) && code == 0)
 		code = EXIT_TSARUN;
+	if (outputs_flame_diff(
+		out,
+		&(struct comparison_sides){
+		    .base = base.runs, .nbase = base.nruns, .new = new.runs, .nnew = new.nruns},
+		o->compare_new, o->quiet) &&
+	    code == 0)
+		code = EXIT_TSARUN;
+	if (html) {
+		struct session cs = {.cmp = &cmp};
+		struct report_html_side bs = {.artifact = base_text,
+					      .artifact_len = strlen(base_text),
+					      .s = &base,
+					      .name = o->compare_base};
+		struct report_html h = {
+		    .run = {.artifact = new_text,
+			    .artifact_len = strlen(new_text),
+			    .s = &new,
+			    .name = o->compare_new},
+		    .base = &bs,
+		    .cmp = &cmp,
+		};
+
+		cmp_text = artifact_render_comparison(&cs);
+		h.comparison = cmp_text;
+		if ((!cmp_text || outputs_html(out, &h)) && code == 0)
+			code = EXIT_TSARUN;
+		if (!cmp_text)
+			fprintf(stderr, "tsarun: cannot write the HTML report '%s': %s\n",
+				o->html_path, strerror(ENOMEM));
+	}
 	goto out;
 out_err:
-	fprintf(stderr, "tsarun: %s\n", err);
+	textsafe_term_line(stderr, "tsarun: ", err, "");
 out:
+	free(base_text);
+	free(new_text);
+	free(cmp_text);
+	outputs__free(out);
 	comparison__free(&cmp);
 	gate_side_free(&bside);
 	gate_side_free(&nside);
@@ -588,21 +519,24 @@ static int report_stacks(const struct tsarun_opts *o, const struct session *s, c
 	int ret;
 
 	if (!r->stacks) {
-		fprintf(stderr,
-			"tsarun: report: '%s' has no stacks: record them with --stacks (where "
-			"threads blocked) or --flame (and where they ran)\n",
-			o->report_artifact);
+		textsafe_term_line(stderr, "tsarun: report: '", o->report_artifact,
+				   "' has no stacks: record them with --stacks (where threads "
+				   "blocked) or --flame (and where they ran)");
 		return EXIT_TSARUN;
 	}
 	if (o->report_profile == REPORT_ONCPU && !r->stacks->oncpu) {
-		fprintf(
-		    stderr,
-		    "tsarun: report: '%s' has no on-CPU samples: record them with --flame%s%s\n",
-		    o->report_artifact, r->stacks->oncpu_reason[0] ? " (this run: " : "",
-		    r->stacks->oncpu_reason[0] ? r->stacks->oncpu_reason : "");
+		/* The reason is the artifact's text: escaped like the path. */
+		fputs("tsarun: report: '", stderr);
+		textsafe_fput(stderr, textsafe_term, o->report_artifact, TEXTSAFE_NUL);
+		fputs("' has no on-CPU samples: record them with --flame", stderr);
+		if (r->stacks->oncpu_reason[0])
+			textsafe_term_line(stderr, " (this run: ", r->stacks->oncpu_reason, ")");
+		else
+			fputc('\n', stderr);
 		return EXIT_TSARUN;
 	}
-	ret = outputs_stack_profile(stdout, r, o->report_profile, o->report_svg, command);
+	ret = outputs_stack_profile(stdout, r, o->report_profile, o->report_svg, o->report_inverted,
+				    command);
 	if (ret) {
 		fprintf(stderr, "tsarun: report: cannot write the %s view: %s\n",
 			views[o->report_profile], strerror(-ret));
@@ -617,18 +551,15 @@ static int report_trace(const struct tsarun_opts *o, const struct session *s, co
 	const struct run *r = &s->runs[s->nruns - 1];
 
 	if (!r->detailed) {
-		fprintf(stderr,
-			"tsarun: report: '%s' has no threads for a trace (its last run kept no "
-			"detail)\n",
-			o->report_artifact);
+		textsafe_term_line(stderr, "tsarun: report: '", o->report_artifact,
+				   "' has no threads for a trace (its last run kept no detail)");
 		return EXIT_TSARUN;
 	}
 	if (!r->timeline && !o->quiet)
-		fprintf(
-		    stderr,
-		    "tsarun: report: '%s' has no timeline: each thread is one slice of its whole "
-		    "life; record with --timeline for its on-CPU, runqueue, S and D intervals\n",
-		    o->report_artifact);
+		textsafe_term_line(stderr, "tsarun: report: '", o->report_artifact,
+				   "' has no timeline: each thread is one slice of its whole life; "
+				   "record with --timeline for its on-CPU, runqueue, S and D "
+				   "intervals");
 	if (trace_write(stdout, r, command)) {
 		fprintf(stderr, "tsarun: report: cannot write the trace: %s\n", strerror(EIO));
 		return EXIT_TSARUN;
@@ -642,21 +573,50 @@ static int report_main(const struct tsarun_opts *o)
 	struct session s = {0};
 	struct comparison cmp = {0};
 	bool have_cmp = false;
-	struct artifact_read_opts ro = {
-	    .what = "artifact", .detail = true, .cmp = &cmp, .have_cmp = &have_cmp};
+	char *text = NULL;
+	struct artifact_read_opts ro = {.what = "artifact",
+					.detail = true,
+					.cmp = &cmp,
+					.have_cmp = &have_cmp,
+					.text = o->report_html ? &text : NULL};
 	const char *command;
 	char err[768];
 	int code = 0;
 
-	confine();
+	if (confine(o, NULL))
+		return EXIT_TSARUN;
 	if (artifact_read(o->report_artifact, &ro, &s, err, sizeof(err))) {
-		fprintf(stderr, "tsarun: %s\n", err);
+		textsafe_term_line(stderr, "tsarun: ", err, "");
 		return EXIT_TSARUN;
 	}
 	if (have_cmp)
 		s.cmp = &cmp;
 	command = session_command(&s);
-	if (o->report_trace) {
+	if (o->report_html) {
+		struct report_html h = {
+		    .run = {.artifact = text,
+			    .artifact_len = strlen(text),
+			    .s = &s,
+			    .name = o->report_artifact},
+		};
+		int ret = report_html_write(stdout, &h);
+
+		if (ret) {
+			fprintf(stderr, "tsarun: report: cannot write the HTML page: %s\n",
+				strerror(-ret));
+			code = EXIT_TSARUN;
+		}
+	} else if (o->report_export) {
+		int ret = o->report_export == 1	  ? export_threads_csv(stdout, &s.runs[s.nruns - 1])
+			  : o->report_export == 2 ? export_runs_csv(stdout, &s)
+						  : export_hyperfine_json(stdout, &s);
+
+		if (ret) {
+			fprintf(stderr, "tsarun: report: cannot write the export: %s\n",
+				strerror(-ret));
+			code = EXIT_TSARUN;
+		}
+	} else if (o->report_trace) {
 		code = report_trace(o, &s, command);
 	} else if (o->report_profile >= 0) {
 		code = report_stacks(o, &s, command);
@@ -671,13 +631,14 @@ static int report_main(const struct tsarun_opts *o)
 		    .color = color,
 		    .command = command,
 		    .artifact = o->report_artifact,
+		    .width = o->wide ? 0 : termwrap_width(STDOUT_FILENO),
 		};
 
 		table_print(stdout, r, &to);
 		if (s.nruns > 1)
-			gate_report_runs(stdout, s.runs, s.nruns, color);
+			gate_report_runs(stdout, s.runs, s.nruns, color, to.width);
 		if (s.cmp)
-			gate_report_comparison(stdout, s.cmp, command, color);
+			gate_report_comparison(stdout, s.cmp, command, color, to.width);
 		if (!strcmp(s.mode, "bash"))
 			printf("\n  the bash profile is in the artifact's \"bash\" key, and in "
 			       "the file its bash.folded names (none when the artifact went to a "
@@ -685,6 +646,7 @@ static int report_main(const struct tsarun_opts *o)
 	}
 	if (fflush(stdout) || ferror(stdout))
 		code = EXIT_TSARUN;
+	free(text);
 	comparison__free(&cmp);
 	session__free(&s);
 	return code;
@@ -697,7 +659,7 @@ int main(int argc, char **argv)
 
 	options_defaults(&o);
 	if (options_parse(&o, argc, argv, err, sizeof(err))) {
-		fprintf(stderr, "tsarun: %s\n", err);
+		textsafe_term_line(stderr, "tsarun: ", err, "");
 		return EXIT_TSARUN;
 	}
 	switch (o.mode) {
@@ -718,5 +680,26 @@ int main(int argc, char **argv)
 	case MODE_RUN:
 		break;
 	}
+	/*
+	 * The watchdog stays behind as the process the shell started (it
+	 * returns the supervisor's status); the supervisor runs the session.
+	 */
+	{
+		struct watchdog_opts wo = {
+		    .leave = o.descendants == DESC_LEAVE,
+		    .grace_ns = o.kill_grace_ns,
+		    .no_sandbox = o.no_sandbox,
+		};
+		int code, ret = watchdog_start(&wo, &code);
+
+		if (ret > 0)
+			return code;
+		if (ret < 0) {
+			fprintf(stderr, "tsarun: cannot fork the supervisor: %s\n", strerror(-ret));
+			return EXIT_TSARUN;
+		}
+	}
+	/* SIGSYS: what tsarun holds for the machine goes back before it exits. */
+	sandbox_on_violation(delayacct_on_violation);
 	return run_main(&o);
 }

@@ -18,8 +18,10 @@ static const char usage[] =
     "       tsarun [OPTIONS] --bash -c 'COMMANDS' [ARG...]\n"
     "       tsarun compare BASE.json NEW.json [--fail-over SPEC] [--metric LIST]\n"
     "                      [--inconclusive WHAT] [--junit FILE] [--markdown FILE]\n"
-    "       tsarun report RUN.json [--format table|markdown|folded|svg|trace]\n"
-    "                      [--view VIEW] [--sort KEY] [--top N]\n"
+    "                      [--html FILE] [--flame-diff DIR]\n"
+    "       tsarun report RUN.json [--format table|markdown|folded|svg|trace|html|\n"
+    "                      csv|runs-csv|hyperfine]\n"
+    "                      [--view VIEW] [--inverted] [--sort KEY] [--top N] [--wide]\n"
     "       tsarun -p PID [--interval DUR] [--count N] [--output table|json]\n"
     "       tsarun doctor [--json]\n"
     "\n"
@@ -29,17 +31,29 @@ static const char usage[] =
     "The report goes to stderr; the artifact (JSON) to tsarun.json.\n"
     "The command owns stdin, stdout and the terminal; tsarun exits with its status.\n"
     "\n"
-    "Output:\n"
-    "      --json FILE          write the artifact to FILE (default: tsarun.json)\n"
+    "Output (each a regular file made anew and renamed over its path; - or\n"
+    "/dev/fd/N writes to a descriptor, the null device and terminals in place; a\n"
+    "FIFO, another device or a socket at the path is refused. Under sudo every\n"
+    "file is made with the invoking user's rights, never through a link that\n"
+    "neither root nor that user owns):\n"
+    "      --json FILE          write the artifact to FILE (default: tsarun.json;\n"
+    "                           - for stdout); the one it replaces stays as\n"
+    "                           FILE.old\n"
     "      --out-dir DIR        write every artifact into DIR (created if needed)\n"
     "      --report FILE        write the table to FILE instead of stderr (also\n"
     "                           with --no-table or -q)\n"
+    "      --html FILE          write the whole run as one self-contained HTML page\n"
+    "                           (no network): header, threads, flame graphs, the\n"
+    "                           timeline, the bash tree, runs and verdict, as recorded\n"
     "      --no-table           do not print the table\n"
     "  -q, --quiet              print nothing but errors (implies --no-table;\n"
     "                           not with -v)\n"
     "      --sort KEY           order threads by wall (default), cpu, runq, sleep,\n"
     "                           disk, offcpu, switches, wakeup, tid\n"
     "      --top N              thread rows before the rest are folded (default 20)\n"
+    "      --wide               every column of the tables, however wide the terminal\n"
+    "                           (on a terminal the table fits its width, COLUMNS or\n"
+    "                           the terminal's own; files and pipes get every column)\n"
     "      --color WHEN         auto (default), always, never; NO_COLOR is honoured\n"
     "  -v, --verbose            say more about what tsarun does (repeatable)\n"
     "\n"
@@ -49,13 +63,16 @@ static const char usage[] =
     "                           same number). Default under sudo: the invoking user.\n"
     "      --descendants WHAT   when the command exits while processes it started\n"
     "                           still run: wait (default) for them, leave them\n"
-    "                           running, or kill them (SIGTERM, then SIGKILL)\n"
+    "                           running, or kill them (SIGTERM, then SIGKILL).\n"
+    "                           A killed tsarun ends the command and what it\n"
+    "                           started the same way, except with leave\n"
     "      --kill-grace DUR     time between SIGTERM and SIGKILL (default 2s); also\n"
     "                           how long an interrupted run waits for what the\n"
     "                           command left running\n"
     "      --ringbuf SIZE       BPF ring buffer for thread records (default 4M)\n"
-    "      --no-sandbox         do not confine tsarun with its seccomp filter once the\n"
-    "                           command runs (for debugging: valgrind, strace -f)\n"
+    "      --no-sandbox         do not confine tsarun once the command runs: no\n"
+    "                           seccomp filter, no Landlock, root kept (for\n"
+    "                           debugging: valgrind, strace -f)\n"
     "\n"
     "Sources:\n"
     "  -b, --backend LIST       where the per-thread figures come from. auto (default):\n"
@@ -85,6 +102,10 @@ static const char usage[] =
     "                           for another interpreter (not bash, sh) is refused.\n"
     "      --bash -c CMDS [ARG...]  the same for a command string, as bash -c\n"
     "      --bash-no-follow     do not profile nested bash processes (bash -c, ...)\n"
+    "      --bash-top N         the N costliest commands first, by self and by total\n"
+    "                           time (default 5; 0: none)\n"
+    "      --bash-depth N       the tree to depth N (default: all; a tree of more\n"
+    "                           than 200 lines folds what is below 0.5% of the total)\n"
     "                           The tree goes to stderr after the table, the profile\n"
     "                           into the artifact's \"bash\" key, folded stacks to\n"
     "                           bash.folded beside the artifact.\n"
@@ -100,12 +121,17 @@ static const char usage[] =
     "                           blocked, uninterruptible, voluntary_switches,\n"
     "                           involuntary_switches, max_rss, instructions)\n"
     "      --max-runs N         add runs up to N while a verdict is inconclusive\n"
-    "                           (default 30)\n"
+    "                           and more runs could settle it (default 30)\n"
     "      --inconclusive WHAT  warn (default, exit 0) or fail (exit 3)\n"
     "      --junit FILE         the verdict as JUnit XML, a test case per metric\n"
     "      --markdown FILE      the verdict as a Markdown table\n"
     "      In GitHub Actions (GITHUB_ACTIONS=true) the table is appended to\n"
     "      $GITHUB_STEP_SUMMARY and failures and warnings become annotations.\n"
+    "      A gate that fails or warns says where it moved: the change by process,\n"
+    "      thread and state, stack (both sides with --stacks or --flame) and bash\n"
+    "      command (both --bash), threads matched by name and creation order, a\n"
+    "      part blamed only beyond its own run-to-run noise; with --flame also\n"
+    "      differential flame graphs {offcpu,oncpu,wall}.diff.{folded,svg}.\n"
     "\n"
     "Where time went (stacks):\n"
     "      --stacks             off-CPU stacks: charge every sleep (S and D) to the\n"
@@ -136,6 +162,14 @@ static const char usage[] =
     "      --timeline-max N     intervals kept per run (default 1000000); later ones\n"
     "                           are counted, with their time, and the timeline says\n"
     "                           where it was cut\n"
+    "      --critical-path      the same: the timeline records who woke each sleep,\n"
+    "                           and the critical path is walked back from the end\n"
+    "                           along the wakeups: which threads, states and\n"
+    "                           outside wakers (block I/O completion, timer, kernel\n"
+    "                           threads, other processes) the wall time waited for.\n"
+    "                           Printed after the table, in the artifact's\n"
+    "                           \"critical_path\", as a track of the trace, and with\n"
+    "                           --flame as critpath.{folded,svg}\n"
     "\n"
     "Monitor mode (attach to a running process):\n"
     "  -p, --pid PID            report the threads of process PID every --interval,\n"
@@ -163,8 +197,10 @@ static const char usage[] =
     "                           the artifact's\n"
     "      --stream FILE        where the lines go, each flushed as written (- for\n"
     "                           stderr; in --out-dir when relative; default: beside\n"
-    "                           the artifact, named after it: tsarun.jsonl). A FIFO,\n"
-    "                           pipe, socket or terminal is written without ever\n"
+    "                           the artifact, named after it: tsarun.jsonl; never\n"
+    "                           through a link). A FIFO's reader must be there\n"
+    "                           within a second. A FIFO, pipe, socket or terminal\n"
+    "                           is written without ever\n"
     "                           waiting: what its reader has not taken waits in a\n"
     "                           backlog, lines that would overflow it are dropped\n"
     "                           whole and counted (artifact: runs[].stream); at a\n"
@@ -179,15 +215,25 @@ static const char usage[] =
     "  -V, --version            show the version\n"
     "\n"
     "Subcommands:\n"
-    "  compare BASE NEW         the gate's verdict on two artifacts, offline\n"
+    "  compare BASE NEW         the gate's verdict on two artifacts, offline, and\n"
+    "                           where the change came from; --html FILE: both\n"
+    "                           sides and the verdict as a page; --flame-diff DIR:\n"
+    "                           differential flame graphs (recorded with --flame)\n"
+    "                           {offcpu,oncpu,wall}.diff.{folded,svg}, red grew,\n"
+    "                           blue shrank\n"
     "  report RUN.json          the report of a stored artifact, again: the table\n"
     "                           (default) or Markdown, to stdout; --format folded\n"
     "                           or svg: its stacks (recorded with --stacks or\n"
     "                           --flame) as folded text or a flame graph, --view\n"
     "                           wall (every thread's life, the default), offcpu\n"
-    "                           or oncpu; --format trace: Chrome Trace Event JSON\n"
+    "                           or oncpu, and with --inverted an icicle graph (the\n"
+    "                           root on top); --format trace: Chrome Trace Event JSON\n"
     "                           for ui.perfetto.dev, a track per thread (its states\n"
-    "                           with --timeline, else its life and account)\n"
+    "                           with --timeline, else its life and account);\n"
+    "                           --format html: the run's HTML page (as --html);\n"
+    "                           --format csv: the last run's threads, runs-csv:\n"
+    "                           every run, as CSV (integer ns); --format hyperfine:\n"
+    "                           the runs in the layout of hyperfine's JSON export\n"
     "  doctor [--json]          what this machine and user allow, and why\n"
     "\n"
     "Exit status: the command's own; 128+N when it was killed by signal N;\n"
@@ -223,6 +269,7 @@ void options_defaults(struct tsarun_opts *o)
 	o->kill_grace_ns = 2000000000ull;
 	o->sort = SORT_WALL;
 	o->top = 20;
+	o->bash_top = -1;
 	o->ringbuf_bytes = 4ull << 20;
 	o->stream_backlog_bytes = 1ull << 20;
 	o->offcpu_min_ns = OFFCPU_MIN_DEFAULT_NS;
@@ -400,6 +447,8 @@ enum {
 	OPT_WARMUP,
 	OPT_BASH,
 	OPT_BASH_NO_FOLLOW,
+	OPT_BASH_TOP,
+	OPT_BASH_DEPTH,
 	OPT_NO_SANDBOX,
 	OPT_BASELINE,
 	OPT_BASELINE_CMD,
@@ -409,6 +458,8 @@ enum {
 	OPT_INCONCLUSIVE,
 	OPT_JUNIT,
 	OPT_MARKDOWN,
+	OPT_HTML,
+	OPT_FLAME_DIFF,
 	OPT_STACKS,
 	OPT_OFFCPU_MIN,
 	OPT_WAKER,
@@ -430,6 +481,9 @@ enum {
 	OPT_TIMELINE,
 	OPT_TIMELINE_BUFFER,
 	OPT_TIMELINE_MAX,
+	OPT_WIDE,
+	OPT_INVERTED,
+	OPT_CRITICAL_PATH,
 };
 
 static const struct option long_opts[] = {
@@ -440,6 +494,7 @@ static const struct option long_opts[] = {
     {"quiet", no_argument, NULL, 'q'},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
+    {"wide", no_argument, NULL, OPT_WIDE},
     {"color", required_argument, NULL, OPT_COLOR},
     {"colour", required_argument, NULL, OPT_COLOR},
     {"verbose", no_argument, NULL, 'v'},
@@ -464,6 +519,8 @@ static const struct option long_opts[] = {
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"bash", no_argument, NULL, OPT_BASH},
     {"bash-no-follow", no_argument, NULL, OPT_BASH_NO_FOLLOW},
+    {"bash-top", required_argument, NULL, OPT_BASH_TOP},
+    {"bash-depth", required_argument, NULL, OPT_BASH_DEPTH},
     {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"baseline-cmd", required_argument, NULL, OPT_BASELINE_CMD},
@@ -473,12 +530,14 @@ static const struct option long_opts[] = {
     {"inconclusive", required_argument, NULL, OPT_INCONCLUSIVE},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"markdown", required_argument, NULL, OPT_MARKDOWN},
+    {"html", required_argument, NULL, OPT_HTML},
     {"stacks", no_argument, NULL, OPT_STACKS},
     {"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
     {"waker", no_argument, NULL, OPT_WAKER},
     {"flame", no_argument, NULL, OPT_FLAME},
     {"freq", required_argument, NULL, OPT_FREQ},
     {"timeline", no_argument, NULL, OPT_TIMELINE},
+    {"critical-path", no_argument, NULL, OPT_CRITICAL_PATH},
     {"timeline-buffer", required_argument, NULL, OPT_TIMELINE_BUFFER},
     {"timeline-max", required_argument, NULL, OPT_TIMELINE_MAX},
     {"help", no_argument, NULL, 'h'},
@@ -541,6 +600,8 @@ static const struct option compare_opts[] = {
     {"inconclusive", required_argument, NULL, OPT_INCONCLUSIVE},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"markdown", required_argument, NULL, OPT_MARKDOWN},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"flame-diff", required_argument, NULL, OPT_FLAME_DIFF},
     {"color", required_argument, NULL, OPT_COLOR},
     {"colour", required_argument, NULL, OPT_COLOR},
     {"quiet", no_argument, NULL, 'q'},
@@ -567,6 +628,16 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 			continue;
 		}
 		switch (c) {
+		case OPT_HTML:
+			if (!*optarg)
+				return fail(err, errlen, "--html: empty file name");
+			o->html_path = optarg;
+			break;
+		case OPT_FLAME_DIFF:
+			if (!*optarg)
+				return fail(err, errlen, "--flame-diff: empty directory name");
+			o->flame_diff_dir = optarg;
+			break;
 		case OPT_COLOR: {
 			static const char *const names[] = {"auto", "always", "never"};
 			int i = parse_enum(optarg, names, 3);
@@ -613,8 +684,10 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 static const struct option report_opts[] = {
     {"format", required_argument, NULL, 'f'},
     {"view", required_argument, NULL, OPT_VIEW},
+    {"inverted", no_argument, NULL, OPT_INVERTED},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
+    {"wide", no_argument, NULL, OPT_WIDE},
     {"color", required_argument, NULL, OPT_COLOR},
     {"colour", required_argument, NULL, OPT_COLOR},
     {"help", no_argument, NULL, 'h'},
@@ -625,7 +698,8 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 {
 	const struct option *opts = report_opts;
 	static const char *const colors[] = {"auto", "always", "never"};
-	static const char *const formats[] = {"table", "markdown", "folded", "svg", "trace"};
+	static const char *const formats[] = {"table", "markdown", "folded",   "svg",	   "trace",
+					      "html",  "csv",	   "runs-csv", "hyperfine"};
 	static const char *const views[] = {"offcpu", "oncpu", "wall"};
 	int c, i, npos = 0, view = -1, format = 0;
 	uint64_t v;
@@ -636,11 +710,11 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 	while ((c = getopt_long(argc - 1, argv + 1, ":f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			format = parse_enum(optarg, formats, 5);
+			format = parse_enum(optarg, formats, 9);
 			if (format < 0)
 				return fail(err, errlen,
 					    "report: --format '%s' is not table, markdown, folded, "
-					    "svg or trace",
+					    "svg, trace, html, csv, runs-csv or hyperfine",
 					    optarg);
 			break;
 		case OPT_VIEW:
@@ -663,6 +737,12 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 					    "--top: '%s' is not a number from 1 to 100000", optarg);
 			o->top = (int)v;
 			break;
+		case OPT_WIDE:
+			o->wide = true;
+			break;
+		case OPT_INVERTED:
+			o->report_inverted = true;
+			break;
 		case OPT_COLOR:
 			i = parse_enum(optarg, colors, 3);
 			if (i < 0)
@@ -678,12 +758,14 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		default:
 			return fail(err, errlen,
 				    "report: unknown option '%s' (usage: tsarun report RUN.json "
-				    "[--format table|markdown|folded|svg|trace])",
+				    "[--format table|markdown|folded|svg|trace|html])",
 				    argv[optind]);
 		}
 	}
 	o->report_markdown = format == 1;
 	o->report_trace = format == 4;
+	o->report_html = format == 5;
+	o->report_export = format >= 6 ? format - 5 : 0;
 	/* folded and svg are a stacked view: the whole life of every thread unless told. */
 	if (format == 2 || format == 3) {
 		o->report_profile = view >= 0 ? view : REPORT_WALL;
@@ -692,15 +774,20 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		return fail(err, errlen,
 			    "report: --view is for --format folded or svg (the %s is not a "
 			    "stacked view)",
-			    format == 4 ? "trace" : "table");
+			    format == 4	  ? "trace"
+			    : format == 5 ? "html page"
+			    : format >= 6 ? "export"
+					  : "table");
 	}
+	if (o->report_inverted && !o->report_svg)
+		return fail(err, errlen, "report: --inverted is for --format svg (a flame graph)");
 	for (i = optind + 1; i < argc; i++, npos++)
 		if (npos == 0)
 			o->report_artifact = argv[i];
 	if (npos != 1)
 		return fail(err, errlen,
 			    "report: needs one artifact, got %d (usage: tsarun report RUN.json "
-			    "[--format table|markdown|folded|svg|trace])",
+			    "[--format table|markdown|folded|svg|trace|html])",
 			    npos);
 	return 0;
 }
@@ -777,6 +864,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 				snprintf(quiet, sizeof(quiet), "%s", long_name(c));
 			break;
 		case OPT_TOP:
+		case OPT_WIDE:
 		case OPT_COLOR:
 		case OPT_DESCENDANTS:
 		case OPT_KILL_GRACE:
@@ -784,11 +872,14 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case OPT_RINGBUF:
 		case OPT_FREQ:
 		case OPT_BASH_NO_FOLLOW:
+		case OPT_BASH_TOP:
+		case OPT_BASH_DEPTH:
 		case OPT_STREAM:
 		case OPT_STREAM_BACKLOG:
 		case OPT_TIMELINE:
 		case OPT_TIMELINE_BUFFER:
 		case OPT_TIMELINE_MAX:
+		case OPT_CRITICAL_PATH:
 			if (!run_only[0])
 				snprintf(run_only, sizeof(run_only), "%s", long_name(c));
 			break;
@@ -811,6 +902,9 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_NO_TABLE:
 			o->no_table = true;
+			break;
+		case OPT_WIDE:
+			o->wide = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -973,6 +1067,11 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 				return fail(err, errlen, "--baseline-cmd: empty command");
 			o->baseline_cmd = optarg;
 			break;
+		case OPT_HTML:
+			if (!*optarg)
+				return fail(err, errlen, "--html: empty file name");
+			o->html_path = optarg;
+			break;
 		case OPT_FAIL_OVER:
 		case OPT_METRIC:
 		case OPT_MAX_RUNS:
@@ -998,6 +1097,20 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_BASH_NO_FOLLOW:
 			o->bash_no_follow = true;
+			break;
+		case OPT_BASH_TOP:
+			if (parse_uint(optarg, 0, 100000, &v))
+				return fail(err, errlen,
+					    "--bash-top: '%s' is not a number from 0 to 100000",
+					    optarg);
+			o->bash_top = (int)v;
+			break;
+		case OPT_BASH_DEPTH:
+			if (parse_uint(optarg, 0, 100000, &v))
+				return fail(err, errlen,
+					    "--bash-depth: '%s' is not a number from 0 to 100000",
+					    optarg);
+			o->bash_depth = (unsigned)v;
 			break;
 		case OPT_STACKS:
 			o->stacks = true;
@@ -1032,6 +1145,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			freq_given = true;
 			break;
 		case OPT_TIMELINE:
+		case OPT_CRITICAL_PATH: /* the walk needs the timeline and its wakeups */
 			o->timeline = true;
 			break;
 		case OPT_TIMELINE_BUFFER:
@@ -1156,6 +1270,10 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	if (o->bash_no_follow && !o->bash)
 		return fail(err, errlen,
 			    "--bash-no-follow is for --bash (give it before --bash SCRIPT)");
+	if ((o->bash_top >= 0 || o->bash_depth) && !o->bash)
+		return fail(err, errlen,
+			    "--bash-top and --bash-depth are for --bash (give them before --bash "
+			    "SCRIPT)");
 	if (freq_given && !o->flame)
 		return fail(err, errlen,
 			    "--freq sets the rate of --flame's on-CPU samples: add --flame");

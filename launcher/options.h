@@ -18,7 +18,7 @@ enum tsarun_mode {
 	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...], or --bash SCRIPT */
 	MODE_DOCTOR,  /* tsarun doctor [--json] */
 	MODE_COMPARE, /* tsarun compare BASE.json NEW.json [--fail-over SPEC] */
-	MODE_REPORT,  /* tsarun report RUN.json [--format table|markdown] */
+	MODE_REPORT,  /* tsarun report RUN.json [--format table|markdown|...|html] */
 	MODE_MONITOR, /* tsarun -p PID [--interval DUR] [--count N]: attach to a running process */
 	MODE_HELP,
 	MODE_VERSION,
@@ -70,7 +70,8 @@ struct tsarun_opts {
 	uint64_t kill_grace_ns;
 
 	enum sort_key sort;
-	int top; /* thread rows in the table before the rest are folded */
+	int top;   /* thread rows in the table before the rest are folded */
+	bool wide; /* --wide: every column, whatever the terminal's width */
 	uint64_t ringbuf_bytes;
 	bool no_delayacct;  /* leave kernel.task_delayacct as it is */
 	unsigned backends;  /* --backend: BACKEND_* bits; 0: auto */
@@ -105,14 +106,18 @@ struct tsarun_opts {
 	bool bash;
 	bool bash_command; /* -c */
 	bool bash_no_follow;
+	int bash_top;	     /* --bash-top: hot commands listed first (0: none; -1: not given) */
+	unsigned bash_depth; /* --bash-depth: tree levels shown (0: all) */
 	/* The regression gate: a baseline, what is gated and how. */
 	const char *baseline_path; /* --baseline FILE: an earlier artifact */
 	const char *baseline_cmd;  /* --baseline-cmd 'CMD': paired mode */
 	bool gate;		   /* either was given (or compare mode) */
 	struct gate_spec gate_spec;
 	bool max_runs_given;
-	const char *junit_path;	   /* --junit FILE */
-	const char *markdown_path; /* --markdown FILE */
+	const char *junit_path;	    /* --junit FILE */
+	const char *markdown_path;  /* --markdown FILE */
+	const char *flame_diff_dir; /* compare --flame-diff DIR: differential flame graphs */
+	const char *html_path;	    /* --html FILE: the run (or compare's verdict) as a page */
 
 	/* tsarun compare BASE NEW */
 	const char *compare_base;
@@ -123,7 +128,10 @@ struct tsarun_opts {
 	bool report_markdown; /* --format markdown (default: table) */
 	int report_profile;   /* --format folded|svg: enum report_profile (-1: a table) */
 	bool report_svg;      /* ... as an SVG flame graph, not folded text */
+	bool report_inverted; /* report --format svg --inverted: an icicle graph */
+	int report_export;    /* --format csv (1), runs-csv (2), hyperfine (3); 0: none */
 	bool report_trace;    /* --format trace: Chrome Trace Event JSON (Perfetto) */
+	bool report_html;     /* --format html: the self-contained HTML page */
 
 	/* Stacks (--stacks, --offcpu-min, --waker, --flame, --freq). */
 	bool stacks;		/* off-CPU stacks of sleeps */

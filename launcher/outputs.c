@@ -1,27 +1,98 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "lib/outfile.h"
 
 #include "artifact.h"
 #include "bashprof.h"
+#include "critpath.h"
 #include "flame.h"
 #include "gate.h"
 #include "gate_report.h"
 #include "options.h"
 #include "outputs.h"
+#include "report_html.h"
+#include "report_html.h"
 #include "run.h"
 #include "stacks.h"
 #include "table.h"
+#include "termwrap.h"
+#include "textsafe.h"
+#include "flamediff.h"
 #include "trace.h"
 #include "user.h"
+
+/* Every file a session may write, planned before the command runs. */
+enum {
+	OUT_ARTIFACT,
+	OUT_REPORT,
+	OUT_JUNIT,
+	OUT_MARKDOWN,
+	OUT_SUMMARY,
+	OUT_STREAM,
+	OUT_FOLDED, /* bash.folded, beside the artifact */
+	/* --flame and --timeline, in the profile directory */
+	OUT_BASH_SVG,
+	OUT_BASH_CPU_SVG,
+	OUT_OFFCPU_FOLDED,
+	OUT_ONCPU_FOLDED,
+	OUT_WALL_FOLDED,
+	OUT_OFFCPU_SVG,
+	OUT_ONCPU_SVG,
+	OUT_WALL_SVG,
+	OUT_TRACE,
+	OUT_CRITPATH_FOLDED, /* --flame with the critical path */
+	OUT_CRITPATH_SVG,
+	/* a comparison's differential flame graphs: --flame with a baseline, compare --flame-diff */
+	OUT_OFFCPU_DIFF_FOLDED,
+	OUT_ONCPU_DIFF_FOLDED,
+	OUT_WALL_DIFF_FOLDED,
+	OUT_OFFCPU_DIFF_SVG,
+	OUT_ONCPU_DIFF_SVG,
+	OUT_WALL_DIFF_SVG,
+	OUT_HTML, /* --html */
+	OUT_N,
+};
+
+static const char *const profile_names[OUT_N] = {
+    [OUT_BASH_SVG] = "bash.svg",
+    [OUT_BASH_CPU_SVG] = "bash-cpu.svg",
+    [OUT_OFFCPU_FOLDED] = "offcpu.folded",
+    [OUT_ONCPU_FOLDED] = "oncpu.folded",
+    [OUT_WALL_FOLDED] = "wall.folded",
+    [OUT_OFFCPU_SVG] = "offcpu.svg",
+    [OUT_ONCPU_SVG] = "oncpu.svg",
+    [OUT_WALL_SVG] = "wall.svg",
+    [OUT_TRACE] = "tsarun.trace.json",
+    [OUT_CRITPATH_FOLDED] = "critpath.folded",
+    [OUT_CRITPATH_SVG] = "critpath.svg",
+    [OUT_OFFCPU_DIFF_FOLDED] = "offcpu.diff.folded",
+    [OUT_ONCPU_DIFF_FOLDED] = "oncpu.diff.folded",
+    [OUT_WALL_DIFF_FOLDED] = "wall.diff.folded",
+    [OUT_OFFCPU_DIFF_SVG] = "offcpu.diff.svg",
+    [OUT_ONCPU_DIFF_SVG] = "oncpu.diff.svg",
+    [OUT_WALL_DIFF_SVG] = "wall.diff.svg",
+};
+
+struct outputs {
+	struct outfile *f[OUT_N];
+	struct outdir *out_dir; /* --out-dir, made with the user's rights */
+	char *artifact_path;
+	char *profile_dir; /* where --flame's and --timeline's files go, for messages */
+	char *stream_name;
+	bool stream_dash; /* --stream -: stderr, which the stream probe reopens itself */
+	/* The user the command ran as (-1: tsarun's own), whose the step summary must be. */
+	uid_t cmd_uid;
+};
 
 bool outputs_use_color(const struct tsarun_opts *o, FILE *f)
 {
@@ -36,335 +107,527 @@ bool outputs_use_color(const struct tsarun_opts *o, FILE *f)
 	return isatty(fileno(f));
 }
 
-/*
- * --report, --junit and --markdown: written in place when the path is a
- * device or a FIFO (/dev/stderr, a pipe), else as a new file renamed over
- * it, decided before the command runs (outputs_prepare()): root then
- * replaces a link the command put at the path, and never writes through
- * it. 0: not decided (compare, which runs no command): decided when written.
- */
-static struct {
-	int report, junit, markdown;
-} in_place;
-
-static int decide_in_place(const char *path)
+/* path, or dir/path when path is relative and dir given. NULL: out of memory. */
+static char *join(const char *dir, const char *path)
 {
-	struct stat st;
+	char *out;
 
-	return path && !stat(path, &st) && !S_ISREG(st.st_mode) ? 1 : -1;
+	if (!dir || path[0] == '/')
+		return strdup(path);
+	return asprintf(&out, "%s/%s", dir, path) < 0 ? NULL : out;
 }
 
-void outputs_prepare(const struct tsarun_opts *o)
+/* path made absolute, its links resolved (its directory's, when it does not exist yet). */
+static char *canonical(const char *path)
 {
-	in_place.report = decide_in_place(o->report_path);
-	in_place.junit = decide_in_place(o->junit_path);
-	in_place.markdown = decide_in_place(o->markdown_path);
+	char *dir, *out = realpath(path, NULL), *slash, *real;
+
+	if (out || errno != ENOENT)
+		return out;
+	dir = strdup(path);
+	if (!dir)
+		return NULL;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	real = realpath(slash ? dir : ".", NULL);
+	if (real && asprintf(&out, "%s/%s", real, slash ? strrchr(path, '/') + 1 : path) < 0)
+		out = NULL;
+	free(real);
+	free(dir);
+	return out;
+}
+
+/* Is the stream's file one of the files tsarun reads or writes besides it? Which one, or NULL. */
+static const char *stream_clash(const struct tsarun_opts *o, const char *stream,
+				const char *artifact)
+{
+	const struct {
+		const char *path, *what;
+	} others[] = {
+	    {artifact, "the artifact"},	      {o->report_path, "--report"},
+	    {o->junit_path, "--junit"},	      {o->markdown_path, "--markdown"},
+	    {o->baseline_path, "--baseline"}, {o->html_path, "--html"},
+	};
+	char *s = canonical(stream);
+	const char *clash = NULL;
+
+	for (size_t i = 0; s && !clash && i < sizeof(others) / sizeof(others[0]); i++) {
+		char *c = others[i].path ? canonical(others[i].path) : NULL;
+
+		if (c && !strcmp(c, s))
+			clash = others[i].what;
+		free(c);
+	}
+	free(s);
+	return clash;
+}
+
+static int plan(struct outputs *out, int i, const char *path, const struct outfile_opts *base,
+		enum outfile_mode mode, const char *what, const char *hint, char *err,
+		size_t errlen)
+{
+	struct outfile_opts fo = *base;
+
+	fo.mode = mode;
+	fo.what = what;
+	fo.hint = hint;
+	out->f[i] = outfile__plan(path, &fo, err, errlen);
+	return out->f[i] ? 0 : -EINVAL;
 }
 
 /*
- * Open path for writing: in place, or a new file beside it (*tmp, to be
- * renamed over path by out_close()). NULL with errno set.
+ * --interval: the stream, opened before the command runs, so that a typo
+ * does not cost a run and a link the command puts there later is not
+ * followed. --stream FILE, "-" for stderr; by default beside the artifact,
+ * named after it (tsarun.json: tsarun.jsonl).
  */
-static FILE *out_open(const char *path, int where, char **tmp)
+static int plan_stream(struct outputs *out, const struct tsarun_opts *o,
+		       const struct outfile_opts *base, char *err, size_t errlen)
 {
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	struct stat st;
-	char *copy;
-	FILE *f;
-	int fd, err;
+	const char *artifact = out->artifact_path;
+	size_t len;
 
-	*tmp = NULL;
-	if (where > 0 || (!where && !stat(path, &st) && !S_ISREG(st.st_mode))) {
-		fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (o->stream_path && !strcmp(o->stream_path, "-")) {
+		out->stream_dash = true;
+		out->stream_name = strdup("stderr");
+		return out->stream_name ? 0 : -ENOMEM;
+	}
+	if (o->stream_path) {
+		/* Like --json: every file a run leaves goes into --out-dir. */
+		out->stream_name = join(o->out_dir, o->stream_path);
+	} else if (outputs__artifact_in_place(out)) {
+		snprintf(err, errlen,
+			 "--interval: the artifact goes to '%s', not a file: name the stream's "
+			 "file with --stream FILE (- for stderr)",
+			 artifact);
+		return -EINVAL;
 	} else {
-		copy = strdup(path);
-		if (!copy || asprintf(tmp, "%s/.%s.XXXXXX", dirname(copy), base) < 0) {
-			free(copy);
-			*tmp = NULL;
-			errno = ENOMEM;
-			return NULL;
-		}
-		free(copy);
-		fd = mkostemp(*tmp, O_CLOEXEC);
-		if (fd >= 0 && fchmod(fd, 0644)) {
-			err = errno;
-			close(fd);
-			unlink(*tmp);
-			errno = err;
-			fd = -1;
-		}
+		len = strlen(artifact);
+		if (len > 5 && !strcmp(artifact + len - 5, ".json"))
+			len -= 5;
+		if (asprintf(&out->stream_name, "%.*s.jsonl", (int)len, artifact) < 0)
+			out->stream_name = NULL;
 	}
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		err = errno;
-		if (fd >= 0) {
-			close(fd);
-			if (*tmp)
-				unlink(*tmp);
-		}
-		free(*tmp);
-		*tmp = NULL;
-		errno = err;
+	if (!out->stream_name) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	return f;
+	/* Opening it truncates it: never a file tsarun reads or writes otherwise. */
+	if (stream_clash(o, out->stream_name, artifact)) {
+		snprintf(err, errlen, "--stream '%s' is also %s's file: give each its own",
+			 out->stream_name, stream_clash(o, out->stream_name, artifact));
+		return -EINVAL;
+	}
+	{
+		struct outfile_opts so = *base;
+
+		/* A FIFO's reader started just before tsarun gets a second to open it. */
+		so.wait_reader_ms = 1000;
+		return plan(out, OUT_STREAM, out->stream_name, &so, OUTFILE_STREAM,
+			    "the interval stream", " (use --stream FILE, - for stderr)", err,
+			    errlen);
+	}
 }
 
-/*
- * Finish what out_open() opened: a new file gets its owner (uid -1: keep),
- * everything is flushed, and the new file replaces path. 0 or -errno.
- */
-static int out_close(FILE *f, const char *path, char *tmp, uid_t uid, gid_t gid)
+/* --flame and --timeline: into --out-dir, else beside the artifact, else here. */
+static int plan_profiles(struct outputs *out, const struct tsarun_opts *o,
+			 const struct outfile_opts *base, char *err, size_t errlen)
 {
+	const char *slash;
 	int ret = 0;
 
-	if (tmp && uid != (uid_t)-1 && fchown(fileno(f), uid, gid))
-		ret = -errno;
-	/* A full disk shows only when the buffer goes out: say so, do not truncate quietly. */
-	if ((fflush(f) || ferror(f)) && !ret)
-		ret = errno ? -errno : -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (tmp) {
-		if (!ret && rename(tmp, path))
-			ret = -errno;
-		if (ret)
-			unlink(tmp);
-		free(tmp);
+	if (o->out_dir)
+		out->profile_dir = strdup(o->out_dir);
+	else if (outputs__artifact_in_place(out))
+		out->profile_dir = strdup("."); /* --json /dev/null: not next to a device */
+	else if ((slash = strrchr(out->artifact_path, '/')))
+		out->profile_dir =
+		    slash == out->artifact_path
+			? strdup("/")
+			: strndup(out->artifact_path, (size_t)(slash - out->artifact_path));
+	else
+		out->profile_dir = strdup(".");
+	if (!out->profile_dir)
+		return -ENOMEM;
+	for (int i = OUT_BASH_SVG; !ret && i <= OUT_WALL_DIFF_SVG; i++) {
+		bool want = i == OUT_TRACE ? o->timeline
+			    : i == OUT_CRITPATH_FOLDED || i == OUT_CRITPATH_SVG
+				? o->timeline && o->flame
+			    : i == OUT_BASH_SVG || i == OUT_BASH_CPU_SVG ? o->flame && o->bash
+			    : i > OUT_CRITPATH_SVG			 ? o->flame && o->gate
+									 : o->flame;
+		char *path;
+
+		if (!want)
+			continue;
+		if (asprintf(&path, "%s/%s", out->profile_dir, profile_names[i]) < 0)
+			return -ENOMEM;
+		ret = plan(out, i, path, base, OUTFILE_REPLACE, NULL, NULL, err, errlen);
+		free(path);
 	}
 	return ret;
 }
 
-/* Returns 0, or -errno when the --report file could not be written whole. */
-static int write_table(const struct session *s, const struct tsarun_opts *o,
-		       const char *artifact_path, uid_t uid, gid_t gid)
+struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_user *user, bool run,
+			      char *err, size_t errlen)
 {
-	const struct run *r = &s->runs[s->nruns - 1];
-	struct table_opts to = {
-	    .sort = o->sort,
-	    .top = o->top,
-	    .command = session_command(s),
-	    .artifact = artifact_path,
-	};
-	FILE *f = stderr;
-	char *tmp = NULL;
+	struct outputs *out = calloc(1, sizeof(*out));
+	const char *gha = getenv("GITHUB_ACTIONS"), *summary = getenv("GITHUB_STEP_SUMMARY");
+	struct outfile_opts base = {.dash = OUTFILE_DASH_STDOUT};
 	int ret = 0;
 
-	if (o->report_path) {
-		f = out_open(o->report_path, in_place.report, &tmp);
-		if (!f) {
-			ret = -errno;
-			fprintf(stderr, "tsarun: cannot write the report '%s': %s\n",
-				o->report_path, strerror(-ret));
-			f = stderr;
+	if (!out) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	out->cmd_uid = user && user->change ? user->uid : (uid_t)-1;
+	/*
+	 * Root that runs the command as someone else, for no one (no sudo):
+	 * the new files are that user's, as the command's are. Under sudo they
+	 * are the invoking user's, made with that user's rights.
+	 */
+	if (user && user->change && !user->on_behalf && user->uid != 0) {
+		base.give = true;
+		base.give_uid = user->uid;
+		base.give_gid = user->gid;
+	}
+	if (run) {
+		const char *name = o->json_path ? o->json_path : "tsarun.json";
+
+		if (o->out_dir) {
+			char why[600];
+
+			out->out_dir = outdir__open(NULL, o->out_dir, true, why, sizeof(why));
+			if (!out->out_dir) {
+				snprintf(err, errlen, "cannot create --out-dir '%s': %s",
+					 o->out_dir, why);
+				goto fail;
+			}
+		}
+		out->artifact_path = join(o->out_dir, name);
+		if (!out->artifact_path) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		{
+			/* The last run's artifact stays, as PATH.old (perf's perf.data.old). */
+			struct outfile_opts ao = base;
+
+			ao.keep_old = true;
+			ret = plan(out, OUT_ARTIFACT, out->artifact_path, &ao, OUTFILE_REPLACE,
+				   "the artifact", " (use --json FILE or --out-dir DIR)", err,
+				   errlen);
+		}
+		if (!ret && o->interval_given)
+			ret = plan_stream(out, o, &base, err, errlen);
+		if (!ret && o->report_path)
+			ret = plan(out, OUT_REPORT, o->report_path, &base, OUTFILE_REPLACE,
+				   "the report", " (use --report FILE)", err, errlen);
+	}
+	if (!ret && o->junit_path)
+		ret = plan(out, OUT_JUNIT, o->junit_path, &base, OUTFILE_REPLACE,
+			   "the JUnit report", " (use --junit FILE)", err, errlen);
+	if (!ret && o->markdown_path)
+		ret = plan(out, OUT_MARKDOWN, o->markdown_path, &base, OUTFILE_REPLACE,
+			   "the Markdown report", " (use --markdown FILE)", err, errlen);
+	if (!ret && o->html_path)
+		ret = plan(out, OUT_HTML, o->html_path, &base, OUTFILE_REPLACE, "the HTML report",
+			   " (use --html FILE)", err, errlen);
+	/* The runner's file: opened when the verdict is there, never through a link. */
+	if (!ret && o->gate && gha && !strcmp(gha, "true") && summary && *summary)
+		ret = plan(out, OUT_SUMMARY, summary, &base, OUTFILE_APPEND,
+			   "the step summary (GITHUB_STEP_SUMMARY)", NULL, err, errlen);
+	if (!ret && run && o->bash && !outputs__artifact_in_place(out)) {
+		/* bash.folded beside the artifact; there is no beside to a device or a pipe. */
+		const char *slash = strrchr(out->artifact_path, '/');
+		char *path;
+
+		if (asprintf(&path, "%.*s%sbash.folded",
+			     slash ? (int)(slash - out->artifact_path) : 0, out->artifact_path,
+			     slash ? (slash == out->artifact_path ? "/" : "/") : "") < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		ret = plan(out, OUT_FOLDED, path, &base, OUTFILE_REPLACE, NULL, NULL, err, errlen);
+		free(path);
+	}
+	if (!ret && run && (o->flame || o->timeline))
+		ret = plan_profiles(out, o, &base, err, errlen);
+	/* compare --flame-diff DIR: the directory made as --out-dir is, the files in it. */
+	if (!ret && !run && o->flame_diff_dir) {
+		char why[600];
+
+		out->out_dir = outdir__open(NULL, o->flame_diff_dir, true, why, sizeof(why));
+		out->profile_dir = strdup(o->flame_diff_dir);
+		if (!out->out_dir || !out->profile_dir) {
+			snprintf(err, errlen, "cannot create --flame-diff '%s': %s",
+				 o->flame_diff_dir, out->out_dir ? "out of memory" : why);
+			goto fail;
+		}
+		for (int i = OUT_OFFCPU_DIFF_FOLDED; !ret && i <= OUT_WALL_DIFF_SVG; i++) {
+			char *path;
+
+			if (asprintf(&path, "%s/%s", o->flame_diff_dir, profile_names[i]) < 0) {
+				snprintf(err, errlen, "out of memory");
+				goto fail;
+			}
+			ret = plan(out, i, path, &base, OUTFILE_REPLACE, NULL, NULL, err, errlen);
+			free(path);
 		}
 	}
-	to.color = outputs_use_color(o, f);
+	if (ret)
+		goto fail;
+	return out;
+fail:
+	outputs__free(out);
+	return NULL;
+}
+
+void outputs__abort(struct outputs *out)
+{
+	for (int i = 0; out && i < OUT_N; i++)
+		outfile__abort(out->f[i]);
+}
+
+void outputs__free(struct outputs *out)
+{
+	if (!out)
+		return;
+	for (int i = 0; i < OUT_N; i++)
+		outfile__free(out->f[i]);
+	outdir__free(out->out_dir);
+	free(out->artifact_path);
+	free(out->profile_dir);
+	free(out->stream_name);
+	free(out);
+}
+
+const char *outputs__artifact_path(const struct outputs *out)
+{
+	return out->artifact_path;
+}
+
+bool outputs__artifact_in_place(const struct outputs *out)
+{
+	return out->f[OUT_ARTIFACT] && outfile__in_place(out->f[OUT_ARTIFACT]);
+}
+
+int outputs__take_stream(struct outputs *out, const char **name, bool *shared)
+{
+	*name = out->stream_name;
+	*shared = false;
+	if (out->stream_dash)
+		return 2;
+	if (!out->f[OUT_STREAM])
+		return -1;
+	*shared = outfile__shared(out->f[OUT_STREAM]);
+	return outfile__take_fd(out->f[OUT_STREAM]);
+}
+
+/* Write f's output: render into it and commit. 0, or -errno with the message on stderr. */
+typedef int (*renderer)(FILE *f, const void *ctx);
+
+static int write_one(struct outfile *of, renderer render, const void *ctx)
+{
+	char err[700];
+	FILE *f = outfile__open(of, err, sizeof(err));
+	int ret;
+
+	if (!f) {
+		textsafe_term_line(stderr, "tsarun: ", err, "");
+		return -EIO;
+	}
+	ret = render(f, ctx);
+	if (ret) {
+		outfile__abort(of);
+		snprintf(err, sizeof(err), "cannot write '%s': %s", outfile__path(of),
+			 strerror(-ret));
+		textsafe_term_line(stderr, "tsarun: ", err, "");
+		return ret;
+	}
+	ret = outfile__commit(of, err, sizeof(err));
+	if (ret)
+		textsafe_term_line(stderr, "tsarun: ", err, "");
+	return ret;
+}
+
+struct table_ctx {
+	const struct session *s;
+	const struct tsarun_opts *o;
+	const char *artifact_path;
+	const struct outputs *out;
+};
+
+static int render_table(FILE *f, const void *ctx)
+{
+	const struct table_ctx *c = ctx;
+	const struct session *s = c->s;
+	const struct run *r = &s->runs[s->nruns - 1];
+	struct table_opts to = {
+	    .sort = c->o->sort,
+	    .top = c->o->top,
+	    .command = session_command(s),
+	    .artifact = c->artifact_path,
+	    .artifact_keeps_old = outfile__keeps_old(c->out->f[OUT_ARTIFACT]),
+	};
+
+	to.color = outputs_use_color(c->o, f);
+	to.width = c->o->wide ? 0 : termwrap_width(fileno(f));
 	table_print(f, r, &to);
 	if (s->nruns > 1)
-		gate_report_runs(f, s->runs, s->nruns, to.color);
+		gate_report_runs(f, s->runs, s->nruns, to.color, to.width);
 	if (r->bash) {
-		struct bashprof_print_opts bo = {.color = to.color};
+		struct bashprof_print_opts bo = {
+		    .color = to.color,
+		    .max_depth = c->o->bash_depth,
+		    .min_percent = -1,
+		    .top = c->o->bash_top,
+		    .script = !c->o->bash_command && c->o->argc ? c->o->argv[0] : NULL,
+		    .width = to.width,
+		};
 
 		bashprof__print(r->bash, f, &bo);
 	}
 	if (s->cmp)
-		gate_report_comparison(f, s->cmp, session_command(s), to.color);
-	if (f == stderr)
-		return ret;
-	ret = out_close(f, o->report_path, tmp, uid, gid);
-	if (ret)
-		fprintf(stderr, "tsarun: cannot write the report '%s': %s\n", o->report_path,
-			strerror(-ret));
-	return ret;
+		gate_report_comparison(f, s->cmp, session_command(s), to.color, to.width);
+	return ferror(f) ? -EIO : 0;
 }
 
-/*
- * --bash: bash.folded beside the artifact. Not when the artifact goes to
- * a device or a pipe (--json /dev/null): there is no "beside" there.
- */
-static char *write_folded(const struct session *s, const struct run *r, const char *artifact_path,
-			  const struct target_user *user, int *failed)
+/* Returns 0, or -errno when the --report file could not be written whole. */
+static int write_table(const struct session *s, const struct tsarun_opts *o, struct outputs *out)
 {
-	struct stat st;
-	char *dir, *path = NULL, *tmp = NULL, *slash;
-	FILE *f;
-	int fd, err = 0;
+	struct table_ctx c = {.s = s, .o = o, .artifact_path = out->artifact_path, .out = out};
 
-	if (s->artifact_in_place > 0 ||
-	    (!s->artifact_in_place && !stat(artifact_path, &st) && !S_ISREG(st.st_mode)))
-		return NULL;
-	dir = strdup(artifact_path);
-	if (!dir)
-		return NULL;
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	if (asprintf(&path, "%s/bash.folded", slash ? (dir[0] ? dir : "/") : ".") < 0)
-		path = NULL;
-	free(dir);
-	if (!path)
-		return NULL;
 	/*
-	 * A temporary file (O_EXCL: never through a link) renamed over the
-	 * path: the directory may be the command's, which could have put a
-	 * link at bash.folded to any file for root to write.
+	 * A command that never started has no table to show: the one line
+	 * that said why (as env(1) and timeout(1) say it) is the report. The
+	 * artifact still records the attempt; --report still gets the table.
 	 */
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
-		free(path);
-		return NULL;
+	if (!out->f[OUT_REPORT] && s->nruns == 1 && !s->cmp && s->runs[0].status == RUN_NOT_STARTED)
+		return 0;
+	if (!out->f[OUT_REPORT]) {
+		render_table(stderr, &c);
+		return 0;
 	}
-	errno = 0;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
-	} else {
-		if (fchmod(fd, 0644) || (user->change && fchown(fd, user->uid, user->gid)) ||
-		    bashprof__write_folded(r->bash, f) || fflush(f) || ferror(f))
-			err = errno ? errno : EIO;
-		if (fclose(f) && !err)
-			err = errno;
-		if (!err && rename(tmp, path))
-			err = errno;
-	}
-	if (err || !f) {
-		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path, strerror(err ? err : EIO));
-		if (fd >= 0)
-			unlink(tmp);
-		free(tmp);
-		free(path);
-		*failed = -(err ? err : EIO);
-		return NULL;
-	}
-	free(tmp);
-	return path;
+	return write_one(out->f[OUT_REPORT], render_table, &c);
 }
 
-typedef void (*gate_renderer)(FILE *f, const struct comparison *c, const char *command);
-
-/*
- * Open the runner's $GITHUB_STEP_SUMMARY to append to it. The file is the
- * CI runner's, but the command ran (as the invoking user) before tsarun
- * (root) writes to it and could have replaced it: never through a link
- * (O_NOFOLLOW), only a regular file (O_NONBLOCK: a FIFO does not block
- * the open), and when the command ran as another user (uid not -1) only a
- * file with one name that belongs to that user or to tsarun's own, so a
- * hard link to another file is refused too. Created when missing (O_EXCL:
- * not through a link), for uid:gid. NULL with errno set and why saying
- * what was refused (empty for a plain system error).
- */
-static FILE *summary_open(const char *path, uid_t uid, gid_t gid, char *why, size_t len)
+static int render_folded(FILE *f, const void *ctx)
 {
-	const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-	struct stat st;
-	FILE *f = NULL;
-	int fd, err = 0;
+	return bashprof__write_folded(ctx, f);
+}
 
-	why[0] = '\0';
-	fd = open(path, flags);
-	if (fd < 0 && errno == ENOENT) {
-		fd = open(path, flags | O_CREAT | O_EXCL, 0644);
-		if (fd >= 0 && uid != (uid_t)-1 && fchown(fd, uid, gid)) {
-			err = errno;
-			goto out_close;
-		}
-	}
-	if (fd < 0) {
-		err = errno;
-		if (err == ELOOP)
-			snprintf(why, len,
-				 "it is a symbolic link, and tsarun appends only to the "
-				 "runner's own file, never through a link");
-		else if (err == ENXIO) /* a FIFO with no reader, a socket */
-			snprintf(why, len, "not a regular file, and the runner's summary is one");
-		goto out;
-	}
-	if (fstat(fd, &st)) {
-		err = errno;
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = EINVAL;
-		snprintf(why, len, "not a regular file, and the runner's summary is one");
-		goto out_close;
-	}
-	if (uid != (uid_t)-1 && st.st_nlink != 1) {
-		err = EPERM;
-		snprintf(why, len,
+struct gate_ctx {
+	const struct comparison *c;
+	const char *command;
+	void (*render)(FILE *f, const struct comparison *c, const char *command);
+};
+
+static int render_gate(FILE *f, const void *ctx)
+{
+	const struct gate_ctx *g = ctx;
+
+	g->render(f, g->c, g->command);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* The runner's file, when the command ran as another user: one name, that user's (or tsarun's). */
+static void summary_policy(const struct outputs *out, const struct stat *st, char *err,
+			   size_t errlen)
+{
+	if (out->cmd_uid != (uid_t)-1 && st->st_nlink != 1)
+		snprintf(err, errlen,
 			 "it has %ju names (hard links), and tsarun appends only to the runner's "
 			 "own file",
-			 (uintmax_t)st.st_nlink);
-		goto out_close;
-	}
-	if (uid != (uid_t)-1 && st.st_uid != uid && st.st_uid != geteuid()) {
-		err = EPERM;
-		snprintf(why, len,
+			 (uintmax_t)st->st_nlink);
+	else if (out->cmd_uid != (uid_t)-1 && st->st_uid != out->cmd_uid && st->st_uid != geteuid())
+		snprintf(err, errlen,
 			 "it belongs to uid %ju, not to the user the command ran as (uid %ju)",
-			 (uintmax_t)st.st_uid, (uintmax_t)uid);
-		goto out_close;
-	}
-	f = fdopen(fd, "a");
-	if (!f)
-		err = errno;
-out_close:
-	if (!f)
-		close(fd);
-out:
-	errno = err;
-	return f;
+			 (uintmax_t)st->st_uid, (uintmax_t)out->cmd_uid);
 }
 
 /*
- * where: as out_open() (--junit, --markdown); -2 appends to path, the
- * runner's $GITHUB_STEP_SUMMARY (summary_open()). A new file belongs to
- * uid:gid, the user tsarun runs the command as, like the artifact; a device
- * stays root's.
+ * $GITHUB_STEP_SUMMARY is the CI runner's file, and the command ran (as
+ * the invoking user) before tsarun appends to it, so it could have
+ * replaced it: opened never through a link, only a regular file (outfile),
+ * and when the command ran as another user, only a file with one name that
+ * belongs to that user or to tsarun's own, so a hard link to another file
+ * is refused too.
  */
-static int write_file(const char *path, int where, const char *what, gate_renderer render,
-		      const struct comparison *c, const char *command, uid_t uid, gid_t gid)
+static int write_summary(struct outputs *out, const struct comparison *c, const char *command)
 {
-	char *tmp = NULL, why[160] = "";
-	FILE *f = where == -2 ? summary_open(path, uid, gid, why, sizeof(why))
-			      : out_open(path, where, &tmp);
-	int ret = 0;
+	struct outfile *of = out->f[OUT_SUMMARY];
+	const char *what = "the step summary (GITHUB_STEP_SUMMARY)";
+	char err[700];
+	struct stat st;
+	FILE *f;
 
-	if (!f) {
-		ret = -errno;
-		fprintf(stderr, "tsarun: cannot write the %s '%s': %s\n", what, path,
-			why[0] ? why : strerror(-ret));
-		return ret;
+	/* The runner's rules first, on what is there; the open then checks the user's rights. */
+	err[0] = '\0';
+	if (!outfile__lstat(of, &st) && S_ISREG(st.st_mode))
+		summary_policy(out, &st, err, sizeof(err));
+	if (!err[0]) {
+		f = outfile__open(of, err, sizeof(err));
+		if (!f) {
+			textsafe_term_line(stderr, "tsarun: ", err, "");
+			return -EIO;
+		}
+		/* And on what was opened: the file may have changed in between. */
+		if (!fstat(fileno(f), &st))
+			summary_policy(out, &st, err, sizeof(err));
 	}
-	render(f, c, command);
-	ret = out_close(f, path, tmp, uid, gid);
-	if (ret)
-		fprintf(stderr, "tsarun: cannot write the %s '%s': %s\n", what, path,
-			strerror(-ret));
-	return ret;
+	if (!err[0]) {
+		gate_report_markdown(f, c, command);
+		if (outfile__commit(of, err, sizeof(err))) {
+			textsafe_term_line(stderr, "tsarun: ", err, "");
+			return -EIO;
+		}
+		return 0;
+	}
+	outfile__abort(of);
+	{
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "cannot write %s '%s': %s", what, outfile__path(of),
+			 err);
+		textsafe_term_line(stderr, "tsarun: ", msg, "");
+	}
+	return -EPERM;
+}
+
+void outputs_stamp(struct comparison *c)
+{
+	c->judged_at = (int64_t)time(NULL);
+	if (gethostname(c->hostname, sizeof(c->hostname) - 1))
+		c->hostname[0] = '\0';
+	c->hostname[sizeof(c->hostname) - 1] = '\0';
 }
 
 int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const char *command,
-		 uid_t uid, gid_t gid)
+		 struct outputs *out)
 {
-	const char *gha = getenv("GITHUB_ACTIONS"), *summary = getenv("GITHUB_STEP_SUMMARY");
+	const char *gha = getenv("GITHUB_ACTIONS");
 	int ret = 0, r;
 
-	if (o->junit_path) {
-		r = write_file(o->junit_path, in_place.junit, "JUnit report", gate_report_junit, c,
-			       command, uid, gid);
+	if (out->f[OUT_JUNIT]) {
+		struct gate_ctx g = {c, command, gate_report_junit};
+
+		r = write_one(out->f[OUT_JUNIT], render_gate, &g);
 		ret = ret ? ret : r;
 	}
-	if (o->markdown_path) {
-		r = write_file(o->markdown_path, in_place.markdown, "Markdown report",
-			       gate_report_markdown, c, command, uid, gid);
+	if (out->f[OUT_MARKDOWN]) {
+		struct gate_ctx g = {c, command, gate_report_markdown};
+
+		r = write_one(out->f[OUT_MARKDOWN], render_gate, &g);
 		ret = ret ? ret : r;
 	}
 	if (!gha || strcmp(gha, "true"))
 		return ret;
-	if (summary && *summary) {
-		r = write_file(summary, -2, "step summary (GITHUB_STEP_SUMMARY)",
-			       gate_report_markdown, c, command, uid, gid);
+	if (out->f[OUT_SUMMARY]) {
+		r = write_summary(out, c, command);
 		ret = ret ? ret : r;
 	}
 	fflush(stderr);
@@ -373,29 +636,46 @@ int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const 
 	return ret;
 }
 
-/* Where --flame's files go: --out-dir, else the artifact's directory, else here. */
-static char *profile_dir(const struct session *s, const struct tsarun_opts *o,
-			 const char *artifact_path)
+static int render_html(FILE *f, const void *ctx)
 {
-	struct stat st;
-	char *copy, *dir;
-
-	if (o->out_dir)
-		return strdup(o->out_dir);
-	if (s->artifact_in_place > 0 ||
-	    (!s->artifact_in_place && !stat(artifact_path, &st) && !S_ISREG(st.st_mode)))
-		return strdup("."); /* --json /dev/null: not next to a device */
-	copy = strdup(artifact_path);
-	if (!copy)
-		return NULL;
-	dir = strdup(dirname(copy));
-	free(copy);
-	return dir;
+	return report_html_write(f, ctx);
 }
 
-enum { PROF_FOLDED, PROF_SVG, PROF_BASH_SVG, PROF_TRACE };
+int outputs_html(struct outputs *out, const struct report_html *h)
+{
+	return out->f[OUT_HTML] ? write_one(out->f[OUT_HTML], render_html, h) : 0;
+}
 
-int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, const char *command)
+/* --html on a run: the artifact as written, and what the page derives from the session. */
+static int write_run_html(const struct session *s, const struct tsarun_opts *o, struct outputs *out)
+{
+	char *text = artifact_render(s);
+	struct report_html h = {
+	    .run = {.artifact = text,
+		    .artifact_len = text ? strlen(text) : 0,
+		    .s = s,
+		    .name = out->artifact_path},
+	};
+	int ret;
+
+	if (!text) {
+		outfile__abort(out->f[OUT_HTML]);
+		textsafe_term_line(stderr, "tsarun: cannot write the HTML report '",
+				   outfile__path(out->f[OUT_HTML]), "': out of memory");
+		return -ENOMEM;
+	}
+	ret = outputs_html(out, &h);
+	free(text);
+	if (!ret && !o->quiet)
+		textsafe_term_line(stderr, "tsarun: HTML report: ", outfile__path(out->f[OUT_HTML]),
+				   "");
+	return ret;
+}
+
+enum { PROF_FOLDED, PROF_SVG, PROF_BASH_SVG, PROF_TRACE, PROF_CRITPATH_FOLDED, PROF_CRITPATH_SVG };
+
+int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, bool inverted,
+			  const char *command)
 {
 	static const char *const titles[] = {"Off-CPU time: where threads blocked",
 					     "On-CPU samples: where threads ran",
@@ -410,113 +690,154 @@ int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, con
 		       : which == 1 ? stacks_write_oncpu_folded(f, r)
 				    : stacks_write_wall_folded(f, r);
 	fl = flame__new();
-	snprintf(sub, sizeof(sub), "tsarun -- %s (run %d)", command ? command : "", r->index);
+	snprintf(sub, sizeof(sub), "tsarun -- %s (run %d)%s", command ? command : "", r->index,
+		 inverted ? ", inverted: the root on top" : "");
 	ret = fl ? stacks_flame(fl, r, which) : -ENOMEM;
 	if (!ret)
 		ret = flame__write_svg(fl, f,
 				       &(struct flame_svg_opts){.title = titles[which],
 								.subtitle = sub,
-								.units = units[which]});
+								.units = units[which],
+								.inverted = inverted});
 	flame__free(fl);
 	return ret;
 }
 
-/* Write one profile file atomically (temporary file, rename), owned like the artifact. */
-static int write_profile(const char *dir, const char *name, const struct run *r, int which,
-			 int kind, const struct target_user *user, const char *command)
-{
-	char *path = NULL, *tmp = NULL;
-	FILE *f = NULL;
-	int fd, ret = 0;
+struct profile_ctx {
+	const struct run *r;
+	int which, kind;
+	const char *command;
+};
 
-	if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.XXXXXX", path) < 0) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		ret = -errno;
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	if (kind == PROF_BASH_SVG) {
+static int render_profile(FILE *f, const void *ctx)
+{
+	const struct profile_ctx *p = ctx;
+	int ret;
+
+	if (p->kind == PROF_BASH_SVG) {
 		struct flame *fl = flame__new();
 		char sub[256];
 
 		snprintf(sub, sizeof(sub), "tsarun --bash %s (run %d): each command's own %s",
-			 command ? command : "", r->index, which ? "CPU time" : "wall time");
-		ret = fl ? bashprof__flame(r->bash, fl, which == 1) : -ENOMEM;
+			 p->command ? p->command : "", p->r->index,
+			 p->which ? "CPU time" : "wall time");
+		ret = fl ? bashprof__flame(p->r->bash, fl, p->which == 1) : -ENOMEM;
 		if (!ret)
-			ret = flame__write_svg(
-			    fl, f,
-			    &(struct flame_svg_opts){.title = which ? "bash: CPU time per command"
-								    : "bash: wall time per command",
-						     .subtitle = sub,
-						     .units = "ns"});
+			ret =
+			    flame__write_svg(fl, f,
+					     &(struct flame_svg_opts){
+						 .title = p->which ? "bash: CPU time per command"
+								   : "bash: wall time per command",
+						 .subtitle = sub,
+						 .units = "ns"});
 		flame__free(fl);
-	} else if (kind == PROF_TRACE) {
-		ret = trace_write(f, r, command);
-	} else {
-		ret = outputs_stack_profile(f, r, which, kind == PROF_SVG, command);
+		return ret;
 	}
-	if (!ret && fchmod(fileno(f), 0644))
-		ret = -errno;
-	if (!ret && user->change && fchown(fileno(f), user->uid, user->gid))
-		ret = -errno;
-	if (fclose(f) && !ret)
-		ret = -EIO;
-	f = NULL;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-out:
-	if (ret)
-		fprintf(stderr, "tsarun: cannot write '%s': %s\n", path ? path : name,
-			strerror(-ret));
-	free(path);
-	free(tmp);
+	if (p->kind == PROF_TRACE)
+		return trace_write(f, p->r, p->command);
+	if (p->kind == PROF_CRITPATH_FOLDED)
+		return critpath_write_folded(f, p->r->critpath);
+	if (p->kind == PROF_CRITPATH_SVG) {
+		struct flame *fl = flame__new();
+		char sub[256];
+
+		snprintf(sub, sizeof(sub),
+			 "tsarun -- %s (run %d): the segments the wall time waited for",
+			 p->command ? p->command : "", p->r->index);
+		ret = fl ? critpath_flame(fl, p->r->critpath) : -ENOMEM;
+		if (!ret)
+			ret = flame__write_svg(fl, f,
+					       &(struct flame_svg_opts){.title = "critical path",
+									.subtitle = sub,
+									.units = "ns"});
+		flame__free(fl);
+		return ret;
+	}
+	return outputs_stack_profile(f, p->r, p->which, p->kind == PROF_SVG, false, p->command);
+}
+
+static int write_profile(struct outputs *out, int i, const struct run *r, int which, int kind,
+			 const char *command)
+{
+	struct profile_ctx p = {.r = r, .which = which, .kind = kind, .command = command};
+
+	return out->f[i] ? write_one(out->f[i], render_profile, &p) : 0;
+}
+
+struct diff_ctx {
+	const struct comparison_sides *sides;
+	int view;
+	bool svg;
+	const char *command;
+};
+
+static int render_diff(FILE *f, const void *ctx)
+{
+	const struct diff_ctx *c = ctx;
+
+	return flamediff_write(f, c->sides->base, c->sides->nbase, c->sides->new, c->sides->nnew,
+			       c->view, c->svg, c->command);
+}
+
+int outputs_flame_diff(struct outputs *out, const struct comparison_sides *sides,
+		       const char *command, bool quiet)
+{
+	char why[256];
+	int ret = 0;
+
+	if (!out->f[OUT_WALL_DIFF_SVG])
+		return 0;
+	if (flamediff_check(sides->base, sides->nbase, sides->new, sides->nnew, why, sizeof(why))) {
+		/* --flame-diff was asked for by name: say why there is none. */
+		if (!quiet || out->out_dir)
+			textsafe_term_line(stderr, "tsarun: no differential flame graphs: ", why,
+					   "");
+		return out->out_dir && !out->artifact_path ? -ENODATA : 0;
+	}
+	for (int v = 0; v < FLAMEDIFF_NVIEWS; v++) {
+		for (int svg = 0; svg < 2; svg++) {
+			struct diff_ctx c = {
+			    .sides = sides, .view = v, .svg = svg, .command = command};
+			int i = (svg ? OUT_OFFCPU_DIFF_SVG : OUT_OFFCPU_DIFF_FOLDED) + v;
+
+			if (write_one(out->f[i], render_diff, &c))
+				ret = -EIO;
+		}
+	}
+	if (!ret && !quiet)
+		textsafe_term_line(stderr, "tsarun: differential flame graphs: ", out->profile_dir,
+				   "/{offcpu,oncpu,wall}.diff.{folded,svg}");
 	return ret;
 }
 
 /* --flame: folded profiles and their SVG flame graphs for the last run. */
-static int write_profiles(const struct session *s, const struct tsarun_opts *o,
-			  const struct target_user *user, const char *artifact_path)
+static int write_profiles(const struct session *s, const struct tsarun_opts *o, struct outputs *out)
 {
-	static const char *const folded[] = {"offcpu.folded", "oncpu.folded", "wall.folded"};
-	static const char *const svg[] = {"offcpu.svg", "oncpu.svg", "wall.svg"};
+	static const int folded[] = {OUT_OFFCPU_FOLDED, OUT_ONCPU_FOLDED, OUT_WALL_FOLDED};
+	static const int svg[] = {OUT_OFFCPU_SVG, OUT_ONCPU_SVG, OUT_WALL_SVG};
 	const struct run *r = &s->runs[s->nruns - 1];
-	char *dir;
+	const char *dir = out->profile_dir;
 	int ret = 0;
 
-	if (!r->stacks && !r->bash)
-		return 0;
-	dir = profile_dir(s, o, artifact_path);
-	if (!dir)
-		return -ENOMEM;
 	if (r->bash) {
-		if (write_profile(dir, "bash.svg", r, 0, PROF_BASH_SVG, user, session_command(s)) ||
-		    write_profile(dir, "bash-cpu.svg", r, 1, PROF_BASH_SVG, user,
-				  session_command(s)))
+		if (write_profile(out, OUT_BASH_SVG, r, 0, PROF_BASH_SVG, session_command(s)) ||
+		    write_profile(out, OUT_BASH_CPU_SVG, r, 1, PROF_BASH_SVG, session_command(s)))
 			ret = -EIO;
 		else if (!o->quiet)
 			fprintf(stderr, "tsarun: bash flame graphs: %s/bash{,-cpu}.svg\n", dir);
 	}
 	if (!r->stacks)
-		goto out;
+		return ret;
 	for (int w = 0; w < 3; w++) {
 		if (w == 1 && !r->stacks->oncpu)
 			continue; /* said in the report and the artifact */
-		if (write_profile(dir, folded[w], r, w, PROF_FOLDED, user, session_command(s)) ||
-		    write_profile(dir, svg[w], r, w, PROF_SVG, user, session_command(s)))
+		if (write_profile(out, folded[w], r, w, PROF_FOLDED, session_command(s)) ||
+		    write_profile(out, svg[w], r, w, PROF_SVG, session_command(s)))
 			ret = -EIO;
 	}
 	if (!ret && !o->quiet)
 		fprintf(stderr, "tsarun: flame graphs: %s/{offcpu,%swall}.{folded,svg}\n", dir,
 			r->stacks->oncpu ? "oncpu," : "");
-out:
-	free(dir);
 	return ret;
 }
 
@@ -525,47 +846,47 @@ out:
  * --flame puts its files; `tsarun report --format trace` writes the same
  * from the artifact.
  */
-static int write_trace(const struct session *s, const struct tsarun_opts *o,
-		       const struct target_user *user, const char *artifact_path)
+static int write_trace(const struct session *s, const struct tsarun_opts *o, struct outputs *out)
 {
 	const struct run *r = &s->runs[s->nruns - 1];
-	char *dir;
 	int ret;
 
 	if (!r->timeline)
 		return 0; /* unavailable: said with the sources */
-	dir = profile_dir(s, o, artifact_path);
-	if (!dir)
-		return -ENOMEM;
-	ret = write_profile(dir, "tsarun.trace.json", r, 0, PROF_TRACE, user, session_command(s));
+	ret = write_profile(out, OUT_TRACE, r, 0, PROF_TRACE, session_command(s));
+	if (!ret && r->critpath && o->flame) {
+		ret = write_profile(out, OUT_CRITPATH_FOLDED, r, 0, PROF_CRITPATH_FOLDED,
+				    session_command(s));
+		if (!ret)
+			ret = write_profile(out, OUT_CRITPATH_SVG, r, 0, PROF_CRITPATH_SVG,
+					    session_command(s));
+		if (!ret && !o->quiet)
+			fprintf(stderr,
+				"tsarun: critical path flame graph: %s/critpath.{folded,svg}\n",
+				out->profile_dir);
+	}
 	if (!ret && !o->quiet)
 		fprintf(stderr,
-			"tsarun: trace: %s/tsarun.trace.json (open it in ui.perfetto.dev)\n", dir);
-	free(dir);
+			"tsarun: trace: %s/tsarun.trace.json (open it in ui.perfetto.dev)\n",
+			out->profile_dir);
 	return ret;
 }
 
-int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
-		  const char *artifact_path)
+int outputs_write(struct session *s, const struct tsarun_opts *o, struct outputs *out)
 {
 	struct rusage self;
-	struct artifact_opts ao = {
-	    .owner_uid = user->change ? user->uid : (uid_t)-1,
-	    .owner_gid = user->change ? user->gid : (gid_t)-1,
-	    .in_place = s->artifact_in_place,
-	};
-	char err[512];
+	char err[700];
 	int ret = 0;
 
-	char *folded = NULL;
-
-	if (s->nruns && s->runs[s->nruns - 1].bash) {
-		folded = write_folded(s, &s->runs[s->nruns - 1], artifact_path, user, &ret);
-		s->bash_folded = folded;
+	if (s->nruns && s->runs[s->nruns - 1].bash && out->f[OUT_FOLDED]) {
+		if (write_one(out->f[OUT_FOLDED], render_folded, s->runs[s->nruns - 1].bash))
+			ret = -EIO;
+		else
+			s->bash_folded = outfile__path(out->f[OUT_FOLDED]);
 	}
 	/* A --report file asked for is written, with -q or --no-table too: they quiet stderr. */
-	if ((!o->no_table || o->report_path) && s->nruns) {
-		if (write_table(s, o, artifact_path, ao.owner_uid, ao.owner_gid))
+	if ((!o->no_table || out->f[OUT_REPORT]) && s->nruns) {
+		if (write_table(s, o, out))
 			ret = -EIO;
 	}
 	if ((o->no_table || !s->nruns) && s->cmp && !o->quiet) {
@@ -578,20 +899,43 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, const struct t
 			: s->cmp->outcome == GATE_WARN ? "passed with a warning"
 						       : "passed",
 			head);
+		/* ... and where a failing or warning metric's change came from. */
+		for (int i = 0; i < s->cmp->nmetrics; i++) {
+			char why[2048];
+
+			if (s->cmp->metrics[i].outcome == GATE_OK)
+				continue;
+			gate_report_explain_gist(s->cmp, s->cmp->metrics[i].metric, why,
+						 sizeof(why));
+			if (why[0])
+				textsafe_term_line(stderr, "tsarun: ", why, "");
+		}
 	}
 	if (!getrusage(RUSAGE_SELF, &self))
 		s->supervisor_max_rss_kb = self.ru_maxrss;
-	if (s->cmp && outputs_gate(s->cmp, o, session_command(s), ao.owner_uid, ao.owner_gid))
+	if (s->cmp && outputs_gate(s->cmp, o, session_command(s), out))
 		ret = -EIO;
-	if (artifact_write(s, artifact_path, &ao, err, sizeof(err))) {
-		fprintf(stderr, "tsarun: %s\n", err);
+	if (artifact_write(s, out->f[OUT_ARTIFACT], err, sizeof(err))) {
+		textsafe_term_line(stderr, "tsarun: ", err, "");
 		ret = -EIO;
 	}
+	/* Before bash_folded goes: the page's artifact is the one written. */
+	if (out->f[OUT_HTML] && s->nruns && write_run_html(s, o, out))
+		ret = -EIO;
 	s->bash_folded = NULL;
-	free(folded);
-	if (o->flame && s->nruns && write_profiles(s, o, user, artifact_path))
+	if (o->flame && s->nruns && write_profiles(s, o, out))
 		ret = -EIO;
-	if (o->timeline && s->nruns && write_trace(s, o, user, artifact_path))
+	if (o->flame && s->cmp && s->cmp_base_runs &&
+	    outputs_flame_diff(out,
+			       &(struct comparison_sides){.base = s->cmp_base_runs,
+							  .nbase = s->ncmp_base_runs,
+							  .new = s->runs,
+							  .nnew = s->nruns},
+			       session_command(s), o->quiet))
 		ret = -EIO;
+	if (o->timeline && s->nruns && write_trace(s, o, out))
+		ret = -EIO;
+	/* What was planned and not needed (no on-CPU samples, no stacks) leaves nothing. */
+	outputs__abort(out);
 	return ret;
 }

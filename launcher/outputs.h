@@ -1,48 +1,70 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Everything a session leaves behind once its runs are over: the table on
- * stderr (or --report), the artifact, and the files later features add.
+ * stderr (or --report), the artifact, the stream, the gate's files, the
+ * folded stacks, flame graphs and trace. Every file is planned before the
+ * command runs (outputs__plan(): lib/outfile.h, with the rights of the
+ * user tsarun works for), so that a typo does not cost a run and nothing
+ * the command puts at a path later is followed; written after.
  */
 #ifndef TSARUN_OUTPUTS_H
 #define TSARUN_OUTPUTS_H
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
+struct comparison;
+struct outputs;
+struct run;
 struct session;
 struct target_user;
 struct tsarun_opts;
 
 /*
- * Before the command runs: whether --report, --junit and --markdown are
- * written in place (a device or a FIFO) or as new files renamed over their
- * paths, so that a link the command puts there is replaced, not followed.
+ * Plan the files of a run (run: the artifact, the stream, the profile
+ * files) or of `tsarun compare` (the gate's files only). user (NULL for
+ * compare) says whom new files are given to, when tsarun is root running
+ * the command as someone else. Returns NULL with the message in err.
  */
-void outputs_prepare(const struct tsarun_opts *o);
+struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_user *user, bool run,
+			      char *err, size_t errlen);
+void outputs__free(struct outputs *out);
+
+/* The artifact's path, for messages and the report. */
+const char *outputs__artifact_path(const struct outputs *out);
+bool outputs__artifact_in_place(const struct outputs *out);
+
+/*
+ * --interval: the stream's descriptor, taken (the caller owns it), its
+ * name for messages, and whether its description is shared with others
+ * (inherited: never made non-blocking). -1 when no stream was planned.
+ */
+int outputs__take_stream(struct outputs *out, const char **name, bool *shared);
 
 /*
  * Write every output. Returns 0, or -errno when an output could not be
  * written (the message is already on stderr); the caller still returns
  * the command's status when that is non-zero.
  */
-int outputs_write(struct session *s, const struct tsarun_opts *o, const struct target_user *user,
-		  const char *artifact_path);
+int outputs_write(struct session *s, const struct tsarun_opts *o, struct outputs *out);
 
-#include <sys/types.h>
-
-struct comparison;
+/* When and where a comparison was made (now, this host), for JUnit's timestamp and hostname. */
+void outputs_stamp(struct comparison *c);
 
 /*
  * The gate's verdict for CI: --junit and --markdown files, and in GitHub
  * Actions (GITHUB_ACTIONS=true) the Markdown table appended to
  * $GITHUB_STEP_SUMMARY and annotations on stderr (the runner reads
  * workflow commands from both streams; stdout stays the command's).
- * Files tsarun creates belong to owner_uid:owner_gid unless that is -1
- * (under sudo, the invoking user). Returns 0, or -errno when a file could
- * not be written (the message is on stderr).
+ * Returns 0, or -errno when a file could not be written (the message is
+ * on stderr).
  */
 int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const char *command,
-		 uid_t owner_uid, gid_t owner_gid);
+		 struct outputs *out);
+
+/* Abandon every planned file: nothing of them is left. */
+void outputs__abort(struct outputs *out);
 
 /*
  * Colour on f: --color always or never, else on a terminal unless NO_COLOR
@@ -50,14 +72,40 @@ int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const 
  */
 bool outputs_use_color(const struct tsarun_opts *o, FILE *f);
 
-struct run;
-
 /*
  * One stacked view of a run (enum report_profile: off-CPU, on-CPU, wall)
  * to f, as folded text or an SVG flame graph titled for command: the
  * files --flame writes, and tsarun report --format folded|svg. Returns 0,
  * -ENOENT when the run has no stacks, or -errno.
  */
-int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, const char *command);
+int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, bool inverted,
+			  const char *command);
+
+/* The two sides of a comparison, their runs (with their parts). */
+struct comparison_sides {
+	const struct run *base;
+	size_t nbase;
+	const struct run *new;
+	size_t nnew;
+};
+
+/*
+ * A comparison's differential flame graphs (flamediff.h) into the files
+ * planned for them: with --flame and a baseline beside the other profiles,
+ * with compare --flame-diff DIR there. Nothing when none was planned; when
+ * a side has no stacks, says so (and fails for --flame-diff). Returns 0 or
+ * -errno (the message is on stderr).
+ */
+int outputs_flame_diff(struct outputs *out, const struct comparison_sides *sides,
+		       const char *command, bool quiet);
+
+struct report_html;
+
+/*
+ * --html FILE of `tsarun compare` (and of `report`'s callers that have a
+ * page): h written to the planned --html file (nothing when none was
+ * planned). Returns 0, or -errno (the message is on stderr).
+ */
+int outputs_html(struct outputs *out, const struct report_html *h);
 
 #endif /* TSARUN_OUTPUTS_H */

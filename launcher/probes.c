@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bashprobe.h"
 #include "delayacct.h"
@@ -30,6 +33,48 @@ void probeset__unavailable(struct probeset *ps, const char *name, const char *re
 		fprintf(stderr, "tsarun: %s unavailable: %s\n", name, reason);
 }
 
+/* Could eBPF work here: root or CAP_BPF (or CAP_SYS_ADMIN), and the kernel's BTF? */
+static bool ebpf_expected(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2] = {0};
+	bool capable;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return false;
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+	/* CAP_BPF is 39, CAP_SYS_ADMIN 21. */
+	capable = (data[1].effective & (1u << (39 - 32))) || (data[0].effective & (1u << 21));
+	return capable || geteuid() == 0;
+}
+
+/*
+ * eBPF did not load: where it was expected, that is a failure to say out
+ * loud (the report leads with it, the artifact keeps it), with -v the
+ * refused program's verifier log. Elsewhere the reason is enough.
+ */
+static void ebpf_failure(struct probeset *ps, int verbose)
+{
+	const struct sched_load_failure *f = sched_probe_failure();
+	const char *log = sched_probe_verifier_log();
+
+	if (!f || !ebpf_expected())
+		return;
+	ps->ebpf_failed = true;
+	ps->ebpf_failed_map = f->is_map;
+	snprintf(ps->ebpf_object, sizeof(ps->ebpf_object), "%s", f->object);
+	snprintf(ps->ebpf_message, sizeof(ps->ebpf_message), "%s", f->message);
+	if (verbose && log)
+		fprintf(stderr, "tsarun: ebpf: the kernel's verifier log of %s:\n%s",
+			f->object[0] ? f->object : "the refused program", log);
+	else if (verbose && !log)
+		fprintf(stderr,
+			"tsarun: ebpf: no verifier log (the kernel refused %s %s before "
+			"verifying it)\n",
+			f->is_map ? "the map" : "the program", f->object);
+}
+
 struct probeset *probeset__new(const struct tsarun_opts *o)
 {
 	struct sched_probe_opts spo = {
@@ -53,10 +98,13 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 		ps->sched = sched_probe__new(&spo, err, sizeof(err));
 		if (ps->sched && o->verbose)
 			fprintf(stderr, "tsarun: ebpf: %s\n", sched_probe__variant(ps->sched));
-		if (ps->sched)
+		if (ps->sched) {
 			sched_probe__as_probe(ps->sched, &ps->probes[ps->nprobes++]);
-		else
+		} else {
 			probeset__unavailable(ps, "ebpf", err, o->verbose);
+			snprintf(ps->ebpf_reason, sizeof(ps->ebpf_reason), "%s", err);
+			ebpf_failure(ps, o->verbose);
+		}
 	}
 	ps->perf = perf_probe__new(&(struct perf_probe_opts){.type = PERF_TYPE_HARDWARE,
 							     .config = PERF_COUNT_HW_INSTRUCTIONS,
@@ -161,6 +209,30 @@ int probeset__check_forced(const struct probeset *ps, const struct tsarun_opts *
 	} forced[] = {
 	    {BACKEND_EBPF, "ebpf"}, {BACKEND_TASKSTATS, "taskstats"}, {BACKEND_PROC, "procfs"}};
 
+	/*
+	 * Options whose figures only eBPF gives: without it they would give
+	 * nothing, and a run that succeeds with nothing is a wrong answer.
+	 */
+	if ((o->stacks || o->timeline) && !ps->sched) {
+		snprintf(err, errlen,
+			 "%s needs eBPF, which is not available here: %s (see tsarun doctor)",
+			 o->timeline && !o->stacks		     ? "--timeline"
+			 : o->flame				     ? "--flame"
+			 : o->waker				     ? "--waker"
+			 : o->offcpu_min_ns != OFFCPU_MIN_DEFAULT_NS ? "--offcpu-min"
+								     : "--stacks",
+			 ps->ebpf_reason[0] ? ps->ebpf_reason : "not selected (--backend)");
+		return -ENODEV;
+	}
+	if (o->stacks && !ps->stacks) {
+		for (int j = 0; j < ps->nunavailable; j++)
+			if (!strcmp(ps->unavailable[j].name, "stacks")) {
+				snprintf(err, errlen, "%s: the stacks probe is not available: %s",
+					 o->flame ? "--flame" : "--stacks",
+					 ps->unavailable[j].reason);
+				return -ENODEV;
+			}
+	}
 	for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
 		if (!(o->backends & forced[i].bit))
 			continue;
@@ -212,6 +284,14 @@ void probeset__describe(const struct probeset *ps, struct run *r)
 {
 	for (int i = 0; i < ps->nunavailable; i++)
 		run__source(r, ps->unavailable[i].name, false, ps->unavailable[i].reason);
+	if (ps->ebpf_failed) {
+		r->quality.ebpf_load.failed = true;
+		r->quality.ebpf_load.is_map = ps->ebpf_failed_map;
+		snprintf(r->quality.ebpf_load.object, sizeof(r->quality.ebpf_load.object), "%s",
+			 ps->ebpf_object);
+		snprintf(r->quality.ebpf_load.message, sizeof(r->quality.ebpf_load.message), "%s",
+			 ps->ebpf_message);
+	}
 	run__source(r, "rusage", true, NULL);
 }
 

@@ -39,6 +39,12 @@ struct probeset {
 		char reason[192];
 	} unavailable[PROBESET_MAX];
 	int nunavailable;
+	/* eBPF was expected here (privileged, BTF) and did not load: see run_quality.ebpf_load. */
+	bool ebpf_failed;
+	bool ebpf_failed_map;
+	char ebpf_object[64];
+	char ebpf_message[192];
+	char ebpf_reason[192]; /* the whole reason, for the options that need eBPF */
 };
 
 /* Prepare the sources. Returns NULL only when out of memory. */

@@ -1,23 +1,44 @@
 // SPDX-License-Identifier: MIT
 /*
- * The supervisor's seccomp filter (sandbox.h). Each allowed call says who
- * needs it; arguments are checked where a call is only safe with some of
- * them (bpf commands, socket families, ioctl requests, executable mappings).
+ * The supervisor's seccomp filter and Landlock ruleset (sandbox.h). Each
+ * allowed call says who needs it; arguments are checked where a call is
+ * only safe with some of them (bpf commands, socket families, ioctl
+ * requests, executable mappings, files opened for writing, the directory
+ * a rename or an unlink happens in, the process a signal goes to).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <linux/bpf.h>
+#include <linux/landlock.h>
+#include <linux/netlink.h>
 #include <linux/perf_event.h>
 #include <seccomp.h>
+
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule	    445
+#define SYS_landlock_restrict_self  446
+#endif
+/* O_TMPFILE's own bit (glibc's __O_TMPFILE and O_TMPFILE include O_DIRECTORY). */
+#define TMPFILE_BIT 020000000
 
 #include "sandbox.h"
 
@@ -25,6 +46,8 @@
 
 static bool active, tried;
 static char failure[160];
+static char landlock_why[192] = "not tried (the supervisor is not confined yet)";
+static bool landlock_on;
 /*
  * The system calls' names, by number, for the violation message: taken from
  * the C library's headers at build time (sysnames.h), since the SIGSYS
@@ -62,11 +85,9 @@ static const char *const allowed[] = {
     "timerfd_gettime",
     "poll",
     "ppoll",
-    /* the process tree: reaping, forwarding signals, the command's pidfd */
+    /* the process tree: reaping, forwarding signals (kill below), the command's pidfd */
     "waitid",
     "wait4",
-    "kill",
-    "tgkill",
     "pidfd_open",
     "pidfd_send_signal",
     "getpid",
@@ -89,9 +110,7 @@ static const char *const allowed[] = {
     "munmap",
     "mremap",
     "madvise",
-    /* procfs sampling, descendants, ELF files and /proc/PID/maps for symbols */
-    "open",
-    "openat",
+    /* procfs sampling, descendants, ELF files and /proc/PID/maps for symbols (open below) */
     "lseek",
     "fstat",
     "newfstatat",
@@ -111,19 +130,13 @@ static const char *const allowed[] = {
     "dup3",
     /* kernel.task_delayacct: its holders' registry, locked while it is put back */
     "flock",
-    /* the writers: artifact (temporary file, fsync, rename), reports, folded stacks */
+    /*
+     * the writers: new files in the planned directories (open, link,
+     * rename and unlink below), fsync, a file written in place cut to its
+     * end, the umask their mode is made with
+     */
     "fsync",
     "fdatasync",
-    "fchmod",
-    "fchown",
-    "rename",
-    "renameat",
-    "renameat2",
-    "unlink",
-    "unlinkat",
-    "rmdir",
-    "mkdir",
-    "mkdirat",
     "ftruncate",
     "umask",
     /* hardware counters (instructions) and on-CPU sampling, opened per run */
@@ -220,6 +233,13 @@ static size_t append_num(char *buf, size_t at, size_t len, long v)
 	return at;
 }
 
+static void (*violation_hook)(void);
+
+void sandbox_on_violation(void (*hook)(void))
+{
+	violation_hook = hook;
+}
+
 /* Async-signal-safe: no stdio, no allocation. */
 static void on_sigsys(int sig, siginfo_t *si, void *ucontext)
 {
@@ -240,9 +260,12 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucontext)
 	}
 	at = append(msg, at, sizeof(msg),
 		    " is not one the supervisor may make; tsarun stops here (its artifact is not "
-		    "written, the command may still run). This is a bug in tsarun: please report "
-		    "it; --no-sandbox runs without the filter.\n");
+		    "written; the command is ended, unless --descendants leave). This is a bug in "
+		    "tsarun: please report it; --no-sandbox runs without the filter.\n");
 	(void)!write(STDERR_FILENO, msg, at);
+	/* What tsarun holds for the machine (the delay accounting switch) goes back first. */
+	if (violation_hook)
+		violation_hook();
 	_exit(EXIT_TSARUN);
 }
 
@@ -256,9 +279,87 @@ static int add(scmp_filter_ctx ctx, const char *name, unsigned argc, const struc
 	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, argc, a);
 }
 
-static int build(scmp_filter_ctx ctx)
+/* Open flags that write, make or cut a file. */
+#define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | TMPFILE_BIT)
+
+static int add_cmp2(scmp_filter_ctx ctx, const char *name, struct scmp_arg_cmp a,
+		    struct scmp_arg_cmp b)
+{
+	const struct scmp_arg_cmp both[2] = {a, b};
+
+	return add(ctx, name, 2, both);
+}
+
+/*
+ * What touches the file system by writing: only in the directories given,
+ * each by its descriptor (an argument seccomp can compare; Landlock says
+ * the same of paths).
+ */
+static int build_files(scmp_filter_ctx ctx, const struct sandbox_opts *o)
+{
+	int ret;
+
+	/* Anything may be opened to be read: procfs, ELF files, the kernel's symbols. */
+	ret = add(ctx, "openat", 1,
+		  &(struct scmp_arg_cmp)SCMP_A2(SCMP_CMP_MASKED_EQ, WRITE_FLAGS, 0));
+	if (!ret)
+		ret = add(ctx, "open", 1,
+			  &(struct scmp_arg_cmp)SCMP_A1(SCMP_CMP_MASKED_EQ, WRITE_FLAGS, 0));
+	for (size_t i = 0; !ret && o && i < o->nwrite_dirs; i++) {
+		const scmp_datum_t d = (scmp_datum_t)(uint32_t)o->write_dirs[i];
+		const struct scmp_arg_cmp a0 = SCMP_A0_32(SCMP_CMP_EQ, d);
+
+		/* New files (O_TMPFILE, hidden names), appends to the step summary. */
+		ret = add(ctx, "openat", 1, &a0);
+		/* An O_TMPFILE given its name: through /proc/self/fd, or by descriptor. */
+		if (!ret)
+			ret =
+			    add(ctx, "linkat", 1, &(struct scmp_arg_cmp)SCMP_A2_32(SCMP_CMP_EQ, d));
+		/* Renamed over the path, in the same directory. */
+		if (!ret)
+			ret = add_cmp2(ctx, "renameat", a0, SCMP_A2_32(SCMP_CMP_EQ, d));
+		if (!ret)
+			ret = add_cmp2(ctx, "renameat2", a0, SCMP_A2_32(SCMP_CMP_EQ, d));
+		/* A temporary file that failed. */
+		if (!ret)
+			ret = add_cmp2(ctx, "unlinkat", a0, SCMP_A2(SCMP_CMP_EQ, 0));
+	}
+	/* The work directory's files, and the directory itself, at the end. */
+	if (!ret && o && o->work_dir >= 0)
+		ret = add_cmp2(ctx, "unlinkat",
+			       SCMP_A0_32(SCMP_CMP_EQ, (scmp_datum_t)(uint32_t)o->work_dir),
+			       SCMP_A2(SCMP_CMP_EQ, 0));
+	if (!ret && o && o->work_parent >= 0)
+		ret = add_cmp2(ctx, "unlinkat",
+			       SCMP_A0_32(SCMP_CMP_EQ, (scmp_datum_t)(uint32_t)o->work_parent),
+			       SCMP_A2(SCMP_CMP_EQ, AT_REMOVEDIR));
+	/* openat2's flags are in a struct seccomp cannot read: as if the kernel had none. */
+	if (!ret) {
+		int nr = seccomp_syscall_resolve_name("openat2");
+
+		if (nr != __NR_SCMP_ERROR)
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	}
+	/* Root that acts as the command's user when it reads what that user could have planted. */
+	if (!ret && o && o->fscreds) {
+		ret = add(ctx, "setfsuid", 0, NULL);
+		if (!ret)
+			ret = add(ctx, "setfsgid", 0, NULL);
+		if (!ret)
+			ret = add(ctx, "setgroups", 0, NULL);
+	}
+	return ret;
+}
+
+static int build(scmp_filter_ctx ctx, const struct sandbox_opts *o)
 {
 	const struct scmp_arg_cmp no_exec = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
+	/*
+	 * A signal to one process, or to its own group (pid >= 0): never to
+	 * another group, never to every process (kill(-1)). libseccomp takes
+	 * one comparison per argument: the sign bit of the 32-bit pid.
+	 */
+	const struct scmp_arg_cmp not_neg = SCMP_A0_32(SCMP_CMP_MASKED_EQ, 0x80000000u, 0);
 	int ret = 0;
 
 	for (size_t i = 0; !ret && i < sizeof(allowed) / sizeof(allowed[0]); i++)
@@ -277,11 +378,16 @@ static int build(scmp_filter_ctx ctx)
 
 		ret = add(ctx, "ioctl", 1, &req);
 	}
-	if (!ret) {
-		const struct scmp_arg_cmp netlink = SCMP_A0(SCMP_CMP_EQ, AF_NETLINK);
-
-		ret = add(ctx, "socket", 1, &netlink);
-	}
+	/* taskstats' generic netlink, nothing else (no route, audit or uevent sockets). */
+	if (!ret)
+		ret = add_cmp2(ctx, "socket", SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+			       SCMP_A2(SCMP_CMP_EQ, NETLINK_GENERIC));
+	if (!ret)
+		ret = add(ctx, "kill", 1, &not_neg);
+	if (!ret)
+		ret = add(ctx, "tgkill", 1, &not_neg);
+	if (!ret)
+		ret = build_files(ctx, o);
 	/* Memory, never executable: nothing is loaded after the filter. */
 	if (!ret)
 		ret = add(ctx, "mmap", 1, &no_exec);
@@ -296,7 +402,7 @@ static int build(scmp_filter_ctx ctx)
 static scmp_filter_ctx prepared;
 
 /* Build the filter (and the table that names calls for the handler), not yet in force. */
-static int prepare(char *err, size_t errlen)
+static int prepare(const struct sandbox_opts *o, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx;
 	int ret;
@@ -311,7 +417,7 @@ static int prepare(char *err, size_t errlen)
 	if (!ret)
 		ret = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	if (!ret)
-		ret = build(ctx);
+		ret = build(ctx, o);
 	if (ret) {
 		snprintf(err, errlen, "cannot build the seccomp filter: %s", strerror(-ret));
 		seccomp_release(ctx);
@@ -321,16 +427,117 @@ static int prepare(char *err, size_t errlen)
 	return 0;
 }
 
-void sandbox_prepare(void)
+void sandbox_prepare(const struct sandbox_opts *o)
 {
 	char err[160];
 
 	/* On failure sandbox_enter() tries again and says why. */
 	if (!tried && !prepared)
-		prepare(err, sizeof(err));
+		prepare(o, err, sizeof(err));
 }
 
-int sandbox_enter(char *err, size_t errlen)
+/*
+ * A Landlock ruleset that handles every way of writing, making and
+ * removing files (and executing), and allows what the rules say beneath
+ * their directories (or on their files). 0 when in force; else -errno and
+ * why says why not (not an error: the filter still confines).
+ */
+static int landlock_apply(const struct sandbox_rule *rules, size_t n, char *why, size_t len)
+{
+	struct landlock_ruleset_attr attr = {0};
+	uint64_t handled, tr = 0;
+	long abi;
+	int rs, ret = 0;
+
+	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 0) {
+		ret = -errno;
+		snprintf(why, len, "%s",
+			 errno == ENOSYS ? "the kernel has no Landlock (Linux 5.13 and later, "
+					   "CONFIG_SECURITY_LANDLOCK)"
+			 : errno == EOPNOTSUPP
+			     ? "Landlock is disabled on this kernel (boot with lsm=...,landlock)"
+			     : strerror(errno));
+		return ret;
+	}
+	handled = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+		  LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		  LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+		  LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+		  LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		  LANDLOCK_ACCESS_FS_MAKE_SYM;
+	if (abi >= 2)
+		handled |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3) {
+		handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
+		tr = LANDLOCK_ACCESS_FS_TRUNCATE;
+	}
+	attr.handled_access_fs = handled;
+	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (rs < 0) {
+		ret = -errno;
+		snprintf(why, len, "cannot create a Landlock ruleset: %s", strerror(errno));
+		return ret;
+	}
+	for (size_t i = 0; i < n; i++) {
+		static const uint64_t access[] = {
+		    [SANDBOX_WRITE] = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_MAKE_REG |
+				      LANDLOCK_ACCESS_FS_REMOVE_FILE,
+		    [SANDBOX_REMOVE_FILE] = LANDLOCK_ACCESS_FS_REMOVE_FILE,
+		    [SANDBOX_REMOVE_DIR] = LANDLOCK_ACCESS_FS_REMOVE_DIR,
+		    [SANDBOX_WRITE_ONE] = LANDLOCK_ACCESS_FS_WRITE_FILE,
+		};
+		struct landlock_path_beneath_attr pb = {.parent_fd = rules[i].fd,
+							.allowed_access = access[rules[i].what]};
+
+		if (rules[i].what == SANDBOX_WRITE || rules[i].what == SANDBOX_WRITE_ONE)
+			pb.allowed_access |= tr;
+		if (pb.parent_fd < 0)
+			continue;
+		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0)) {
+			ret = -errno;
+			snprintf(why, len, "cannot add a Landlock rule: %s", strerror(errno));
+			close(rs);
+			return ret;
+		}
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_landlock_restrict_self, rs, 0)) {
+		ret = -errno;
+		snprintf(why, len, "cannot enforce Landlock: %s", strerror(errno));
+	}
+	close(rs);
+	return ret;
+}
+
+/* The supervisor's: its outputs' directories, its work directory. */
+static void landlock(const struct sandbox_opts *o)
+{
+	struct sandbox_rule rules[40];
+	size_t n = 0;
+
+	for (size_t i = 0; o && i < o->nwrite_dirs && n < 38; i++)
+		rules[n++] = (struct sandbox_rule){o->write_dirs[i], SANDBOX_WRITE};
+	if (o) {
+		rules[n++] = (struct sandbox_rule){o->work_dir, SANDBOX_REMOVE_FILE};
+		rules[n++] = (struct sandbox_rule){o->work_parent, SANDBOX_REMOVE_DIR};
+	}
+	if (!landlock_apply(rules, n, landlock_why, sizeof(landlock_why))) {
+		landlock_on = true;
+		landlock_why[0] = '\0';
+	}
+}
+
+int sandbox_landlock(const struct sandbox_rule *rules, size_t n, char *why, size_t len)
+{
+	return landlock_apply(rules, n, why, len);
+}
+
+const char *sandbox_landlock_reason(void)
+{
+	return landlock_on ? NULL : landlock_why;
+}
+
+int sandbox_enter(const struct sandbox_opts *o, char *err, size_t errlen)
 {
 	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
 	scmp_filter_ctx ctx;
@@ -343,10 +550,12 @@ int sandbox_enter(char *err, size_t errlen)
 	}
 	tried = true;
 	if (!prepared) {
-		ret = prepare(err, errlen);
+		ret = prepare(o, err, errlen);
 		if (ret)
 			goto out;
 	}
+	/* Before the filter, which does not let landlock_*() through. */
+	landlock(o);
 	ctx = prepared;
 	prepared = NULL;
 	/* The handler, and SIGSYS unblocked: the kernel would force it anyway. */
@@ -373,6 +582,106 @@ out_ctx:
 out:
 	snprintf(failure, sizeof(failure), "%s", err);
 	return ret;
+}
+
+/*
+ * The watchdog: root to the end, it waits, passes signals on, reaps, ends
+ * a tree, removes files and puts the delay accounting switch back. No
+ * exec, no fork, no BPF, no sockets, no mount, no ptrace.
+ */
+static const char *const watchdog_allowed[] = {
+    "read",
+    "write",
+    "close",
+    "poll",
+    "ppoll",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "restart_syscall",
+    "waitid",
+    "wait4",
+    "kill",
+    "tgkill",
+    "pidfd_send_signal",
+    "recvmsg",
+    "open",
+    "openat",
+    "getdents64",
+    "fstat",
+    "newfstatat",
+    "statx",
+    "lseek",
+    "flock",
+    "unlink",
+    "unlinkat",
+    "setfsuid",
+    "setfsgid",
+    "setgroups",
+    "nanosleep",
+    "clock_nanosleep",
+    "clock_gettime",
+    "exit",
+    "exit_group",
+    "fcntl",
+    "getpid",
+    "getppid",
+    "gettid",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "brk",
+    "munmap",
+    "mremap",
+    "madvise",
+    "futex",
+    "readlink",
+    "umask",
+    "getrandom",
+    "sched_yield",
+    "faccessat",
+    "faccessat2",
+    "access",
+    "rt_sigaction", /* to die of the signal that ended the supervisor, as tsarun would have */
+    "getgroups",
+};
+
+void sandbox_enter_watchdog(void)
+{
+	const struct scmp_arg_cmp no_exec = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
+	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+	int ret;
+
+	if (!ctx)
+		return;
+	ret = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	for (size_t i = 0; !ret && i < sizeof(watchdog_allowed) / sizeof(watchdog_allowed[0]); i++)
+		ret = add(ctx, watchdog_allowed[i], 0, NULL);
+#ifdef SANDBOX_ASAN
+	for (size_t i = 0; !ret && i < sizeof(allowed_asan) / sizeof(allowed_asan[0]); i++)
+		ret = add(ctx, allowed_asan[i], 0, NULL);
+#endif
+	if (!ret)
+		ret = add(ctx, "mmap", 1, &no_exec);
+#ifndef SANDBOX_ASAN
+	if (!ret)
+		ret = add(ctx, "mprotect", 1, &no_exec);
+#endif
+	/* Landlock, once the supervisor said what there is to remove: it only ever restricts. */
+	if (!ret)
+		ret = add(ctx, "landlock_create_ruleset", 0, NULL);
+	if (!ret)
+		ret = add(ctx, "landlock_add_rule", 0, NULL);
+	if (!ret)
+		ret = add(ctx, "landlock_restrict_self", 0, NULL);
+	if (!ret)
+		ret = add(ctx, "prctl", 1,
+			  &(struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_EQ, PR_SET_NO_NEW_PRIVS));
+	sigemptyset(&sa.sa_mask);
+	if (!ret && !sigaction(SIGSYS, &sa, NULL))
+		seccomp_load(ctx);
+	seccomp_release(ctx);
 }
 
 bool sandbox_active(void)

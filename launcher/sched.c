@@ -23,8 +23,10 @@
 #include "run.h"
 #include "sched.h"
 #include "sched.skel.h"
+#include "sched_compat.skel.h"
 #include "sched.loader.h"
 #include "spawn.h"
+#include "symbolize.h"
 #include "timeline.h"
 
 _Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread changed size");
@@ -71,7 +73,9 @@ struct sched_probe {
 	int err; /* first error seen by the ring buffer callback */
 	bool stacks;
 	bool deferred;
-	struct variant variant;	     /* the one that loaded */
+	bool task_hash;		/* tasks is a hash map by task, not task storage (before 5.11) */
+	bool compat_obj;	/* the object for kernels without bpf_loop() (TSA_COMPAT) */
+	struct variant variant; /* the one that loaded */
 	struct timeline_builder *tl; /* --timeline, or NULL */
 	bool tl_stalled;	     /* tests: its ring buffer is read only at the end */
 };
@@ -137,22 +141,113 @@ static uint64_t round_pow2(uint64_t v)
 	return r;
 }
 
-/* The verifier's last words, for the message when it refuses the programs. */
-static char last_log_line[160];
+/*
+ * Why a load failed, from what libbpf says on the way (its warnings): the
+ * program the kernel refused (or the map it would not create), the
+ * verifier's last words about it, and its whole log, for -v. Each load
+ * attempt starts afresh (capture_reset()); sched_probe__new() keeps the
+ * first failure's, the one of the variant the kernel should have taken.
+ */
+#define LOG_MAX (64 * 1024)
+
+struct load_capture {
+	struct sched_load_failure f;
+	char cand[160];	   /* the last line of the log that is not an instruction */
+	bool in_log;	   /* between BEGIN and END PROG LOAD LOG */
+	char log[LOG_MAX]; /* the refused program's verifier log (its tail, when longer) */
+	size_t log_len;
+};
+
+static struct load_capture cap, first_cap;
+
+static void capture_reset(void)
+{
+	memset(&cap.f, 0, sizeof(cap.f));
+	cap.cand[0] = '\0';
+	cap.in_log = false;
+	cap.log_len = 0;
+	cap.log[0] = '\0';
+}
+
+static void log_append(const char *line)
+{
+	size_t n = strlen(line) + 1;
+
+	if (n >= LOG_MAX)
+		return;
+	if (cap.log_len + n >= LOG_MAX) {
+		/* Keep the tail, where the verifier says what it refused. */
+		size_t drop = cap.log_len + n - LOG_MAX + LOG_MAX / 4;
+
+		memmove(cap.log, cap.log + drop, cap.log_len - drop);
+		cap.log_len -= drop;
+	}
+	memcpy(cap.log + cap.log_len, line, n - 1);
+	cap.log_len += n - 1;
+	cap.log[cap.log_len++] = '\n';
+	cap.log[cap.log_len] = '\0';
+}
+
+/* Is this line of a verifier log one that says something (not an instruction, not a state)? */
+static bool log_words(const char *line)
+{
+	if (!*line || (*line >= '0' && *line <= '9') || *line == ';' || *line == ' ' ||
+	    *line == '\t' || !strncmp(line, "processed ", 10) || !strncmp(line, "-- ", 3) ||
+	    !strncmp(line, "libbpf: ", 8) || !strncmp(line, "verification time", 17) ||
+	    !strncmp(line, "stack depth", 11) || !strncmp(line, "from ", 5) ||
+	    !strncmp(line, "func#", 5) || !strncmp(line, "Func#", 5) ||
+	    !strncmp(line, "reg type unsupported", 20) || strstr(line, "has btf_id"))
+		return false;
+	return true;
+}
 
 static void remember_line(const char *fmt, va_list ap)
 {
-	char buf[1024], *line, *save = NULL;
+	char *buf, *line, *save = NULL, name[64];
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* A whole verifier log comes in one message: megabytes, at worst. */
+	if (vasprintf(&buf, fmt, ap) < 0)
+		return;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		/* Skip the instruction dump ("12: (7b) ...") and the statistics. */
-		if (!*line || (*line >= '0' && *line <= '9') || *line == ';' ||
-		    !strncmp(line, "processed ", 10) || !strncmp(line, "-- ", 3) ||
-		    !strncmp(line, "libbpf: ", 8) || !strncmp(line, "verification time", 17))
+		const char *l = !strncmp(line, "libbpf: ", 8) ? line + 8 : line;
+
+		if (strstr(l, "-- BEGIN PROG LOAD LOG --")) {
+			cap.in_log = true;
+			cap.log_len = 0;
+			cap.cand[0] = '\0';
 			continue;
-		snprintf(last_log_line, sizeof(last_log_line), "%s", line);
+		}
+		if (strstr(l, "-- END PROG LOAD LOG --")) {
+			cap.in_log = false;
+			if (cap.cand[0])
+				snprintf(cap.f.message, sizeof(cap.f.message), "%s", cap.cand);
+			continue;
+		}
+		if (cap.in_log) {
+			log_append(line);
+			if (log_words(line))
+				snprintf(cap.cand, sizeof(cap.cand), "%s", line);
+			continue;
+		}
+		/* "prog 'tsa_switch': failed to load: -22", "map 'tasks': failed to create: ..." */
+		if ((sscanf(l, "prog '%63[^']': failed to load", name) == 1 ||
+		     sscanf(l, "prog '%63[^']': BPF program load failed", name) == 1) &&
+		    !cap.f.object[0]) {
+			snprintf(cap.f.object, sizeof(cap.f.object), "%s", name);
+			cap.f.is_map = false;
+		} else if (sscanf(l, "map '%63[^']': failed to create", name) == 1 &&
+			   !cap.f.object[0]) {
+			const char *why = strstr(l, "failed to create: ");
+
+			snprintf(cap.f.object, sizeof(cap.f.object), "%s", name);
+			cap.f.is_map = true;
+			snprintf(cap.f.message, sizeof(cap.f.message), "%s",
+				 why ? why + 18 : "failed to create");
+		} else if (strstr(l, "failed to resolve CO-RE relocation") && !cap.f.message[0]) {
+			snprintf(cap.f.message, sizeof(cap.f.message), "%s", l);
+		}
 	}
+	free(buf);
 }
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -172,8 +267,8 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 }
 
 /* TSARUN_BPF_COMPAT: a comma-separated list of these words (see sched_probe__new()). */
-static const char *const compat_words[] = {"libbpf", "prev_state", "wakeup", "no_defer",
-					   "no_prebuilt"};
+static const char *const compat_words[] = {"libbpf",   "prev_state",  "wakeup",
+					   "no_defer", "no_prebuilt", "old"};
 
 /* Is what one of the list's words? With what NULL: the first word that is none of compat_words. */
 static const char *compat_word(const char *what, char *word, size_t len)
@@ -208,32 +303,17 @@ static bool compat(const char *what)
  * The maps and programs are named by their place in the object (enum
  * sched_map and enum sched_prog, sched.loader.h), the same whoever loaded
  * them: the object need not be opened when the kernel's loader written at
- * build time loads it.
+ * build time loads it. In an opened object they are found by name: the
+ * object for older kernels (TSA_COMPAT) has them all, in another order.
  */
 static struct bpf_map *nth_map(const struct sched_probe *p, int idx)
 {
-	struct bpf_map *m;
-	int i = 0;
-
-	bpf_object__for_each_map(m, p->skel->obj)
-	{
-		if (i++ == idx)
-			return m;
-	}
-	return NULL;
+	return bpf_object__find_map_by_name(p->skel->obj, sched_maps[idx].name);
 }
 
 static struct bpf_program *nth_prog(const struct sched_probe *p, int idx)
 {
-	struct bpf_program *prog;
-	int i = 0;
-
-	bpf_object__for_each_program(prog, p->skel->obj)
-	{
-		if (i++ == idx)
-			return prog;
-	}
-	return NULL;
+	return bpf_object__find_program_by_name(p->skel->obj, sched_progs[idx].name);
 }
 
 /* The fd of one of the object's maps, whoever loaded it. */
@@ -268,15 +348,39 @@ static int prog_fd(const struct sched_probe *p, enum sched_prog idx)
 	return pd[k].prog_fd > 0 ? pd[k].prog_fd : -ENOENT;
 }
 
-/* Is the running kernel at least major.minor (its release, as uname gives it)? */
-static bool kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int a = 0, b = 0;
+/*
+ * What the running kernel's BPF has, by libbpf's feature probes (each a
+ * map created or a program loaded and thrown away): probed once, and only
+ * when the usual set's loader did not load (then the kernel is new enough
+ * for all of it). Before 5.11 tracing programs have no task storage and no
+ * bpf_get_current_task_btf(); before 5.15 no bpf_task_pt_regs(); before
+ * 5.17 no bpf_loop().
+ */
+static struct {
+	bool probed;
+	bool task_storage, btf_current, task_regs, loop;
+} feat = {.task_storage = true, .btf_current = true, .task_regs = true, .loop = true};
 
-	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
-		return false;
-	return a > major || (a == major && b >= minor);
+static void probe_features(void)
+{
+	if (feat.probed)
+		return;
+	feat.probed = true;
+	feat.task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+	feat.btf_current =
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf, NULL) == 1;
+	feat.task_regs =
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) == 1;
+	feat.loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
+	/* Tests only: the fallbacks of older kernels, on this one. */
+	if (compat("old")) {
+		feat.task_storage = feat.btf_current = feat.task_regs = feat.loop = false;
+	}
+	if (getenv("TSARUN_DEBUG_BPF"))
+		fprintf(stderr,
+			"tsarun: ebpf: task storage %d, bpf_get_current_task_btf %d, "
+			"bpf_task_pt_regs %d, bpf_loop %d\n",
+			feat.task_storage, feat.btf_current, feat.task_regs, feat.loop);
 }
 
 /* What the object is loaded with: its .rodata, the programs that load, the maps' sizes. */
@@ -305,12 +409,17 @@ static void configure(struct sched_probe *p, struct sched_config *c,
 	memset(c->max_entries, 0, sizeof(c->max_entries));
 	ro->targ_switch_has_state = v->has_state;
 	ro->targ_wakeup_events = v->wakeup_events;
-	ro->targ_kernel_5_14 = kernel_at_least(5, 14);
+	/* Without task storage, the records in a hash map by task (sched.bpf.c). */
+	ro->targ_task_hash = !feat.task_storage || !feat.btf_current;
+	ro->targ_no_btf_current = !feat.btf_current;
+	ro->targ_no_task_regs = !feat.task_regs;
+	p->task_hash = ro->targ_task_hash;
 	/* Tests only: see targ_test_drop_in, targ_test_slow_send and targ_test_early_wake (sched.bpf.c). */
 	if (getenv("TSARUN_TEST_DROP_SWITCH_IN"))
 		ro->targ_test_drop_in =
 		    (__u32)strtoul(getenv("TSARUN_TEST_DROP_SWITCH_IN"), NULL, 10);
 	ro->targ_test_slow_send = getenv("TSARUN_TEST_SLOW_SEND") != NULL;
+	ro->targ_test_fail = getenv("TSARUN_TEST_BPF_FAIL") != NULL;
 	if (getenv("TSARUN_TEST_EARLY_WAKE"))
 		ro->targ_test_early_wake = strtoull(getenv("TSARUN_TEST_EARLY_WAKE"), NULL, 10);
 	c->max_entries[SCHED_MAP_records] = (__u32)round_pow2(o->ringbuf_bytes);
@@ -320,6 +429,8 @@ static void configure(struct sched_probe *p, struct sched_config *c,
 	c->max_entries[SCHED_MAP_timeline] =
 	    o->timeline_bytes ? (__u32)round_pow2(o->timeline_bytes) : 4096;
 	c->max_entries[SCHED_MAP_clocks] = (__u32)p->ncpus;
+	/* Threads marked by user space, before their first event (monitor mode: many). */
+	c->max_entries[SCHED_MAP_marks] = ro->targ_task_hash ? 4096 : 1;
 	ro->targ_stacks = o->stacks;
 	ro->targ_offcpu_min_ns = o->offcpu_min_ns;
 	ro->targ_waker = o->stacks && o->waker;
@@ -336,7 +447,8 @@ static void configure(struct sched_probe *p, struct sched_config *c,
 	c->max_entries[SCHED_MAP_pending] = o->stacks ? 4096 : 1;
 	c->loads[SCHED_PROG_tsa_switch] = true;
 	c->loads[SCHED_PROG_tsa_wakeup] = v->wakeup_events;
-	c->loads[SCHED_PROG_tsa_waking] = o->stacks && o->waker;
+	/* --waker's stacks, and with --timeline the critical path's wakers. */
+	c->loads[SCHED_PROG_tsa_waking] = (o->stacks && o->waker) || o->timeline_bytes > 0;
 	c->loads[SCHED_PROG_tsa_sys_exit] = p->deferred;
 	c->loads[SCHED_PROG_tsa_wakeup_new] = true;
 	/* Otherwise loaded when a run first ends with threads still alive: see iter_load(). */
@@ -349,22 +461,41 @@ static int apply_config(struct sched_probe *p, const struct sched_config *c)
 {
 	struct bpf_program *prog;
 	struct bpf_map *m;
-	int i = 0, ret;
+	int i, ret;
 
 	*p->skel->rodata = c->ro;
-	bpf_object__for_each_program(prog, p->skel->obj)
-	{
-		bpf_program__set_autoload(prog, c->loads[i++]);
+	if (c->ro.targ_task_hash) {
+		/*
+		 * Preallocated: a record is created under the runqueue lock. 16,384
+		 * threads of the tree alive at once, 17 MB of kernel memory.
+		 */
+		m = p->skel->maps.tasks;
+		ret = bpf_map__set_type(m, BPF_MAP_TYPE_HASH);
+		if (!ret)
+			ret = bpf_map__set_map_flags(m, 0);
+		if (!ret)
+			ret =
+			    bpf_map__set_key_size(m, sizeof(__u64)); /* the task's stack address */
+		if (!ret)
+			ret = bpf_map__set_max_entries(m, 16384);
+		if (ret)
+			return ret;
 	}
-	i = 0;
-	bpf_object__for_each_map(m, p->skel->obj)
-	{
+	for (i = 0; i < SCHED_NPROGS; i++) {
+		prog = nth_prog(p, i);
+		if (!prog)
+			return -ENOENT;
+		bpf_program__set_autoload(prog, c->loads[i]);
+	}
+	for (i = 0; i < SCHED_NMAPS; i++) {
+		m = nth_map(p, i);
+		if (!m)
+			return -ENOENT;
 		if (c->max_entries[i] && c->max_entries[i] != bpf_map__max_entries(m)) {
 			ret = bpf_map__set_max_entries(m, c->max_entries[i]);
 			if (ret)
 				return ret;
 		}
-		i++;
 	}
 	memcpy(p->loads, c->loads, sizeof(p->loads));
 	return 0;
@@ -439,16 +570,19 @@ static int prebuilt_load(struct sched_probe *p, const struct sched_probe_opts *o
 	struct bpf_map_desc *md;
 	int ret;
 
+	/* Tried first: where the kernel lacks bpf_rdonly_cast() (before 6.2), it refuses it. */
 	if (compat("no_prebuilt") || compat("libbpf") || compat("prev_state") || compat("wakeup") ||
-	    !kernel_at_least(6, 2))
+	    compat("old"))
 		return -ENOTSUP;
 	configure(p, &c, o, &v);
 	for (int i = 0; i < SCHED_NPROGS; i++)
-		if (c.loads[i] != sched_progs[i].loads)
+		if (c.loads[i] !=
+		    (c.ro.targ_timeline ? sched_progs[i].loads_tl : sched_progs[i].loads))
 			return -ENOTSUP;
 	/* The options its object has as constants (TSA_USUAL in sched.bpf.c). */
 	if (!c.ro.targ_switch_has_state || c.ro.targ_stacks || c.ro.targ_waker ||
-	    c.ro.targ_defer_user || c.ro.targ_wakeup_events || !c.ro.targ_kernel_5_14)
+	    c.ro.targ_defer_user || c.ro.targ_wakeup_events || c.ro.targ_task_hash ||
+	    c.ro.targ_no_btf_current || c.ro.targ_no_task_regs || c.ro.targ_test_fail)
 		return -ENOTSUP;
 	p->kctx = calloc(1, kctx_size());
 	if (!p->kctx)
@@ -549,6 +683,48 @@ static void kernel_unload(struct sched_probe *p)
 	p->kctx = NULL;
 }
 
+/*
+ * The object for kernels without bpf_loop() (sched_compat.skel.h), opened
+ * with sched.skel.h's skeleton: its maps, programs and sections are the
+ * same, found by name (bpf/mkloader.c checks it at build time), and its
+ * .rodata and .bss are laid out alike.
+ */
+static struct sched_bpf *open_compat(void)
+{
+	struct sched_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = sched_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)sched_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		sched_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
+/* "program tsa_switch: the kernel's verifier refused it: ..." */
+static void describe_failure(const struct sched_load_failure *f, int ret, char *err, size_t errlen)
+{
+	if (f->object[0] && f->is_map)
+		snprintf(err, errlen, "the kernel cannot create the BPF map %s: %s", f->object,
+			 f->message[0] ? f->message : strerror(-ret));
+	else if (f->object[0])
+		snprintf(err, errlen, "the kernel refused the BPF program %s: %s", f->object,
+			 f->message[0] ? f->message : strerror(-ret));
+	else
+		snprintf(err, errlen, "cannot load the BPF programs: %s",
+			 f->message[0] ? f->message : strerror(-ret));
+}
+
 /* Open, size and load the object as variant v says. */
 static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o,
 			 const struct variant *v, char *err, size_t errlen)
@@ -557,7 +733,14 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 	struct sched_bpf *sk;
 	int ret;
 
-	p->skel = sk = sched_bpf__open();
+	probe_features();
+	p->compat_obj = !feat.loop;
+	/* The kernel's loader numbers maps in the object's order, which that object's is not. */
+	if (p->compat_obj && v->kernel_loader) {
+		snprintf(err, errlen, "no kernel loader for the object without bpf_loop()");
+		return -ENOTSUP;
+	}
+	p->skel = sk = p->compat_obj ? open_compat() : sched_bpf__open();
 	if (!sk) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
@@ -578,20 +761,14 @@ static int open_and_load(struct sched_probe *p, const struct sched_probe_opts *o
 		}
 		return 0;
 	}
-	last_log_line[0] = '\0';
+	capture_reset();
 	ret = sched_bpf__load(sk);
 	if (ret) {
 		if (ret == -EPERM || (ret == -EACCES && geteuid() != 0))
 			snprintf(err, errlen,
 				 "not permitted (need CAP_BPF and CAP_PERFMON, or root)");
-		else if (ret == -EACCES)
-			snprintf(
-			    err, errlen,
-			    "the kernel's verifier refused the programs: %s (TSARUN_DEBUG_BPF=1 "
-			    "shows the log)",
-			    last_log_line[0] ? last_log_line : "no reason given");
 		else
-			snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
+			describe_failure(&cap.f, ret, err, errlen);
 		goto out_destroy;
 	}
 	p->bss = sk->bss;
@@ -678,6 +855,9 @@ int sched_probe__stack_maps(const struct sched_probe *p, struct sched_stack_maps
 	m->tasks = map_fd(p, SCHED_MAP_tasks);
 	m->scratch = map_fd(p, SCHED_MAP_stack_scratch);
 	m->deferred = p->deferred;
+	m->compat_obj = p->compat_obj;
+	m->no_btf_current = p->rodata.targ_no_btf_current;
+	m->no_task_regs = p->rodata.targ_no_task_regs;
 	return 0;
 }
 
@@ -729,7 +909,7 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 			ret = -EINVAL;
 			snprintf(err, errlen,
 				 "TSARUN_BPF_COMPAT: unknown variant '%s' (libbpf, prev_state, "
-				 "wakeup, no_defer, no_prebuilt, comma-separated)",
+				 "wakeup, no_defer, no_prebuilt, old, comma-separated)",
 				 word);
 			goto out_free;
 		}
@@ -767,8 +947,10 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 			ret = open_and_load(p, o, v, err, errlen);
 			if (ret && v->kernel_loader)
 				continue; /* libbpf says why, if it fails too */
-			if (ret && !first[0])
+			if (ret && !first[0]) {
 				snprintf(first, sizeof(first), "%s", err);
+				memcpy(&first_cap, &cap, sizeof(cap));
+			}
 			if (ret == -EPERM || (ret && geteuid() != 0))
 				break; /* a matter of privilege, not of kernel version */
 			if (!ret)
@@ -776,6 +958,10 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 		}
 		if (ret && first[0])
 			snprintf(err, errlen, "%s", first);
+		if (ret && first[0])
+			memcpy(&cap, &first_cap, sizeof(cap));
+		else if (!ret)
+			capture_reset();
 		p->wakeup_events = !ret && p->variant.wakeup_events;
 	}
 	if (ret)
@@ -866,6 +1052,15 @@ int sched_probe__mark(struct sched_probe *p, int pidfd, pid_t tid, pid_t pid, pi
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t.since_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
+	/* Task storage takes the task by pidfd; without it, marks takes it by tid (sched.bpf.c). */
+	if (p->task_hash) {
+		__u32 key = (__u32)tid;
+
+		if (bpf_map_update_elem(map_fd(p, SCHED_MAP_marks), &key, &t, BPF_ANY))
+			return -errno;
+		__atomic_fetch_add(&p->bss->marks_pending, 1, __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (bpf_map_update_elem(map_fd(p, SCHED_MAP_tasks), &pidfd, &t, BPF_NOEXIST))
 		return -errno;
 	return 0;
@@ -880,9 +1075,19 @@ void sched_probe__new_generation(struct sched_probe *p)
 		timeline_builder__reset(p->tl);
 }
 
+const struct sched_load_failure *sched_probe_failure(void)
+{
+	return cap.f.object[0] || cap.f.message[0] ? &cap.f : NULL;
+}
+
+const char *sched_probe_verifier_log(void)
+{
+	return cap.log_len ? cap.log : NULL;
+}
+
 const char *sched_probe__variant(const struct sched_probe *p)
 {
-	static char buf[256];
+	static char buf[448];
 	bool has_state = p->rodata.targ_switch_has_state;
 	const char *what;
 
@@ -895,7 +1100,13 @@ const char *sched_probe__variant(const struct sched_probe *p)
 				   "kernel's sched_info stamps"
 				 : "tp_btf sched_switch (state read from the task) and "
 				   "sched_wakeup_new, wakeups from the kernel's sched_info stamps";
-	snprintf(buf, sizeof(buf), "%s; loaded by %s", what,
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s; loaded by %s", what,
+		 p->loads[SCHED_PROG_tsa_waking] ? "; sched_waking for who woke each sleep" : "",
+		 p->task_hash ? "; records in a hash map by task (no task storage)" : "",
+		 p->rodata.targ_no_task_regs ? "; user registers from the kernel stack's top "
+					       "(no bpf_task_pt_regs)"
+					     : "",
+		 p->compat_obj ? "; bounded loops (no bpf_loop)" : "",
 		 !p->variant.kernel_loader ? "libbpf"
 		 : p->prebuilt		   ? "the kernel's loader program, written at build time"
 					   : "the kernel's loader program");
@@ -963,7 +1174,7 @@ static int iter_load(struct sched_probe *p)
 		return 0;
 	if (p->iter_err)
 		return p->iter_err;
-	p->iter = sched_bpf__open();
+	p->iter = p->compat_obj ? open_compat() : sched_bpf__open();
 	if (!p->iter)
 		return p->iter_err = -errno;
 	*p->iter->rodata = p->rodata;
@@ -1264,6 +1475,28 @@ static int sp_ready(struct probe *pr)
 	return n < 0 ? n : 0;
 }
 
+/*
+ * The run's timeline, its interrupts named by their kernel frames (kernel
+ * symbols only: opened before the supervisor confined itself). The critical
+ * path is walked on it once the run's wall time is final (supervise.c).
+ */
+static int sp_timeline(struct sched_probe *sp, struct run *r, const struct sched_probe_stats *st)
+{
+	struct symbolizer *sym = NULL;
+	int ret;
+
+	if (timeline_builder__has_irq_wakes(sp->tl)) {
+		sym = symbolizer__new();
+		if (sym && symbolizer__load_kernel(sym)) {
+			symbolizer__free(sym);
+			sym = NULL; /* named by what else is known of them: said so */
+		}
+	}
+	ret = timeline_attach(r, sp->tl, r->start_mono_ns, st->tl_sent, st->tl_drops, sym);
+	symbolizer__free(sym);
+	return ret;
+}
+
 static int sp_collect(struct probe *pr, struct run *r)
 {
 	struct sched_probe *sp = pr->ctx;
@@ -1314,7 +1547,7 @@ static int sp_collect(struct probe *pr, struct run *r)
 	recs = sched_probe__take(sp, &n);
 	ret = fold_threads(r, recs, n); /* takes the array */
 	if (!ret && sp->tl)
-		ret = timeline_attach(r, sp->tl, r->start_mono_ns, st.tl_sent, st.tl_drops);
+		ret = sp_timeline(sp, r, &st);
 	return ret;
 }
 

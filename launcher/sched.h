@@ -48,6 +48,10 @@ struct sched_stack_maps {
 	int tasks;     /* task storage, for the on-CPU sampler */
 	int scratch;   /* per-CPU stack scratch */
 	bool deferred; /* user stacks of sleeps in system calls are taken at sys_exit */
+	/* What the kernel lacks, for the on-CPU sampler to load as the probe did. */
+	bool compat_obj;     /* no bpf_loop(): the TSA_COMPAT objects */
+	bool no_btf_current; /* no bpf_get_current_task_btf() */
+	bool no_task_regs;   /* no bpf_task_pt_regs() */
 };
 
 /* Fill m; returns -ENOENT when the probe was loaded without stacks. */
@@ -75,6 +79,20 @@ struct sched_probe_stats {
 
 /* Open, size, load and attach. Returns NULL with errno set and a reason in err. */
 struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err, size_t errlen);
+
+/*
+ * After sched_probe__new() failed: what the kernel refused (the program,
+ * or a map it would not create) and its last words about it, or NULL when
+ * it did not say (no privilege, no BTF); and the refused program's
+ * verifier log (its tail), or NULL. Valid until the next sched_probe__new().
+ */
+struct sched_load_failure {
+	char object[64];   /* "tsa_switch", "tasks" */
+	bool is_map;	   /* object is a map the kernel would not create */
+	char message[160]; /* the verifier's last message, or the error */
+};
+const struct sched_load_failure *sched_probe_failure(void);
+const char *sched_probe_verifier_log(void);
 void sched_probe__free(struct sched_probe *p);
 
 /*

@@ -33,6 +33,17 @@ struct series {
 	const struct probeset *ps;
 	bool verbose;
 	bool quiet;
+	/*
+	 * A progress line on stderr, a terminal (never in a pipe or a log):
+	 * the run under way, the estimate so far and the time left, rewritten
+	 * in place before each run and cleared when series_run() returns. The
+	 * gate, adding runs, says why in `added_why` and up to what in
+	 * `max_runs`.
+	 */
+	bool progress;
+	bool progress_shown; /* a line is on the terminal, to be cleared */
+	char added_why[160];
+	unsigned max_runs;
 
 	struct run *runs[2]; /* owned until handed to a session */
 	size_t n[2], cap[2];

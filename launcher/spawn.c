@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "run.h"
 #include "spawn.h"
 #include "user.h"
 
@@ -88,14 +89,24 @@ static void child_report(int fd, enum spawn_stage stage, int err)
 	while (n < 0 && errno == EINTR);
 }
 
+/* Why the spawner could not become the command's user (0: it did, or did not have to). */
+static int creds_err;
+
 /* Runs in the child, never returns. Only async-signal-safe calls until exec. */
-static void child_main(int barrier_rd, int err_wr, char *const *argv, const struct target_user *u,
+static void child_main(int barrier_rd, int err_wr, char *const *argv, const struct spawn_opts *so,
 		       const sigset_t *mask)
 {
 	char b, path[4096];
 	const char *found;
 	ssize_t n;
 
+	/*
+	 * The supervisor's death takes the command with it (its descendants
+	 * are the watchdog's to end): set before the barrier, so that it holds
+	 * from the first instruction; exec of a set-user-ID program clears it.
+	 */
+	if (so->pdeathsig)
+		prctl(PR_SET_PDEATHSIG, so->pdeathsig);
 	do
 		n = read(barrier_rd, &b, 1);
 	while (n < 0 && errno == EINTR);
@@ -103,16 +114,14 @@ static void child_main(int barrier_rd, int err_wr, char *const *argv, const stru
 		_exit(125); /* the supervisor went away before releasing us */
 	close(barrier_rd);
 
-	if (u && u->change) {
-		if (setgroups(u->ngroups, u->groups) || setresgid(u->gid, u->gid, u->gid) ||
-		    setresuid(u->uid, u->uid, u->uid)) {
-			child_report(err_wr, SPAWN_CREDS, errno);
-			_exit(125);
-		}
-		if (u->home[0])
-			setenv("HOME", u->home, 1);
-		setenv("USER", u->name, 1);
-		setenv("LOGNAME", u->name, 1);
+	if (creds_err) {
+		child_report(err_wr, SPAWN_CREDS, creds_err);
+		_exit(125);
+	}
+	/* Back into the job's process group: the terminal's foreground, as without tsarun. */
+	if (so->pgrp > 0 && setpgid(0, so->pgrp)) {
+		child_report(err_wr, SPAWN_SETUP, errno);
+		_exit(125);
 	}
 	if (mask && sigprocmask(SIG_SETMASK, mask, NULL)) {
 		child_report(err_wr, SPAWN_SETUP, errno);
@@ -137,6 +146,26 @@ struct spawner {
 	pid_t pid;
 	int sock; /* our end of the socketpair */
 };
+
+/*
+ * The spawner becomes the command's user before it forks anything: the
+ * command is that user's from its birth, and nothing of tsarun's that runs
+ * as root is left in the process the command comes from. Returns 0 or an
+ * errno value.
+ */
+static int become(const struct target_user *u)
+{
+	if (!u || !u->change)
+		return 0;
+	if (setgroups((size_t)u->ngroups, u->groups) || setresgid(u->gid, u->gid, u->gid) ||
+	    setresuid(u->uid, u->uid, u->uid))
+		return errno;
+	if (u->home[0])
+		setenv("HOME", u->home, 1);
+	setenv("USER", u->name, 1);
+	setenv("LOGNAME", u->name, 1);
+	return 0;
+}
 
 /* Send the child's pid and its two pipe ends over the socket. */
 static int send_child(int sock, pid_t pid, int barrier_wr, int err_rd)
@@ -182,13 +211,20 @@ static int recv_child(int sock, pid_t *pid, int *barrier_wr, int *err_rd)
 
 /* The spawner's loop: one child per request byte, until the socket closes. */
 static void spawner_main(int sock, char *const *argv, const struct target_user *u,
-			 const sigset_t *mask)
+			 const struct spawn_opts *so, const sigset_t *mask)
 {
+	pid_t parent = getppid();
 	char req;
 	ssize_t n;
 
+	prctl(PR_SET_NAME, RUN_SPAWNER_COMM);
+	/* The supervisor's own dispositions are not the command's (it writes to a terminal in the background). */
+	signal(SIGTTOU, SIG_DFL);
+	creds_err = become(u);
+	/* After the change of user, which clears it. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	prctl(PR_SET_NAME, "tsarun-spawner");
+	if (getppid() != parent)
+		_exit(0);
 	for (;;) {
 		int barrier[2], errpipe[2];
 		pid_t pid;
@@ -209,7 +245,7 @@ static void spawner_main(int sock, char *const *argv, const struct target_user *
 			close(sock);
 			close(barrier[1]);
 			close(errpipe[0]);
-			child_main(barrier[0], errpipe[1], argv, u, mask);
+			child_main(barrier[0], errpipe[1], argv, so, mask);
 		}
 		if (pid < 0) {
 			pid = -errno;
@@ -225,7 +261,7 @@ static void spawner_main(int sock, char *const *argv, const struct target_user *
 }
 
 struct spawner *spawner__new(char *const *argv, const struct target_user *user,
-			     const void *child_sigmask)
+			     const struct spawn_opts *so, const void *child_sigmask)
 {
 	struct spawner *z = calloc(1, sizeof(*z));
 	int sv[2], err;
@@ -257,7 +293,7 @@ struct spawner *spawner__new(char *const *argv, const struct target_user *user,
 	if (z->pid == 0) {
 		close(sv[0]);
 		free(z); /* the parent's handle: the spawner has no use for it */
-		spawner_main(sv[1], argv, user, child_sigmask);
+		spawner_main(sv[1], argv, user, so, child_sigmask);
 	}
 	close(sv[1]);
 	z->sock = sv[0];

@@ -54,14 +54,21 @@ struct spawn {
  */
 struct spawner;
 
+/* How each child starts. */
+struct spawn_opts {
+	int pdeathsig; /* the signal the child gets when the supervisor dies (0: none) */
+	pid_t pgrp;    /* the process group it joins before exec (0: the spawner's) */
+};
+
 /*
- * Fork the spawner. argv runs with execvp() semantics (PATH search; a
- * script without #! goes to /bin/sh). user is NULL to keep tsarun's
- * credentials. Each child restores child_sigmask before exec. All three
- * must stay valid until spawner__free(). Returns NULL with errno set.
+ * Fork the spawner, which becomes user at once (NULL: keeps tsarun's
+ * credentials; HOME, USER and LOGNAME follow). argv runs with execvp()
+ * semantics (PATH search; a script without #! goes to /bin/sh). Each child
+ * restores child_sigmask before exec. All must stay valid until
+ * spawner__free(). Returns NULL with errno set.
  */
 struct spawner *spawner__new(char *const *argv, const struct target_user *user,
-			     const void *child_sigmask);
+			     const struct spawn_opts *so, const void *child_sigmask);
 void spawner__free(struct spawner *z);
 pid_t spawner__pid(const struct spawner *z);
 

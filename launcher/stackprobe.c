@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "oncpu.skel.h"
+#include "oncpu_compat.skel.h"
 #include "options.h"
 #include "probe.h"
 #include "run.h"
@@ -72,15 +73,44 @@ struct stack_key {
 	uint32_t nr;
 };
 
+/*
+ * The sampler's object for kernels without bpf_loop() (TSA_COMPAT), with
+ * oncpu.skel.h's skeleton: the same maps and programs (as sched.c does).
+ */
+static struct oncpu_bpf *open_compat(void)
+{
+	struct oncpu_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = oncpu_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)oncpu_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		oncpu_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 static int oncpu_load(struct stacks_probe *p, char *err, size_t errlen)
 {
-	struct oncpu_bpf *o = oncpu_bpf__open();
+	struct oncpu_bpf *o = p->maps.compat_obj ? open_compat() : oncpu_bpf__open();
 	int ret;
 
 	if (!o) {
 		snprintf(err, errlen, "cannot open the on-CPU sampler: %s", strerror(errno));
 		return -errno;
 	}
+	/* What the kernel lacks, as the scheduler probe found (bpf/stacks.bpf.h). */
+	o->rodata->targ_no_btf_current = p->maps.no_btf_current;
+	o->rodata->targ_no_task_regs = p->maps.no_task_regs;
 	ret = bpf_map__reuse_fd(o->maps.counters, p->maps.counters);
 	if (!ret)
 		ret = bpf_map__reuse_fd(o->maps.kstacks, p->maps.kstacks);

@@ -18,6 +18,9 @@
 #include "run.h"
 #include "sched.h"
 #include "stream.h"
+#include "lib/outfile.h"
+#include "lib/vec.h"
+
 #include "streamprobe.h"
 
 enum stream_src {
@@ -82,7 +85,7 @@ static const char no_source_reason[] =
  * would reach the command's own writes (and the shell's): it is reopened
  * as a descriptor of our own, or, a socket, written with send(MSG_DONTWAIT).
  */
-static void stream_out_setup(struct stream_probe *sp)
+static void stream_out_setup(struct stream_probe *sp, bool shared)
 {
 	struct stat st;
 	int fl, fd;
@@ -100,11 +103,19 @@ static void stream_out_setup(struct stream_probe *sp)
 			 "never for a reader)");
 		return;
 	}
+	/* A socket is always someone else's too (inherited): send(MSG_DONTWAIT), flags untouched. */
+	if (S_ISSOCK(st.st_mode)) {
+		sp->out = OUT_SEND;
+		return;
+	}
+	if (shared && sp->fd != 2) {
+		snprintf(
+		    sp->blocking_reason, sizeof(sp->blocking_reason),
+		    "the descriptor is the command's too and could not be reopened apart: lines "
+		    "are written whole, waiting for the reader");
+		return;
+	}
 	if (sp->fd == 2) {
-		if (S_ISSOCK(st.st_mode)) {
-			sp->out = OUT_SEND;
-			return;
-		}
 		fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0) {
 			snprintf(sp->blocking_reason, sizeof(sp->blocking_reason),
@@ -128,7 +139,7 @@ static void stream_out_setup(struct stream_probe *sp)
 	sp->out = OUT_NONBLOCKING;
 }
 
-struct stream_probe *stream_probe__new(int fd, const char *name, uint64_t interval_ns,
+struct stream_probe *stream_probe__new(int fd, const char *name, bool shared, uint64_t interval_ns,
 				       uint64_t backlog_bytes, struct sched_probe *sched,
 				       struct proc_probe *proc)
 {
@@ -146,7 +157,7 @@ struct stream_probe *stream_probe__new(int fd, const char *name, uint64_t interv
 	snprintf(sp->name, sizeof(sp->name), "%s", name);
 	sp->interval_ns = interval_ns;
 	sp->backlog_limit = backlog_bytes;
-	stream_out_setup(sp);
+	stream_out_setup(sp, shared);
 	sp->sched = sched;
 	sp->proc = proc;
 	return sp;
@@ -346,6 +357,29 @@ static bool emit(struct stream_probe *sp, char *line, bool last)
 	return true;
 }
 
+/* The interval's totals, for the HTML report (run_stream_point); a full series counts the rest. */
+static void keep_point(struct run *r, const struct stream_interval *iv)
+{
+	struct run_stream *rs = &r->stream;
+	struct run_stream_point *p;
+
+	if (rs->npoints >= RUN_STREAM_POINTS_MAX) {
+		rs->points_beyond++;
+		return;
+	}
+	p = vec_grow(rs->points, &rs->points_cap, rs->npoints + 1, sizeof(*p), 256);
+	if (!p) {
+		rs->points_beyond++;
+		return;
+	}
+	rs->points = p;
+	p = &rs->points[rs->npoints++];
+	p->start_ns = iv->start_ns;
+	p->end_ns = iv->end_ns;
+	for (int k = 0; k < TSA_ST_NR; k++)
+		p->state_ns[k] = iv->totals.state_ns[k];
+}
+
 /* Make, write and free one interval from the accounts given (none without a source). */
 static void interval(struct stream_probe *sp, const struct thread_acct *a, size_t n, int64_t end_ns,
 		     bool last)
@@ -377,6 +411,8 @@ static void interval(struct stream_probe *sp, const struct thread_acct *a, size_
 	if (sp->src == SRC_PROCFS)
 		iv.source_unmeasured = ACCT_NO_SWITCHES | ACCT_NO_WAKEUPS;
 	ret = stream__interval(sp->st, a, iv.source ? n : 0, &iv);
+	if (!ret && iv.source)
+		keep_point(r, &iv);
 	line = ret ? NULL : stream_json_line(&iv);
 	if (line) {
 		if (emit(sp, line, last))
@@ -507,12 +543,20 @@ static void final_flush(struct stream_probe *sp)
 	size_t keep = 0;
 
 	flush(sp);
-	while (!sp->err && sp->qhead < sp->qn && now - t0 < STREAM_FINAL_WAIT_NS) {
-		struct pollfd pfd = {.fd = sp->fd, .events = POLLOUT};
+	/*
+	 * An interrupted run is not held up for a reader: a signal ends tsarun
+	 * at once (and one that comes during the wait ends the wait).
+	 */
+	while (!sp->err && sp->qhead < sp->qn && now - t0 < STREAM_FINAL_WAIT_NS &&
+	       !sp->r->interrupt_signal) {
+		struct pollfd pfd[2] = {{.fd = sp->fd, .events = POLLOUT},
+					{.fd = outfile_cancel_fd(), .events = POLLIN}};
 		size_t before = sp->qbytes;
 		int ms = (int)((STREAM_FINAL_WAIT_NS - (now - t0) + 999999) / 1000000);
 
-		if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+		if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, ms) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].fd >= 0 && (pfd[1].revents & POLLIN))
 			break;
 		flush(sp);
 		/* A descriptor poll cannot watch says it has room: do not spin on it. */

@@ -28,12 +28,13 @@ struct stream_probe;
 
 /*
  * fd: where the lines go (taken: closed by stream_probe__free() unless it
- * is 2, stderr); name: it, in messages; backlog_bytes: how much may wait
- * in memory for a reader that falls behind (a FIFO, a pipe, a socket, a
- * terminal: written without blocking; a regular file is written whole).
+ * is 2, stderr); name: it, in messages; shared: its description is the
+ * command's too (its flags are never changed); backlog_bytes: how much may
+ * wait in memory for a reader that falls behind (a FIFO, a pipe, a socket,
+ * a terminal: written without blocking; a regular file is written whole).
  * NULL with errno set.
  */
-struct stream_probe *stream_probe__new(int fd, const char *name, uint64_t interval_ns,
+struct stream_probe *stream_probe__new(int fd, const char *name, bool shared, uint64_t interval_ns,
 				       uint64_t backlog_bytes, struct sched_probe *sched,
 				       struct proc_probe *proc);
 void stream_probe__free(struct stream_probe *sp);

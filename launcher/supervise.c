@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "confine.h"
+#include "critpath.h"
 #include "evloop.h"
 #include "metrics.h"
 #include "options.h"
@@ -25,7 +27,9 @@
 #include "spawn.h"
 #include "status.h"
 #include "supervise.h"
+#include "textsafe.h"
 #include "tree.h"
+#include "watchdog.h"
 
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
@@ -42,8 +46,7 @@ struct watch {
 	bool tree_empty;
 	bool stop_waiting;     /* a second signal: do not wait for the rest */
 	bool exit_counted;     /* descendants counted when the command exited */
-	bool interrupt_tty;    /* the interrupting signal came from the terminal */
-	bool interrupt_passed; /* ... and was passed on to what the command left running */
+	bool interrupt_passed; /* the interrupt was passed on to what the command left */
 	uint64_t main_exit_ns;
 	int kill_stage;		     /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
 	bool out_watched[PROBE_MAX]; /* a probe's out_fd() is in the loop, for room to write */
@@ -221,16 +224,38 @@ static uint32_t signal_descendants(int sig, pid_t spawner_pid)
  * --kill-grace. A second one kills a command still running, and stops the
  * wait for the rest at once.
  */
+/*
+ * The watchdog is gone (killed): tsarun was killed, as far as its caller
+ * can tell. The command and what it started go with it, as --descendants
+ * says (left running with leave), and the run ends unwritten.
+ */
+static void on_watchdog_gone(struct watch *w)
+{
+	watchdog_note_gone();
+	w->sv->abandoned = true;
+	w->stop_waiting = true;
+	if (w->sv->o->descendants == DESC_LEAVE)
+		return;
+	if (!w->main_exited)
+		syscall(SYS_pidfd_send_signal, w->child->pidfd, SIGKILL, NULL, 0);
+	signal_descendants(SIGKILL, spawner__pid(w->sv->spawner));
+}
+
 static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
-	/* A signal from the terminal already reached a command in our process group. */
-	bool from_tty = si->ssi_code == SI_KERNEL;
+	/*
+	 * A signal from the terminal already reached a command in the job's
+	 * process group; the watchdog passes it on marked as such.
+	 */
+	bool fwd_tty = false, forwarded = watchdog_forwarded(si, &fwd_tty);
+	bool from_tty = forwarded ? fwd_tty : si->ssi_code == SI_KERNEL;
+	pid_t job = watchdog_active() ? watchdog_job_pgrp() : getpgrp();
 	bool first = !w->r->interrupt_signal;
 
 	if (first) {
 		w->r->interrupt_signal = sig;
-		w->interrupt_tty = from_tty;
+		w->r->interrupt_tty = from_tty;
 	}
 	if (!w->sv->interrupted)
 		w->sv->interrupted = sig;
@@ -241,7 +266,7 @@ static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
 			w->stop_waiting = true;
 			return;
 		}
-		if (!from_tty || getpgid(w->child->pid) != getpgrp())
+		if (!from_tty || getpgid(w->child->pid) != job)
 			syscall(SYS_pidfd_send_signal, w->child->pidfd, sig, NULL, 0);
 		if (stopped(w->child->pid))
 			syscall(SYS_pidfd_send_signal, w->child->pidfd, SIGCONT, NULL, 0);
@@ -269,6 +294,8 @@ static int on_signal(void *ctx, uint32_t events)
 			break;
 		if (si.ssi_signo == SIGCHLD)
 			reap(w);
+		else if ((int)si.ssi_signo == watchdog_signal())
+			on_watchdog_gone(w);
 		else
 			on_interrupt(w, &si);
 	}
@@ -348,6 +375,9 @@ static int watch_loop(struct watch *w, struct evloop *l)
 		uint64_t now = mono_ns(), deadline = UINT64_MAX;
 		int timeout;
 
+		/* tsarun was killed: what had to end was ended, nothing is collected. */
+		if (sv->abandoned)
+			return 0;
 		for (int i = 0; i < sv->nprobes && i < PROBE_MAX; i++) {
 			if (!next_tick[i])
 				continue;
@@ -373,7 +403,7 @@ static int watch_loop(struct watch *w, struct evloop *l)
 			if (w->r->interrupt_signal && sv->o->descendants == DESC_WAIT) {
 				if (!w->interrupt_passed) {
 					w->interrupt_passed = true;
-					if (!w->interrupt_tty)
+					if (!w->r->interrupt_tty)
 						signal_descendants(w->r->interrupt_signal,
 								   spawner__pid(sv->spawner));
 					w->kill_deadline_ns = now + sv->o->kill_grace_ns;
@@ -438,8 +468,13 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 	w.loop = l;
 	ret = spawn__order(sv->spawner);
 	/* The sandbox's filter, which goes on below, is built while the spawner forks. */
-	if (!ret && !sv->o->no_sandbox && !sandbox_tried())
-		sandbox_prepare();
+	if (!ret && sv->confine && !sv->confine->done && !sv->o->no_sandbox && !sandbox_tried()) {
+		struct sandbox_opts so;
+		int dirs[32];
+
+		confine_sandbox_opts(sv->confine, &so, dirs, 32);
+		sandbox_prepare(&so);
+	}
 	ret = ret ? ret : spawn__take(&child, sv->spawner);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the child process: %s", strerror(-ret));
@@ -484,14 +519,15 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 
 	/*
 	 * Everything that needs privilege or loads code is done: the probes are
-	 * loaded and armed. The filter goes on before the command is released,
-	 * so it never runs beside an unconfined tsarun (it is a process of its
-	 * own already, which the filter does not reach).
+	 * loaded and armed. The confinement (root given up, Landlock, the
+	 * filter) goes on before the command is released, so it never runs
+	 * beside an unconfined tsarun (it is a process of its own already,
+	 * which none of it reaches).
 	 */
-	if (!sv->o->no_sandbox && !sandbox_tried()) {
-		char why[160];
+	if (sv->confine && !sv->confine->done) {
+		struct confine *c = sv->confine;
 
-		for (int i = 0; i < sv->nprobes; i++) {
+		for (int i = 0; !sv->o->no_sandbox && i < sv->nprobes; i++) {
 			struct probe *p = &sv->probes[i];
 
 			if (!p->armed || !p->seal)
@@ -501,8 +537,9 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 				fprintf(stderr, "tsarun: %s: cannot prepare for the sandbox: %s\n",
 					p->name, strerror(-ret));
 		}
-		if (sandbox_enter(why, sizeof(why)))
-			fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
+		ret = confine_supervisor(c, err, errlen);
+		if (ret)
+			goto out_child;
 	}
 	r->start_mono_ns = mono_ns();
 	for (int i = 0; i < sv->nprobes; i++) {
@@ -520,19 +557,29 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		r->status = RUN_NOT_STARTED;
 		if (sres.stage == SPAWN_EXEC) {
 			r->exit_code = spawn_exec_exit_code(sres.err);
-			fprintf(stderr, "tsarun: cannot execute '%s': %s\n",
-				sv->name ? sv->name : sv->o->argv[0], strerror(sres.err));
+			/* The command's name is its text: escaped. */
+			fputs("tsarun: cannot execute '", stderr);
+			textsafe_fput(stderr, textsafe_term, sv->name ? sv->name : sv->o->argv[0],
+				      TEXTSAFE_NUL);
+			fprintf(stderr, "': %s\n", strerror(sres.err));
 		} else {
 			r->exit_code = 125;
-			fprintf(stderr, "tsarun: cannot %s for '%s': %s\n",
-				sres.stage == SPAWN_CREDS ? "switch user" : "set up the command",
-				sv->name ? sv->name : sv->o->argv[0], strerror(sres.err));
+			fprintf(stderr, "tsarun: cannot %s for '",
+				sres.stage == SPAWN_CREDS ? "switch user" : "set up the command");
+			textsafe_fput(stderr, textsafe_term, sv->name ? sv->name : sv->o->argv[0],
+				      TEXTSAFE_NUL);
+			fprintf(stderr, "': %s\n", strerror(sres.err));
 		}
 	}
 
 	ret = watch_loop(&w, l);
 	if (ret < 0) {
 		snprintf(err, errlen, "event loop failed: %s", strerror(-ret));
+		goto out_child;
+	}
+	if (sv->abandoned) {
+		snprintf(err, errlen, "tsarun was killed: the run is not written");
+		ret = -ECANCELED;
 		goto out_child;
 	}
 	r->wall_ns = w.main_exit_ns - r->start_mono_ns;
@@ -552,6 +599,10 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 		}
 	}
 	supervise_wall_to_exit(r);
+	/* The critical path ends where the wall time does, now final. */
+	ret = r->timeline ? critpath_compute(r) : 0;
+	if (ret)
+		run__note(r, "critical path: %s", strerror(-ret));
 	ret = 0;
 out_child:
 	spawn__free(&child);

@@ -15,6 +15,7 @@ struct run;
 struct tsarun_opts;
 
 struct spawner;
+struct confine;
 
 struct supervisor {
 	const struct tsarun_opts *o;
@@ -24,6 +25,10 @@ struct supervisor {
 	int sigfd;	  /* signalfd for SIGCHLD and the forwarded signals */
 	int interrupted;  /* first interrupting signal over all runs */
 	const char *name; /* the command in messages; NULL: o->argv[0] */
+	/* Put on before the first command is released (confine.h); NULL: none. */
+	struct confine *confine;
+	/* The watchdog was killed (watchdog.h): the tree was ended, nothing is to be written. */
+	bool abandoned;
 };
 
 /* The signals tsarun forwards to the command. */

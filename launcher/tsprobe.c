@@ -17,7 +17,7 @@
 #include "run.h"
 #include "sampling.h"
 #include "spawn.h"
-#include "taskstats.h"
+#include "taskstats_client.h"
 #include "tree.h"
 #include "tsprobe.h"
 

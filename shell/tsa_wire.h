@@ -31,6 +31,7 @@
 #define TSA_WIRE_MAX_CHUNK 16384 /* bytes in one datagram, header included */
 #define TSA_WIRE_TEXT_MAX  240	 /* bytes of a command text that are kept */
 #define TSA_WIRE_MAX_IDS   65536 /* text ids are below this */
+#define TSA_MAX_FRAMES	   512	 /* frames the builtin keeps (deeper: TSA_EF_DEEP) */
 
 /* Environment shared by tsarun, the injector and the builtin. */
 #define TSA_ENV_SOCK	 "TSARUN_BASH_SOCK"	/* the socket's path */
@@ -39,6 +40,8 @@
 #define TSA_ENV_CAL	 "TSARUN_BASH_CAL"	/* the start-up figures (tsarun-trap.c, start()) */
 #define TSA_ENV_NOFOLLOW "TSARUN_BASH_NOFOLLOW" /* set: nested bash processes are not followed */
 #define TSA_ENV_ROOT	 "TSARUN_BASH_ROOT"	/* pid of the profiled script's bash */
+/* posix mode for the script: "--posix" (its #! line), or "=VALUE" (POSIXLY_CORRECT's) */
+#define TSA_ENV_POSIX	 "TSARUN_BASH_POSIX"
 
 struct tsa_chunk {
 	uint32_t magic;
@@ -164,6 +167,8 @@ enum tsa_run_flags {
 enum tsa_end_flags {
 	TSA_EF_TRAP_LOST = 1u << 0,    /* the DEBUG trap is not ours any more (set or removed) */
 	TSA_EF_NO_FUNCTRACE = 1u << 1, /* functrace is off (set +T): functions are not traced */
+	TSA_EF_DEEP =
+	    1u << 2, /* frames nested deeper than the builtin keeps: folded into its last */
 };
 
 /* arg: line */

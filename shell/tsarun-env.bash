@@ -51,6 +51,13 @@ fi
 {
 	[[ $__tsa_xv != *x* ]] || set -x
 	[[ $__tsa_xv != *v* ]] || set -v
+	# Posix mode, which reads no BASH_ENV, turned on here for the script
+	# (#!/bin/bash --posix, POSIXLY_CORRECT: launcher/bashprobe.c).
+	if [[ -n ${TSARUN_BASH_POSIX-} ]]; then
+		[[ $TSARUN_BASH_POSIX == --posix ]] || export POSIXLY_CORRECT="${TSARUN_BASH_POSIX#=}"
+		unset TSARUN_BASH_POSIX
+		set -o posix
+	fi
 	# The script's first command finds $_ as bash left it: eval's last word,
 	# a comment to it.
 	if [[ -n ${__tsa_trap-} ]]; then

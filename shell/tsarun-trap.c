@@ -69,6 +69,7 @@
 
 extern int funcnest, sourcenest, evalnest, line_number, subshell_level, subshell_environment;
 extern char *the_printed_command, *the_printed_command_except_trap;
+extern int the_printed_command_size;
 extern SHELL_VAR *this_shell_function;
 extern char *trap_list[];
 extern int signal_in_progress(int);
@@ -77,7 +78,7 @@ extern char *dist_version;
 extern int array_needs_making;
 extern volatile int last_command_exit_value;
 extern pid_t pipeline_pgrp, shell_pgrp, terminal_pgrp;
-extern int shell_tty, running_trap;
+extern int shell_tty, running_trap, indirection_level;
 extern int run_debug_trap(void);
 extern FILE *xtrace_fp;
 extern int function_trace_mode, debugging_mode;
@@ -218,7 +219,7 @@ struct frame {
 	int fn, sn, ev;
 	uint64_t interrupted; /* TRAP (ERR, RETURN, EXIT): hash of the command it interrupted */
 };
-#define MAX_FRAMES 512
+#define MAX_FRAMES TSA_MAX_FRAMES
 static struct frame frames[MAX_FRAMES];
 static int nframes, base_frames, have_base;
 static struct frame base; /* counters at the stream's first command */
@@ -523,14 +524,18 @@ static int ev_level(void)
 	return evalnest - ev_trap;
 }
 
+static int frames_full; /* a frame was not pushed: MAX_FRAMES deep */
+
 static void push(uint8_t kind, int sig, uint64_t t, uint64_t cpu)
 {
 	struct frame *f;
 	struct tsa_push *p;
 	uint32_t name, file;
 
-	if (nframes == MAX_FRAMES)
+	if (nframes == MAX_FRAMES) {
+		frames_full = 1; /* said at the end (TSA_EF_DEEP) */
 		return;
+	}
 	f = &frames[nframes++];
 	f->kind = kind;
 	f->sig = sig;
@@ -882,6 +887,117 @@ static int ret_mark_running(void)
 }
 
 /*
+ * The script's own DEBUG trap. Ours must stay on DEBUG (it is the
+ * recording), and functrace is on for bash (functrace_own), so bash itself
+ * would run the script's trap in every function, command substitution and
+ * subshell. `trap ... DEBUG` (tsa_trap_builtin) therefore takes the
+ * script's string out of bash's trap list into udbg and puts ours back, and
+ * our trap run runs it (run_user_debug) where bash would have: as the
+ * script left it, in a function only with functrace on for the script or
+ * the function's trace attribute (execute_function: the caller's trap is
+ * saved, and back at the return unless the function set one of its own:
+ * maybe_set_debug_trap), and not in a forked child without functrace
+ * (reset_or_restore_signal_handlers), where `trap -p` still lists it. Its
+ * status is the trap run's (extdebug skips the command on 1, returns on
+ * 2), its $? and $LINENO are the command's, as in bash's own trap run.
+ * One thing differs: bash sets $_ to the last word of the trap's last
+ * command, and ours keeps $_ as the script left it (TRAP_STRING).
+ */
+static char *udbg;   /* its string (bash's allocation), (char *)1 when ignored, or NULL */
+static int udbg_off; /* not run here: a forked child without functrace */
+static int udbg_running;
+struct udbg_save {
+	int fn;	     /* funcnest of the function that does not inherit it */
+	char *saved; /* the caller's trap */
+};
+static struct udbg_save udbg_saves[MAX_FRAMES];
+static int nudbg, udbg_fn = -1;
+
+static void udbg_set(char *s)
+{
+	if (udbg && udbg != (char *)1)
+		free(udbg);
+	udbg = s;
+	udbg_off = 0;
+}
+
+/* Functions entered or left since the last trap run: the script's trap as bash would have it. */
+static void udbg_sync(void)
+{
+	if (funcnest == udbg_fn)
+		return;
+	while (nudbg && udbg_saves[nudbg - 1].fn > funcnest) {
+		struct udbg_save *u = &udbg_saves[--nudbg];
+
+		if (!udbg)
+			udbg_set(u->saved);
+		else if (u->saved != (char *)1)
+			free(u->saved);
+	}
+	if (funcnest > udbg_fn && funcnest > 0 && udbg && !udbg_off && !user_functrace &&
+	    !(this_shell_function && trace_p(this_shell_function)) && nudbg < MAX_FRAMES) {
+		udbg_saves[nudbg].fn = udbg_fn + 1 > 0 ? udbg_fn + 1 : funcnest;
+		udbg_saves[nudbg++].saved = udbg;
+		udbg = NULL;
+	}
+	udbg_fn = funcnest;
+}
+
+/* A forked child: it inherits the script's trap only with functrace (set -T). */
+static void udbg_child(void)
+{
+	while (nudbg) {
+		char *saved = udbg_saves[--nudbg].saved;
+
+		if (saved != (char *)1)
+			free(saved);
+	}
+	udbg_fn = funcnest;
+	if (udbg && !user_functrace)
+		udbg_off = 1;
+}
+
+/* Run the script's DEBUG trap, if bash would run it now: its status, else 0. */
+static int run_user_debug(void)
+{
+	int r;
+
+	if (!udbg || udbg == (char *)1 || udbg_off)
+		return EXECUTION_SUCCESS;
+	udbg_running = 1;
+	/*
+	 * As _run_trap_internal does for DEBUG: no line reset; parse_and_execute
+	 * frees the copy. At our trap's level of evaluation, not one deeper: set
+	 * -x prints as many PS4 characters as bash's own trap run would.
+	 */
+	indirection_level--;
+	parse_and_execute(savestring(udbg), "debug trap", SEVAL_NONINT | SEVAL_NOHIST);
+	indirection_level++;
+	r = last_command_exit_value;
+	udbg_running = 0;
+	/*
+	 * bash printed the trap's commands where it had printed ours: a fork
+	 * before the next trap run (an external command's) would take the
+	 * trap's last command for an orphan construct (atfork_prepare).
+	 */
+	if (the_printed_command && the_printed_command_size > (int)sizeof(TRAP_PRINTED))
+		strcpy(the_printed_command, TRAP_PRINTED);
+	return r;
+}
+
+/* After bash's `trap` changed DEBUG: the script's string to udbg, ours back on DEBUG. */
+static void udbg_take(void)
+{
+	char *s = trap_list[TSA_DEBUG_TRAP];
+
+	if (s && s != (char *)1 && !strcmp(s, TRAP_STRING))
+		return;
+	trap_list[TSA_DEBUG_TRAP] = NULL;
+	udbg_set(s);
+	set_signal(TSA_DEBUG_TRAP, TRAP_STRING);
+}
+
+/*
  * `trap`, as the script would see it without us: listing (`trap`, `trap -p
  * ...`) leaves out our DEBUG trap and our RETURN mark, and shows a
  * subshell's RETURN trap as bash would. Setting is bash's own.
@@ -896,18 +1012,22 @@ static int tsa_trap_builtin(WORD_LIST *list)
 		listing = 1;
 	if (!enabled || !listing) {
 		ret = trap_list[TSA_RETURN_TRAP];
+		dbg = trap_list[TSA_DEBUG_TRAP];
 		r = trap_builtin(list);
 		/* A subshell's own RETURN trap, set or reset, is what it lists from now on. */
 		if (ret_hidden && trap_list[TSA_RETURN_TRAP] != ret) {
 			free(ret_hidden);
 			ret_hidden = NULL;
 		}
+		/* The script set or reset DEBUG: its trap is kept apart, ours stays (udbg). */
+		if (enabled && trap_list[TSA_DEBUG_TRAP] != dbg)
+			udbg_take();
 		return r;
 	}
 	dbg = trap_list[TSA_DEBUG_TRAP];
 	ret = trap_list[TSA_RETURN_TRAP];
 	if (dbg && dbg != (char *)1 && !strcmp(dbg, TRAP_STRING))
-		trap_list[TSA_DEBUG_TRAP] = NULL;
+		trap_list[TSA_DEBUG_TRAP] = udbg;
 	if (ret_is_mark(ret))
 		trap_list[TSA_RETURN_TRAP] = NULL;
 	if (!trap_list[TSA_RETURN_TRAP] && ret_hidden)
@@ -918,7 +1038,7 @@ static int tsa_trap_builtin(WORD_LIST *list)
 	return r;
 }
 
-static void on_debug(void)
+static int on_debug(void)
 {
 	uint64_t t = mono_ns(), cpu = cpu_ns();
 	int in_trap, reaped, fresh;
@@ -939,12 +1059,13 @@ static void on_debug(void)
 		if (!function_trace_mode || debugging_mode != ft_dbg)
 			functrace_resync();
 		if (ret_mark_running())
-			return;
+			return EXECUTION_SUCCESS;
 		if (funcnest != ret_fn)
 			ret_sync();
 	}
+	udbg_sync();
 	if (sync_frames(t, cpu))
-		return; /* a function's entry: the call itself was the command */
+		return run_user_debug(); /* a function's entry: the call itself was the command */
 	/*
 	 * Inside a trap (and the functions it calls), bash keeps $BASH_COMMAND
 	 * at the interrupted command: the command is the one seen as the trap
@@ -975,6 +1096,7 @@ static void on_debug(void)
 	c->t = t;
 	c->cpu = cpu;
 	c->text = text;
+	return run_user_debug();
 }
 
 static int pipeline_count(void)
@@ -987,6 +1109,27 @@ static int pipeline_count(void)
 			break;
 	}
 	return n;
+}
+
+/*
+ * bash 5.2 parses a substitution again as it expands it, and printing the
+ * parsed command leaves the innermost one it holds in the_printed_command:
+ * the fork of `Z=$(echo "$(echo inner)")`'s substitution found "echo
+ * inner" there, as if an orphan construct forked. A substitution of the
+ * command its DEBUG trap announced (the_printed_command_except_trap) is
+ * that command's.
+ */
+static int substitution_of_command(const char *text)
+{
+	const char *cmd = the_printed_command_except_trap, *p;
+	size_t n = strlen(text);
+
+	if (!cmd || !n)
+		return 0;
+	for (p = strstr(cmd, text); p; p = strstr(p + 1, text))
+		if (p >= cmd + 2 && p[-1] == '(' && strchr("$<>", p[-2]) && p[n] == ')')
+			return 1;
+	return 0;
 }
 
 static void atfork_prepare(void)
@@ -1010,7 +1153,8 @@ static void atfork_prepare(void)
 	 * a DEBUG trap ( `( list )`, `{ list; } &`, coproc, a redirection's
 	 * process substitution) was printed into the_printed_command first.
 	 */
-	orphan = the_printed_command && strcmp(the_printed_command, TRAP_PRINTED) != 0;
+	orphan = the_printed_command && strcmp(the_printed_command, TRAP_PRINTED) != 0 &&
+		 !substitution_of_command(the_printed_command);
 	if (orphan)
 		text = text_id(the_printed_command);
 	if (js.c_totreaped != reaped_seen) {
@@ -1063,6 +1207,7 @@ static void atfork_child(void)
 	span_prev_t = 0;
 	text_reset();
 	ret_child();
+	udbg_child();
 }
 
 /*
@@ -1080,6 +1225,8 @@ static uint8_t lost_flags(void)
 		f |= TSA_EF_TRAP_LOST;
 	if (!function_trace_mode)
 		f |= TSA_EF_NO_FUNCTRACE;
+	if (frames_full)
+		f |= TSA_EF_DEEP;
 	return f;
 }
 
@@ -1923,8 +2070,8 @@ static void source_user_env(void)
  * BASH_XTRACEFD), and the DEBUG trap's own `__tsa - ...` too, which would
  * put a line of ours before each of the script's. xtrace_fp is wrapped in
  * an unbuffered stream that drops what bash prints while it runs the DEBUG
- * trap (only ours runs then: the script cannot set one without removing
- * ours) and passes the rest on at once, in order. Re-wrapped when bash
+ * trap (ours; the script's own runs from it, and what that prints is the
+ * script's: run_user_debug) and passes the rest on at once, in order. Re-wrapped when bash
  * replaces it (an assignment to BASH_XTRACEFD); when bash closes it, the
  * stream it wraps is closed.
  */
@@ -1934,7 +2081,8 @@ static ssize_t xt_write(void *cookie, const char *buf, size_t n)
 {
 	FILE *in = xt_inner;
 
-	if (running_trap == TSA_DEBUG_TRAP + 1)
+	/* What the script's own DEBUG trap traces is the script's (run_user_debug). */
+	if (running_trap == TSA_DEBUG_TRAP + 1 && !udbg_running)
 		return (ssize_t)n;
 	if (!in || fwrite(buf, 1, n, in) != n || fflush(in))
 		return -1;
@@ -2048,7 +2196,7 @@ static int tsa_builtin(WORD_LIST *list)
 		if (enabled) {
 			if (xtrace_fp != xt_wrap)
 				xtrace_wrap();
-			on_debug();
+			return on_debug();
 		}
 		return EXECUTION_SUCCESS;
 	}

@@ -5,8 +5,12 @@
 # (make samples):
 #
 #   run.json, run.txt       a plain run of examples/bench.c, and its table
+#   run-80.txt              that table again (tsarun report) in a terminal of
+#                           80 columns (script(1) makes the terminal)
 #   bash.json, bash.txt,    a --bash run of examples/deploy.sh, its table and
 #   bash.folded             profile, and its folded stacks (flame graphs)
+#   stacks.json, stacks.txt a --stacks run of the bench, and its table (the
+#                           top blocking stacks)
 #   base.json               a baseline: 5 runs of the bench
 #   gate.json, gate.txt,    the regression gate against base.json: the
 #   gate.md, gate-junit.xml artifact with its comparison, the table, the
@@ -40,6 +44,10 @@ t() { "$tsarun" --color never "$@"; }
 
 echo "samples: a plain run" >&2
 t --json run.json --report run.txt -- ./bench journal
+script -qec "stty cols 80 rows 40; '$tsarun' report --color never run.json" /dev/null \
+	</dev/null | tr -d '\r' >run-80.txt
+echo "samples: a --stacks run" >&2
+t --stacks --json stacks.json --report stacks.txt -- ./bench journal
 echo "samples: a --bash run" >&2
 t --json bash.json --report bash.txt --bash ./deploy.sh site 2>/dev/null
 echo "samples: a baseline, then the gate against it" >&2
@@ -51,8 +59,8 @@ t --runs 5 --baseline base.json --fail-over 10% --json gate.json --report gate.t
 	[ $rc -eq 3 ] || exit $rc
 }
 
-cp run.json run.txt bash.json bash.txt bash.folded base.json gate.json gate.txt gate.md \
-	gate-junit.xml "$here/"
+cp run.json run.txt run-80.txt stacks.json stacks.txt bash.json bash.txt bash.folded base.json gate.json \
+	gate.txt gate.md gate-junit.xml "$here/"
 # The files belong to whoever ran make, not to root.
 if [ -n "${SUDO_UID:-}" ]; then
 	chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$here"/*.json "$here"/*.txt "$here"/*.md \

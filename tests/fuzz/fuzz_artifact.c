@@ -28,9 +28,9 @@ static void use(const struct session *s, const struct comparison *cmp)
 	if (!s->nruns)
 		abort(); /* the reader promises at least one run */
 	table_print(fuzz_sink(), &s->runs[s->nruns - 1], &to);
-	gate_report_runs(fuzz_sink(), s->runs, s->nruns, true);
+	gate_report_runs(fuzz_sink(), s->runs, s->nruns, true, 80);
 	if (cmp)
-		gate_report_comparison(fuzz_sink(), cmp, "cmd", false);
+		gate_report_comparison(fuzz_sink(), cmp, "cmd", false, 0);
 	gate_report_session_markdown(fuzz_sink(), s, 5, SORT_WALL);
 	/* tsarun report --format trace: a timeline read from anyone's file. */
 	if (s->runs[s->nruns - 1].detailed)
@@ -40,7 +40,7 @@ static void use(const struct session *s, const struct comparison *cmp)
 	if (!gate_side_init(&side, s->runs, s->nruns, &s->host) &&
 	    !gate_check_available(&spec, &side, "fuzz", err, sizeof(err)) &&
 	    !gate_compare(&spec, &side, &side, false, &c))
-		gate_report_comparison(fuzz_sink(), &c, "cmd", true);
+		gate_report_comparison(fuzz_sink(), &c, "cmd", true, 80);
 	comparison__free(&c);
 	gate_side_free(&side);
 }

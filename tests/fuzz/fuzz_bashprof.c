@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bashprof *bp = bashprof__new();
-	struct bashprof_print_opts po = {.color = true};
+	struct bashprof_print_opts po = {.color = true, .top = -1, .min_percent = -1, .width = 100};
 	const struct bash_quality *q;
 
 	if (!bp)

@@ -16,10 +16,11 @@ declare -A bad=(
 	[--timeline-max]='0|abc|-1|100000001' [--runs]='abc|0|-1|10001' [--warmup]='x|-1'
 	[--baseline]='' [--baseline-cmd]='' [--fail-over]='10|-5%|cpu=|nope=5%'
 	[--metric]='nope|cpu,' [--max-runs]='0|abc' [--inconclusive]='maybe'
-	[--junit]='' [--markdown]=''
+	[--junit]='' [--markdown]='' [--html]='' [--flame-diff]=''
 	[--sample]='-1|abc|5 parsecs' [--offcpu-min]='5 parsecs|-1ms|abc'
 	[--interval]='-1|abc' [--stream]='' [--stream-backlog]='2G|-1|abc' [--count]='abc|-1' [--backend]='nope' [--freq]='0|abc|10001'
 	[--pid]='abc|0|-1' [--output]='xml' [--tid]='abc|0' [--comm]=''
+	[--bash-top]='abc|-1|1.5|100001' [--bash-depth]='abc|-1|2x'
 )
 # Options listed with a value in --help (--bash takes the script and its
 # arguments, not a value).

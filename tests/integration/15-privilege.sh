@@ -65,13 +65,15 @@ equal "sudo: --user root is honoured, as asked" "$(sudo_run --user root -- id -u
 # A uid without a passwd entry (containers): its ids, and no group of root's.
 nouid=54321 nogid=54322
 getent passwd $nouid >/dev/null && cannot_run "privilege tests" "uid $nouid has a passwd entry here"
+# (Its files are made with its rights: in a directory of its own.)
+NJ=$T_TMP/nopw/a.json && mkdir "$T_TMP/nopw" && chown $nouid:$nogid "$T_TMP/nopw"
 equal "sudo, uid without a passwd entry: runs as it" \
-	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$J" -- id -u)" $nouid
+	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$NJ" -- id -u)" $nouid
 equal "sudo, uid without a passwd entry: SUDO_GID is its only group" \
-	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$J" -- sh -c 'id -g; id -G')" "$nogid
+	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$NJ" -- sh -c 'id -g; id -G')" "$nogid
 $nogid"
 equal "sudo, uid without a passwd entry: no capability" \
-	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$J" -- sh -c "$caps")" "$nocaps"
+	"$(SUDO_UID=$nouid SUDO_GID=$nogid "$TSARUN" -q --json "$NJ" -- sh -c "$caps")" "$nocaps"
 SUDO_UID=$nouid "$TSARUN" -q --json "$J" -- true 2>"$T_TMP/err"
 equal "sudo, uid without a passwd entry and no SUDO_GID: refused (125)" "$?" 125
 check "... saying why" grep -q "SUDO_UID=$nouid has no passwd entry and SUDO_GID is unset" "$T_TMP/err"

@@ -108,14 +108,22 @@ check "report --format trace writes the trace --timeline wrote" cmp "$T" "$T_TMP
 equal "trace: a state slice per interval" \
 	"$(jq '[.traceEvents[] | select(.ph == "X" and .cat == "state")] | length' "$T")" \
 	"$(jq '.runs[0].timeline.intervals' "$J")"
+# (Pids from 4194304 up, beyond any pid, are the critical path's and the CPUs' tracks.)
 equal "trace: a named track per thread, in its process" \
-	"$(jq -c '[.traceEvents[] | select(.ph == "M" and .name == "thread_name" and .pid < 4194305) | [.pid, .tid]] | sort' "$T")" \
+	"$(jq -c '[.traceEvents[] | select(.ph == "M" and .name == "thread_name" and .pid < 4194304) | [.pid, .tid]] | sort' "$T")" \
 	"$(jq -c '[.runs[0].threads[] | [.pid, .tid]] | sort' "$J")"
 equal "trace: every state slice lies within its thread's life slice" \
 	"$(jq '. as $d | [.traceEvents[] | select(.ph == "X" and .cat == "thread") | {key: "\(.tid)", value: [.ts, .ts + .dur]}] | from_entries as $life
 	  | [$d.traceEvents[] | select(.ph == "X" and .cat == "state") | select(.ts < $life["\(.tid)"][0] - 0.0005 or .ts + .dur > $life["\(.tid)"][1] + 0.0005)] | length' "$T")" 0
-equal "trace: the command's track says what it was called before its exec" \
-	"$(jq -r --argjson p "$(jq .runs[0].root_pid "$J")" '.traceEvents[] | select(.ph == "M" and .name == "thread_name" and .tid == $p) | .args.name | test("^spin_sleep \\(was .+\\)$")' "$T")" true
+# Before its exec the command was tsarun's spawner: a name no user gave it.
+equal "trace: the command's track is named after it, not tsarun's spawner" \
+	"$(jq -r --argjson p "$(jq .runs[0].root_pid "$J")" '.traceEvents[] | select(.ph == "M" and .name == "thread_name" and .tid == $p) | .args.name' "$T")" spin_sleep
+equal "trace: no name of tsarun's own anywhere in it" "$(grep -c tsarun-spawner "$T")" 0
+equal "artifact: no name of tsarun's own in the timeline's names either" "$(grep -c tsarun-spawner "$J")" 0
+equal "... the command before its exec is shown as such" \
+	"$(jq -r '[.runs[0].timeline.threads[].names[] | select(.[1] == 0) | .[2]] | index("(before exec)") != null' "$J")" true
+equal "trace: the exec mark says what it exec'd" \
+	"$(jq -r --argjson p "$(jq .runs[0].root_pid "$J")" '[.traceEvents[] | select(.ph == "i" and .cat == "exec" and .tid == $p)][0].args | [has("from"), .to] | map(tostring) | join(" ")' "$T")" "false spin_sleep"
 equal "trace: the life slice carries the account" \
 	"$(jq --argjson p "$(jq .runs[0].root_pid "$J")" '.traceEvents[] | select(.ph == "X" and .cat == "thread" and .tid == $p) | .args | has("on_cpu_ns") and has("runqueue_ns") and has("sleeping_ns") and has("residual_ns")' "$T")" true
 

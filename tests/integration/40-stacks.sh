@@ -118,6 +118,31 @@ for f in offcpu oncpu wall; do
 	check "$f.svg is well-formed XML" python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$T_TMP/fl/$f.svg"
 	check "$f.svg is interactive (zoom and search script)" grep -q 'function zoom' "$T_TMP/fl/$f.svg"
 done
+# C++ names as people read them, in the artifact, the table and the flame graph.
+if [ -x "$WORKLOADS/cxx_join" ]; then
+	"$TSARUN" --color never --stacks --json "$T_TMP/cxx.json" -- "$WORKLOADS/cxx_join" 200 2>"$T_TMP/cxx.err"
+	check "C++: the main thread's stack, demangled: workload::wait_for(std::thread&) > std::thread::join()" \
+		sh -c "jq -r '.runs[0].stacks.offcpu_stacks[].user | join(\";\")' '$T_TMP/cxx.json' |
+			grep -qF 'main;workload::wait_for(std::thread&);std::thread::join();'"
+	check "C++: no mangled name left in the stacks" \
+		sh -c "! jq -r '.runs[0].stacks.offcpu_stacks[].user[]' '$T_TMP/cxx.json' | grep -q '^_Z'"
+	check "C++: the table's stack line too" grep -qF 'std::thread::join() > __pthread_clockjoin_ex' "$T_TMP/cxx.err"
+	"$TSARUN" report --format svg --view offcpu "$T_TMP/cxx.json" >"$T_TMP/cxx.svg"
+	check "C++: and the flame graph" grep -qF '<title>std::thread::join()' "$T_TMP/cxx.svg"
+else
+	not_ok "C++: the demangler's workload" "build/tests/workloads/cxx_join is missing (make workloads; g++)"
+fi
+
+# As flamegraph.pl draws them: kernel frames without their _[k] mark (the folded files keep it).
+check "offcpu.folded marks kernel frames _[k]" grep -q '_\[k\]' "$T_TMP/fl/offcpu.folded"
+check "offcpu.svg names them without it, and says kernel" \
+	sh -c "! grep -q '_\[k\]' '$T_TMP/fl/offcpu.svg' && grep -q '\[kernel\]' '$T_TMP/fl/offcpu.svg'"
+"$TSARUN" report --format svg --view offcpu --inverted "$J" >"$T_TMP/fl/icicle.svg"
+equal "report --format svg --inverted: exit 0" "$?" 0
+check "... an icicle graph, well-formed" sh -c "grep -q 'data-inverted=\"1\"' '$T_TMP/fl/icicle.svg' &&
+	python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' '$T_TMP/fl/icicle.svg'"
+"$TSARUN" report --format folded --inverted "$J" >/dev/null 2>"$T_TMP/fl/inv.err"
+equal "report --inverted without svg: refused (125)" "$?" 125
 samples=$(jq '[.runs[0].stacks.oncpu_stacks[] | select(.comm == "spinsleep") | .count] | add' "$J")
 # 300 ms of CPU at 99 Hz is 29.7 samples; the first period starts at an arbitrary phase
 # and a preempted thread's clock pauses with it: +-3 samples.

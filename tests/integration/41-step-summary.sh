@@ -18,6 +18,8 @@ as_sudo() { SUDO_UID=$NOBODY_UID SUDO_GID=$NOBODY_GID SUDO_USER=nobody "$@"; }
 # A directory of the runner's (nobody's), as the runner's file-commands
 # directory is; a file of root's the command must not reach.
 mkdir ci && chown nobody ci
+# The artifact goes where the user may write (under sudo it is made with the user's rights).
+mkdir art && chown nobody art
 echo secret >victim && chmod 600 victim
 victim_sum=$(sha256sum <victim)
 
@@ -26,7 +28,7 @@ gate() {
 	local summary=$1
 	shift
 	GITHUB_STEP_SUMMARY=$summary as_sudo "$TSARUN" -q --color never --baseline base.json \
-		--fail-over 1000% --json "$T_TMP/new.json" -- "$@"
+		--fail-over 1000% --json "$T_TMP/art/new.json" -- "$@"
 }
 
 # The runner's own file, a regular one the user owns: appended to.
@@ -49,9 +51,9 @@ equal "a link planted by the command: tsarun's own error, 125" "$?" 125
 equal "... root's file is untouched" "$(sha256sum <victim)" "$victim_sum"
 check "... the message names the step summary and the link" \
 	grep -q "tsarun: cannot write the step summary (GITHUB_STEP_SUMMARY) 'ci/summary.md': .*symbolic link" err
-validate "$T_TMP/new.json"
+validate "$T_TMP/art/new.json"
 check "... the artifact is written all the same" \
-	sh -c "jq -e '.comparison.verdict == \"pass\"' '$T_TMP/new.json' >/dev/null"
+	sh -c "jq -e '.comparison.verdict == \"pass\"' '$T_TMP/art/new.json' >/dev/null"
 
 # A dangling link: not followed to create its target either.
 rm -f ci/summary.md && ln -s "$T_TMP/created-by-root" ci/summary.md
@@ -84,10 +86,10 @@ check "... the message says it is not a regular file" grep -q "step summary .*no
 # tsarun compare runs no command: the runner's regular file is appended to,
 # a link is refused there too.
 rm -f ci/summary.md && : >ci/summary.md
-GITHUB_STEP_SUMMARY=ci/summary.md "$TSARUN" compare base.json "$T_TMP/new.json" >/dev/null 2>err
+GITHUB_STEP_SUMMARY=ci/summary.md "$TSARUN" compare base.json "$T_TMP/art/new.json" >/dev/null 2>err
 equal "compare: exit 0" "$?" 0
 check "compare: appended" grep -q '^### tsarun regression gate' ci/summary.md
 rm -f ci/summary.md && ln -s "$T_TMP/victim" ci/summary.md
-GITHUB_STEP_SUMMARY=ci/summary.md "$TSARUN" compare base.json "$T_TMP/new.json" >/dev/null 2>err
+GITHUB_STEP_SUMMARY=ci/summary.md "$TSARUN" compare base.json "$T_TMP/art/new.json" >/dev/null 2>err
 equal "compare through a link: 125" "$?" 125
 equal "... root's file is untouched" "$(sha256sum <victim)" "$victim_sum"

@@ -49,6 +49,8 @@ equal "report of a --bash run: its first line is the run's" "$(head -1 again.txt
 
 # With procfs sampled (alone, or beside eBPF as a cross-check), its line too.
 for b in proc ebpf,proc; do
+	# A new file: a run that replaces one says where the old one went, which is no part of it.
+	rm -f pf.json
 	"$TSARUN" --color never -b "$b" --json pf.json -- "$WORKLOADS/spin_sleep" 60 20 2>live.txt
 	"$TSARUN" report --color never pf.json >again.txt
 	check "report, --backend $b: the procfs line too, line for line" \
@@ -70,6 +72,30 @@ equal "report of a missing file: 125" "$?" 125
 check "... named" grep -q "cannot read artifact 'nope.json'" err.txt
 "$TSARUN" report --format chrome run.json 2>err.txt
 equal "report --format chrome: 125" "$?" 125
-check "... and says what is accepted" grep -q "is not table, markdown, folded, svg or trace" err.txt
+check "... and says what is accepted" grep -q "is not table, markdown, folded, svg, trace, html, csv, runs-csv or hyperfine" err.txt
 "$TSARUN" report 2>err.txt
 equal "report without a file: 125" "$?" 125
+
+# Exports for other tools: the threads and the runs as CSV, the runs as hyperfine writes them.
+"$TSARUN" -q -r 3 --warmup 1 --json hf.json -- "$WORKLOADS/threads" 30 3 10
+"$TSARUN" report --format csv hf.json >threads.csv
+equal "report --format csv: exit 0" "$?" 0
+equal "csv: a row per thread, their lifetimes the artifact's" \
+	"$(python3 -c "import csv, sys; r = list(csv.DictReader(open('threads.csv'))); print(len(r), sum(int(x['lifetime_ns']) for x in r))")" \
+	"$(jq -r '.runs[-1] | "\(.threads | length) \([.threads[].lifetime_ns] | add)"' hf.json)"
+"$TSARUN" report --format runs-csv hf.json >runs.csv
+equal "runs-csv: every run, the warmup marked, walls the artifact's" \
+	"$(python3 -c "import csv; r = list(csv.DictReader(open('runs.csv'))); print(len(r), [x['warmup'] for x in r].count('true'), sum(int(x['wall_ns']) for x in r))")" \
+	"$(jq -r '"\(.runs | length) \([.runs[] | select(.warmup)] | length) \([.runs[].wall_ns] | add)"' hf.json)"
+"$TSARUN" report --format hyperfine hf.json >ours.json
+equal "hyperfine: the measured runs' times, in seconds" \
+	"$(jq -c '.results[0].times | map(. * 1e9 | round)' ours.json)" \
+	"$(jq -c '[.runs[] | select(.warmup | not) | .wall_ns]' hf.json)"
+if command -v hyperfine >/dev/null; then
+	hyperfine -N --runs 2 --export-json theirs.json "$WORKLOADS/threads 1 1 1" >/dev/null 2>&1
+	equal "hyperfine: the keys and types of hyperfine's own export" \
+		"$(jq -c '.results[0] | to_entries | map([.key, (.value | type)])' ours.json)" \
+		"$(jq -c '.results[0] | to_entries | map([.key, (.value | type)])' theirs.json)"
+else
+	skip "hyperfine: the keys of hyperfine's own export" "hyperfine is not installed"
+fi

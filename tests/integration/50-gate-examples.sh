@@ -26,7 +26,7 @@ mk check PERF_BENCH="$BURN 100" >make.out 2>&1
 equal "make check, no change: exit 0" "$?" 0
 check "make check: the gate says it passed" grep -q 'tsarun: gate passed' make.out
 check "make check: perf/perf.md has the table" grep -q '^| cpu | ' perf/perf.md
-check "make check: perf/junit.xml has the test case" grep -q '<testcase classname="tsarun.gate" name="cpu">' perf/junit.xml
+check "make check: perf/junit.xml has the test case" grep -q '<testcase classname="tsarun.gate" name="cpu" time="' perf/junit.xml
 # 25% slower in all: every run also carries the command's start-up CPU
 # (exec, the dynamic loader, tsarun's set-up; 0.7-1.1 ms on some machines,
 # 3.4-7 ms on a PVM guest), so the slower bench burns a quarter of it more.
@@ -106,7 +106,10 @@ printf '#!/bin/sh\nexec %s %s\n' "$BURN" "$(jq -n --argjson b "$(jqv zero.json .
 chmod +x ws/bench
 : >summary.md
 run_step stored "Gate against the stored baseline" 2>step.err
-equal "workflow, stored set-up, 25% slower: exit 3" "$?" 3
+equal "workflow, stored set-up, 25% slower: exit 3" "$?" 3 || {
+	jq -c '.comparison | [.verdict, .outcome, .runs_added, .notes, (.metrics[] | select(.name == "cpu") | del(.base_values, .new_values))]' ws/perf.json
+	grep -v '^::' step.err | tail -15
+} 2>&1 | sed 's/^/#   /'
 # The figure itself moves with the start-up's drift between the stored
 # baseline and now on a 50 ms bench (3.4-7 ms of start-up on a PVM guest):
 # 40-gate checks the measured ratio on workloads long enough for that.

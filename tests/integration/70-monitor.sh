@@ -21,61 +21,79 @@ sleep 0.3 # its threads exist and are named
 spin_tid=$(grep -l '^spinner$' /proc/$P/task/*/comm | grep -v "/task/$P/" | head -1 | cut -d/ -f5)
 sleep_tid=$(grep -l '^sleeper$' /proc/$P/task/*/comm | cut -d/ -f5)
 
-# The acceptance: three intervals, three lines, each valid.
+# The acceptance: four intervals, four lines, each valid. The machine's
+# steal time is read around the call (/proc/stat, in USER_HZ ticks).
+steal() { awk '/^cpu / { print $9 }' /proc/stat; }
+st0=$(steal)
 s0=$(cut -d' ' -f1 "/proc/$P/task/$spin_tid/schedstat")
-"$TSARUN" -p "$P" --interval 300ms --count 3 --output json --show-idle >"$T_TMP/m.jsonl" 2>"$T_TMP/err"
-equal "-p --count 3 --output json: exit 0" "$?" 0
+"$TSARUN" -p "$P" --interval 300ms --count 4 --output json --show-idle >"$T_TMP/m.jsonl" 2>"$T_TMP/err"
+equal "-p --count 4 --output json: exit 0" "$?" 0
 s1=$(cut -d' ' -f1 "/proc/$P/task/$spin_tid/schedstat")
-equal "-p --count 3 --output json: exactly three lines" "$(wc -l <"$T_TMP/m.jsonl")" 3
-equal "... each one valid JSON" "$(jq -c . "$T_TMP/m.jsonl" 2>/dev/null | wc -l)" 3
+st1=$(steal)
+equal "-p --count 4 --output json: exactly four lines" "$(wc -l <"$T_TMP/m.jsonl")" 4
+equal "... each one valid JSON" "$(jq -c . "$T_TMP/m.jsonl" 2>/dev/null | wc -l)" 4
 if out=$(/usr/bin/python3 "$REPO/tests/validate-artifact" --lines "$REPO/doc/tsarun-monitor.schema.json" "$T_TMP/m.jsonl" 2>&1); then
 	ok "... each one valid against doc/tsarun-monitor.schema.json"
 else
 	not_ok "... each one valid against doc/tsarun-monitor.schema.json" "$out"
 fi
 check "... nothing on stderr" test ! -s "$T_TMP/err"
-equal "... intervals 1, 2, 3" "$(jq -r .index "$T_TMP/m.jsonl" | tr '\n' ' ')" "1 2 3 "
-# Each interval is bounded by two scans: about 300 ms, later by at most a scan gap.
-bad=$(jq -r 'select(.interval_ns < 300000000 - .sample_interval_ns or .interval_ns > 300000000 + .max_gap_ns + .sample_interval_ns) | .index' "$T_TMP/m.jsonl")
-equal "... each interval is 300 ms, to within a scan gap" "$bad" ""
+equal "... intervals 1, 2, 3, 4" "$(jq -r .index "$T_TMP/m.jsonl" | tr '\n' ' ')" "1 2 3 4 "
+# Intervals end on a schedule fixed at the attach, at the first scan at or
+# after each 300 ms boundary: never before it, and later by at most the
+# scan gap that spans it. An interval that ended late leaves the next one
+# short by as much (seen under load: 368.8 ms, then 234.8 ms), so the lines
+# do not drift; each lasts at most 300 ms and a scan gap.
+bad=$(jq -r 'select(.end_ns < .index * 300000000 or .interval_ns > 300000000 + .max_gap_ns + .sample_interval_ns) | .index' "$T_TMP/m.jsonl")
+equal "... each interval ends at its 300 ms boundary or after it, lasting at most 300 ms and a scan gap" "$bad" ""
 equal "... the workload's threads in every line" \
-	"$(jq -r "[.threads[] | select(.tid == $spin_tid or .tid == $sleep_tid)] | length" "$T_TMP/m.jsonl" | tr '\n' ' ')" "2 2 2 "
+	"$(jq -r "[.threads[] | select(.tid == $spin_tid or .tid == $sleep_tid)] | length" "$T_TMP/m.jsonl" | tr '\n' ' ')" "2 2 2 2 "
 equal "... threads there before the attach: first_state_known false" \
-	"$(jq -r '[.threads[] | select(.first_state_known)] | length' "$T_TMP/m.jsonl" | tr '\n' ' ')" "0 0 0 "
+	"$(jq -r '[.threads[] | select(.first_state_known)] | length' "$T_TMP/m.jsonl" | tr '\n' ' ')" "0 0 0 0 "
 # The spinner is runnable all the time: on-CPU + runqueue is its whole span
 # between the two reads, but for what the counters did not have yet at each
-# read: a tick of CPU, or a runqueue wait in progress (sum_exec_runtime is
-# updated at ticks, run_delay when a wait ends). A wait is at most a few
-# scheduler slices of the others on this shared 2-CPU machine: 20 ms allowed.
-bad=$(jq -r --argjson tick "$tick" ".threads[] | select(.tid == $spin_tid) |
-	select((.on_cpu_ns + .runqueue_ns - .lifetime_ns | fabs) > 2 * \$tick + 20000000) |
-	\"\\(.on_cpu_ns) + \\(.runqueue_ns) vs \\(.lifetime_ns)\"" "$T_TMP/m.jsonl")
-equal "spinner: on-CPU + runqueue is its whole span each interval" "$bad" ""
+# read: a tick of CPU, or the part of a runqueue wait in progress at the
+# interval's end (sum_exec_runtime is updated at ticks, run_delay when a
+# wait ends), and the machine's steal time, which sum_exec_runtime leaves
+# out. That wait ends in the next interval, whose runqueue time holds it
+# whole: the bound is the next line's runqueue time, not a fixed 20 ms (a
+# loaded machine kept the spinner waiting 36 ms at a read). The wait in
+# progress at an interval's start is in its runqueue time: on-CPU alone is
+# at most the span.
+bad=$(jq -r -s --argjson tid "$spin_tid" --argjson tick "$tick" \
+	--argjson steal "$(((st1 - st0 + $(nproc)) * 1000000000 / $(getconf CLK_TCK)))" '
+	[.[] | .threads[] | select(.tid == $tid)] as $s | range(0; $s | length) as $i | $s[$i]
+	| (if $i + 1 < ($s | length) then $s[$i + 1].runqueue_ns else null end) as $next
+	| select(.on_cpu_ns > .lifetime_ns + 2 * $tick or
+		($next != null and .on_cpu_ns + .runqueue_ns < .lifetime_ns - $next - $steal - 2 * $tick))
+	| "\($i + 1): \(.on_cpu_ns) + \(.runqueue_ns) vs \(.lifetime_ns), next runqueue \($next), steal \($steal)"' "$T_TMP/m.jsonl")
+equal "spinner: on-CPU + runqueue is its whole span each interval, less the wait the next one ends and steal" "$bad" ""
 # How much of that is on a CPU depends on who else wants one (on a quiet
 # machine most of it; 33% with five runnable tasks on two CPUs): the share
 # shown is its on-CPU time over the interval.
 equal "spinner: on CPU some of each interval, on_cpu_percent its share of the interval" \
 	"$(jq -r ". as \$l | .threads[] | select(.tid == $spin_tid) | select(.on_cpu_ns <= 0 or (.on_cpu_percent - 100 * .on_cpu_ns / \$l.interval_ns | fabs) > 0.005) | \$l.index" "$T_TMP/m.jsonl")" ""
 equal "spinner: every sample saw it runnable" \
-	"$(jq -r ".threads[] | select(.tid == $spin_tid) | .by_state_ns.sleeping + .by_state_ns.uninterruptible" "$T_TMP/m.jsonl" | tr '\n' ' ')" "0 0 0 "
-# The counters telescope: three intervals' on-CPU is the growth between the
+	"$(jq -r ".threads[] | select(.tid == $spin_tid) | .by_state_ns.sleeping + .by_state_ns.uninterruptible" "$T_TMP/m.jsonl" | tr '\n' ' ')" "0 0 0 0 "
+# The counters telescope: four intervals' on-CPU is the growth between the
 # first and last read, inside what schedstat grew by around the whole call.
 sum=$(jq -s "[.[].threads[] | select(.tid == $spin_tid) | .on_cpu_ns] | add" "$T_TMP/m.jsonl")
-check "spinner: three intervals' on-CPU ($sum) within schedstat's growth around the call ($((s1 - s0)))" \
+check "spinner: four intervals' on-CPU ($sum) within schedstat's growth around the call ($((s1 - s0)))" \
 	test "$sum" -le $((s1 - s0))
 at_least "... and most of it (the call's start-up and end are outside the intervals)" \
 	"$(awk -v a="$sum" -v b=$((s1 - s0)) 'BEGIN { print a / b * 100 }')" 70
-# The sleeper naps in 1 s sleeps: no CPU, never runnable, asleep the whole
-# span, but for at most one wakeup in an interval, which waits for the CPU
-# as long as the machine's other runnable tasks keep it: on a CI machine
-# running other suites, 3.8 ms of a 300 ms interval once. So 1% of the
-# interval plus 10 ms (the scheduler's base slice, 1.4 ms here, for each
-# of seven other runnable tasks).
-bad=$(jq -r ".threads[] | select(.tid == $sleep_tid) |
-	select(.on_cpu_ns + .runqueue_ns > .lifetime_ns / 100 + 10000000 or
-		.sleeping_ns + .residual_ns < .lifetime_ns * 99 / 100 - 10000000) |
-	\"\\(.on_cpu_ns) \\(.runqueue_ns) \\(.sleeping_ns) \\(.lifetime_ns)\"" "$T_TMP/m.jsonl")
-equal "sleeper: under 1% runnable (and one wakeup's wait), asleep the rest, every interval" "$bad" ""
+# The sleeper naps in 1 s sleeps: under 1% on a CPU, on one only at its
+# wakeups (one a second, or two slices if preempted in its microseconds
+# of work), and asleep for all the rest of the span. How long a wakeup
+# waits for the CPU is the machine's: 3.8 ms once on CI, 60 ms in an
+# interval that a loaded machine stretched to 886 ms, so the runqueue
+# time is not bounded here, only what is not on or waiting for a CPU.
+bad=$(jq -r --argjson tick "$tick" ".threads[] | select(.tid == $sleep_tid) |
+	select(.on_cpu_ns > .lifetime_ns / 100 + 2 * \$tick or
+		.slices > 2 * ((.lifetime_ns / 1000000000 | floor) + 1) or
+		.sleeping_ns + .residual_ns < .lifetime_ns - .on_cpu_ns - .runqueue_ns) |
+	\"\\(.on_cpu_ns) \\(.runqueue_ns) \\(.sleeping_ns) \\(.lifetime_ns) \\(.slices)\"" "$T_TMP/m.jsonl")
+equal "sleeper: under 1% on a CPU, only at its wakeups, asleep the rest, every interval" "$bad" ""
 check "taskstats is queried as root: the spinner's CPU delay is its runqueue time" \
 	jq -e -s "[.[].threads[] | select(.tid == $spin_tid) | .delays.cpu.total_ns == .runqueue_ns] | all" "$T_TMP/m.jsonl"
 # taskstats's CPU delay is the kernel's run_delay and pcount, the counters
@@ -117,13 +135,20 @@ equal "--comm substring: only the spinner" "$(jq -r '[.threads[].comm] | join(",
 "$TSARUN" -p "$P" --interval 100ms --count 1 --output json >"$T_TMP/f.jsonl"
 equal "without --show-idle: the thread that did nothing is left out" \
 	"$(jq -r "[.threads[] | select(.tid == $P)] | length" "$T_TMP/f.jsonl")" 0
-equal "... every row shown ran or waited for a CPU" \
-	"$(jq -r '[.threads[] | select(.on_cpu_ns + .runqueue_ns == 0)] | length' "$T_TMP/f.jsonl")" 0
+# A thread seen runnable waited for a CPU even when its wait had not
+# ended by the read (run_delay grows when a wait ends): the sleeper, woken
+# and waiting at the interval's end on a loaded machine, is shown.
+equal "... every row shown ran or waited for a CPU (its counters, or a sample that saw it runnable)" \
+	"$(jq -r '[.threads[] | select(.on_cpu_ns + .runqueue_ns == 0 and .by_state_ns.running == 0)] | length' "$T_TMP/f.jsonl")" 0
 equal "... and all three are counted" "$(jqv "$T_TMP/f.jsonl" .threads_total)" 3
-"$TSARUN" -p "$P" --interval 100ms --count 1 --show-idle --sort cpu >"$T_TMP/out" 2>"$T_TMP/t.txt"
+# 300 ms: a loaded machine once kept the spinner off the CPUs for a whole
+# 100 ms interval, and the rows tied at 0 in tid order.
+"$TSARUN" -p "$P" --interval 300ms --count 1 --show-idle --sort cpu >"$T_TMP/out" 2>"$T_TMP/t.txt"
 check "table: on stderr, nothing on stdout" test ! -s "$T_TMP/out"
 check "table: a header" grep -q "TID  COMM" "$T_TMP/t.txt"
 equal "--sort cpu: the spinner first" "$(grep -E '^ +[0-9]+' "$T_TMP/t.txt" | head -1 | awk '{print $1}')" "$spin_tid"
+equal "--sort cpu: ... and the rows by ON-CPU, most first" \
+	"$(grep -E '^ +[0-9]+' "$T_TMP/t.txt" | awk 'NR > 1 && $4 > prev { print } { prev = $4 }')" ""
 "$TSARUN" -p "$P" --interval 100ms --count 1 --show-idle --no-header 2>"$T_TMP/t.txt"
 equal "--no-header: only the three rows" "$(wc -l <"$T_TMP/t.txt")" 3
 
@@ -163,12 +188,15 @@ equal "SIGTERM before the first interval: exit 0" "$?" 0
 check "... the whole attach is still reported" grep -q "whole attach" "$T_TMP/t.txt"
 
 # Threads born during the attach: first_state_known, counters from birth.
-"$WORKLOADS/threads" 30 1 60000 &
+# Watched until the process ends, not for a fixed time: on a loaded
+# machine 60 ms of CPU took a thread more than 300 ms, and three 300 ms
+# intervals saw two threads born and none end.
+"$WORKLOADS/threads" 12 1 60000 &
 T=$!
 pids+=("$T")
-"$TSARUN" -p "$T" --interval 300ms --count 3 --output json >"$T_TMP/b.jsonl"
+"$TSARUN" -p "$T" --interval 300ms --output json | jq -c 'select(.type == "interval")' >"$T_TMP/b.jsonl"
 at_least "threads born during the attach are there" \
-	"$(jq -s '[.[].threads[] | select(.first_state_known)] | length' "$T_TMP/b.jsonl")" 3
+	"$(jq -s '[.[].threads[] | select(.first_state_known)] | unique_by(.tid) | length' "$T_TMP/b.jsonl")" 3
 # Each spins 60 ms of its own CPU time. Born during the attach, its counters
 # count from 0; summed over the intervals it lived in, they miss only what
 # it did after its last sample: at most that gap and a tick of staleness.

@@ -3,6 +3,7 @@
 #ifndef TSARUN_FIXTURES_H
 #define TSARUN_FIXTURES_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,31 @@ static inline int golden_check(const char *name, const char *text)
 			name, want, text);
 	free(want);
 	return same ? 0 : -1;
+}
+
+/* Is s well-formed UTF-8 (Unicode's table 3-7: no overlong form, no surrogate, <= U+10FFFF)? */
+static inline bool fx_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned char c = *p;
+		unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+		unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+		size_t n = c < 0x80		    ? 1
+			   : c >= 0xc2 && c <= 0xdf ? 2
+			   : c >= 0xe0 && c <= 0xef ? 3
+			   : c >= 0xf0 && c <= 0xf4 ? 4
+						    : 0;
+
+		if (!n)
+			return false;
+		for (size_t k = 1; k < n; k++, lo = 0x80, hi = 0xbf)
+			if (p[k] < lo || p[k] > hi)
+				return false;
+		p += n;
+	}
+	return true;
 }
 
 #endif

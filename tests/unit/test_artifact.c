@@ -8,6 +8,8 @@
 
 #include "unit.h"
 
+#include "lib/outfile.h"
+
 #include "artifact.h"
 #include "fixtures.h"
 #include "fold.h"
@@ -153,9 +155,22 @@ static void test_big_integers_stay_exact(void **state)
 	run__free_detail(&r);
 }
 
+/* The artifact into a planned output file (lib/outfile.h), as tsarun writes it. */
+static int write_to(const struct session *s, const char *path, char *err, size_t errlen)
+{
+	struct outfile *of =
+	    outfile__plan(path, &(struct outfile_opts){.what = "the artifact"}, err, errlen);
+	int ret;
+
+	if (!of)
+		return strstr(err, "No such file") ? -ENOENT : -EINVAL;
+	ret = artifact_write(s, of, err, errlen);
+	outfile__free(of);
+	return ret;
+}
+
 static void test_write_atomic(void **state)
 {
-	struct artifact_opts o = {.owner_uid = (uid_t)-1, .owner_gid = (gid_t)-1};
 	char dir[] = "/tmp/tsarun-unit.XXXXXX", path[256], err[256];
 	struct session s;
 	struct run r;
@@ -164,12 +179,12 @@ static void test_write_atomic(void **state)
 	make_session(&s, &r);
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/a.json", dir);
-	assert_int_equal(artifact_write(&s, path, &o, err, sizeof(err)), 0);
+	assert_int_equal(write_to(&s, path, err, sizeof(err)), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(st.st_size > 100);
 	assert_int_equal(st.st_mode & 0777, 0644);
 	/* Overwrite in place through rename: nothing else is left in the directory. */
-	assert_int_equal(artifact_write(&s, path, &o, err, sizeof(err)), 0);
+	assert_int_equal(write_to(&s, path, err, sizeof(err)), 0);
 	{
 		char cmd[300];
 
@@ -183,17 +198,15 @@ static void test_write_atomic(void **state)
 
 static void test_write_errors_name_the_file(void **state)
 {
-	struct artifact_opts o = {.owner_uid = (uid_t)-1, .owner_gid = (gid_t)-1};
 	struct session s;
 	struct run r;
 	char err[256];
 
 	make_session(&s, &r);
-	assert_int_equal(artifact_write(&s, "/nonexistent-dir/a.json", &o, err, sizeof(err)),
-			 -ENOENT);
+	assert_int_equal(write_to(&s, "/nonexistent-dir/a.json", err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "/nonexistent-dir/a.json"));
 	/* A device is written in place, not replaced. */
-	assert_int_equal(artifact_write(&s, "/dev/null", &o, err, sizeof(err)), 0);
+	assert_int_equal(write_to(&s, "/dev/null", err, sizeof(err)), 0);
 	{
 		struct stat st;
 
@@ -218,10 +231,47 @@ static void test_doctor_json(void **state)
 	free(text);
 }
 
+/*
+ * A command's bytes need not be UTF-8 (names, argv): the artifact is strict
+ * UTF-8 all the same, each ill-formed subpart U+FFFD, and reads back.
+ */
+static void test_bad_utf8_is_valid_json(void **state)
+{
+	static char *argv[] = {"./b\xff\xed\xa0\x80", "\x9b[31m\033]0;T\007", NULL};
+	struct session s, back;
+	struct run r;
+	char *text, err[256];
+
+	make_session(&s, &r);
+	s.argv = argv;
+	s.argc = 2;
+	memcpy(r.threads[0].comm, "\xc0\xaf\xc2\x9b\x7f##[e]", 11);
+	run__note(&r, "%s", "note \xf4\x90\x80\x80");
+	text = artifact_render(&s);
+	assert_non_null(text);
+	assert_true(fx_utf8_valid(text));
+	assert_null(strstr(text, "##["));
+	assert_non_null(strstr(text, "\"argv\":[\"./b\\ufffd\\ufffd\\ufffd\\ufffd\","
+				     "\"\\ufffd[31m\\u001b]0;T\\u0007\"]"));
+	assert_non_null(strstr(text, "\"comm\":\"\\ufffd\\ufffd\\u009b\\u007f##\\u005be]\""));
+	assert_non_null(strstr(text, "\"note \\ufffd\\ufffd\\ufffd\\ufffd\""));
+	assert_int_equal(artifact_parse(text, strlen(text), "t.json",
+					&(struct artifact_read_opts){.what = "run", .detail = true},
+					&back, err, sizeof(err)),
+			 0);
+	assert_string_equal(back.argv[0], "./b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	assert_string_equal(back.runs[0].threads[0].comm,
+			    "\xef\xbf\xbd\xef\xbf\xbd\xc2\x9b\x7f##[e]");
+	session__free(&back);
+	free(text);
+	run__free_detail(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_golden),
+	    cmocka_unit_test(test_bad_utf8_is_valid_json),
 	    cmocka_unit_test(test_required_names),
 	    cmocka_unit_test(test_big_integers_stay_exact),
 	    cmocka_unit_test(test_write_atomic),

@@ -393,7 +393,7 @@ static void test_timeline_round_trip(void **state)
 	assert_int_equal(timeline_builder__add(b, &n, sizeof(n)), 0);
 	r[2].threads[1].tl_lost = 7;
 	r[2].threads[1].tl_lost_ns = 70;
-	assert_int_equal(timeline_attach(&r[2], b, T0, 11, 7), 0);
+	assert_int_equal(timeline_attach(&r[2], b, T0, 11, 7, NULL), 0);
 	text = artifact_render(&s);
 	assert_int_equal(artifact_parse(text, strlen(text), "a.json", &ro, &back, err, sizeof(err)),
 			 0);

@@ -296,6 +296,143 @@ static void test_loss_counted(void **state)
 }
 
 /* Garbage, truncations and bit flips of a valid stream: counted, never a crash. */
+/* A stream that is not the script's and names no parent (a forged one). */
+static void w_stranger(struct w *w, struct bashprof *bp, uint32_t pid)
+{
+	w_begin(w, pid, 1);
+	w_hello(w, bp, TSA_HELLO_START, 1000, 1, 0, 0, 0, 0)->hflags = 0;
+}
+
+/* A 240-byte text of its own for each k. */
+static const char *long_text(char *buf, unsigned k)
+{
+	int n = snprintf(buf, TSA_WIRE_TEXT_MAX + 1, "t%u ", k);
+
+	memset(buf + n, 'x', (size_t)(TSA_WIRE_TEXT_MAX - n));
+	buf[TSA_WIRE_TEXT_MAX] = '\0';
+	return buf;
+}
+
+/*
+ * Issue 23: text id 65535 costs what one text costs, not a table sized by
+ * the id (512 KiB a stream), and thousands of such streams stay small.
+ */
+static void test_forged_ids_bounded(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	const struct bash_quality *q = bashprof__quality(bp);
+	struct w w;
+
+	w_begin(&w, 100, 7);
+	w_hello(&w, bp, TSA_HELLO_START, 1000, 1, 0, 0, 0, 0);
+	w_text(&w, bp, 65535, "echo high");
+	w_cmd(&w, bp, 2000, 3, 65535);
+	w_end(&w, bp, 3000);
+	w_flush(&w, bp);
+	assert_true(q->mem_bytes < 64 << 10);
+	for (uint32_t pid = 1000; pid < 4000; pid++) {
+		w_stranger(&w, bp, pid);
+		w_text(&w, bp, 65535, "x");
+		w_flush(&w, bp);
+	}
+	bashprof__finish(bp, NULL, 0);
+	assert_int_equal(q->streams, 3001);
+	assert_int_equal(q->limit_drops, 0);
+	/* About 700 bytes a stream (its state, a node, a slot in each table); 1.5 GiB before. */
+	assert_true(q->mem_bytes < 4 << 20);
+	assert_non_null(find(bp, "echo high", 3));
+	assert_int_equal(find(bp, "echo high", 3)->count, 1);
+	bashprof__free(bp);
+}
+
+/* One stream's ids and frames: past the limits, dropped and counted; TEXT_RESET starts over. */
+static void test_stream_limits(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	const struct bash_quality *q = bashprof__quality(bp);
+	struct w w;
+	char buf[TSA_WIRE_TEXT_MAX + 1];
+	uint64_t t = 1000;
+
+	w_begin(&w, 100, 7);
+	w_hello(&w, bp, TSA_HELLO_START, t, 1, 0, 0, 0, 0);
+	for (unsigned k = 1; k <= BASHPROF_STREAM_IDS + 1000; k++)
+		w_text(&w, bp, k, long_text(buf, k));
+	w_flush(&w, bp);
+	assert_int_equal(q->limit_drops, 1000);
+	assert_int_equal(q->bad_records, 0);
+	/* A held id works; one whose definition was dropped is a drop too, not a bad record. */
+	w_cmd(&w, bp, t += 100, 1, 1);
+	w_cmd(&w, bp, t += 100, 2, BASHPROF_STREAM_IDS);
+	w_cmd(&w, bp, t += 100, 3, BASHPROF_STREAM_IDS + 1);
+	w_flush(&w, bp);
+	assert_int_equal(q->limit_drops, 1001);
+	assert_non_null(find(bp, long_text(buf, 1), 1));
+	assert_non_null(find(bp, long_text(buf, BASHPROF_STREAM_IDS), 2));
+	/* The builtin starts over: the ids are free again, and an unknown id is malformed. */
+	w_rec(&w, bp, sizeof(struct tsa_rec), TSA_R_TEXT_RESET, 0, 0);
+	w_text(&w, bp, 60000, "f");
+	w_cmd(&w, bp, t += 100, 4, 60000);
+	w_cmd(&w, bp, t += 100, 5, 2);
+	w_flush(&w, bp);
+	assert_int_equal(q->limit_drops, 1001);
+	assert_int_equal(q->bad_records, 1);
+	/* Frames: the builtin keeps 512, a forged stream pushes 3,000. */
+	for (int i = 0; i < 3000; i++) {
+		struct tsa_push *p = w_rec(&w, bp, sizeof(*p), TSA_R_PUSH, TSA_FR_FUNC, 6);
+
+		p->t = t += 100;
+		p->name = 60000;
+		w_cmd(&w, bp, t += 100, 7, 60000);
+	}
+	w_end(&w, bp, t += 100);
+	w_flush(&w, bp);
+	bashprof__finish(bp, NULL, 0);
+	assert_int_equal(q->limit_drops, 1001 + 3000 - (BASHPROF_STREAM_LEVELS - 1));
+	assert_true(q->mem_bytes < 8 << 20);
+	bashprof__free(bp);
+}
+
+/*
+ * Streams that each stay within their limits hold the profile at its
+ * total: 80 streams of 8,192 distinct 240-byte texts (160 MB of records)
+ * would take about 200 MiB; what passes 128 MiB is dropped and counted,
+ * and what came before it is intact.
+ */
+static void test_total_limit(void **state)
+{
+	struct bashprof *bp = bashprof__new();
+	const struct bash_quality *q = bashprof__quality(bp);
+	struct w w, root;
+	char buf[TSA_WIRE_TEXT_MAX + 1];
+	unsigned k = 0;
+
+	w_begin(&root, 100, 7);
+	w_hello(&root, bp, TSA_HELLO_START, 1000, 1, 0, 0, 0, 0);
+	w_text(&root, bp, 1, "echo before");
+	w_cmd(&root, bp, 2000, 3, 1);
+	w_flush(&root, bp);
+	for (uint32_t pid = 1000; pid < 1080; pid++) {
+		w_stranger(&w, bp, pid);
+		for (uint32_t id = 1; id <= BASHPROF_STREAM_IDS; id++)
+			w_text(&w, bp, id, long_text(buf, k++));
+		w_flush(&w, bp);
+	}
+	assert_true(q->limit_drops > 0);
+	assert_true(q->mem_bytes <= BASHPROF_MEM_MAX);
+	assert_true(q->mem_bytes > BASHPROF_MEM_MAX - (1 << 20));
+	/* The script's own stream goes on with what it holds. */
+	w_cmd(&root, bp, 3000, 4, 1);
+	w_end(&root, bp, 4000);
+	w_flush(&root, bp);
+	bashprof__finish(bp, NULL, 0);
+	assert_int_equal(find(bp, "echo before", 3)->count, 1);
+	/* Streams that began past the limit were dropped too: the rest never ended. */
+	assert_true(q->streams < 81);
+	assert_int_equal(q->unterminated, q->streams - 1);
+	bashprof__free(bp);
+}
+
 static void test_hostile_input(void **state)
 {
 	struct w w;
@@ -934,6 +1071,9 @@ int main(void)
 	    cmocka_unit_test(test_fork_child),
 	    cmocka_unit_test(test_loss_counted),
 	    cmocka_unit_test(test_hostile_input),
+	    cmocka_unit_test(test_forged_ids_bounded),
+	    cmocka_unit_test(test_stream_limits),
+	    cmocka_unit_test(test_total_limit),
 	    cmocka_unit_test(test_tail_costs),
 	    cmocka_unit_test(test_timed_spans),
 	    cmocka_unit_test(test_waited_children),

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+
 #include "unit.h"
 
 #include "fixtures.h"
@@ -53,7 +56,7 @@ static void assert_clean_xml_text(const char *s)
 
 			if (strncmp(q, "&amp;", 5) && strncmp(q, "&lt;", 4) &&
 			    strncmp(q, "&gt;", 4) && strncmp(q, "&quot;", 6) &&
-			    strncmp(q, "&apos;", 6))
+			    strncmp(q, "&apos;", 6) && strncmp(q, "&#", 2))
 				fail_msg("bare '&' at offset %zu",
 					 (size_t)(p - (const unsigned char *)s));
 		}
@@ -177,19 +180,24 @@ static void test_hostile_names(void **state)
 	assert_int_equal(flame__add(f,
 				    (const char *[]){"<script>&amp\"'", "bad\xff\xfeutf8",
 						     "ctl\x01\x1b[31m", "ok \xc3\xa9t\xc3\xa9", "",
-						     "overlong\xc0\xaf", "surrogate\xed\xa0\x80"},
-				    7, 10, 0),
+						     "overlong\xc0\xaf", "surrogate\xed\xa0\x80",
+						     "::error::x\t##[warning]y\xc2\x9b"},
+				    8, 10, 0),
 			 0);
 	svg = render(f, &(struct flame_svg_opts){.title = "a <b> & \"c\"", .subtitle = "\x01"});
 	assert_clean_xml_text(svg);
 	assert_null(strstr(svg, "<script>&amp\""));
 	assert_non_null(strstr(svg, "&lt;script&gt;&amp;amp&quot;&apos;"));
-	assert_non_null(strstr(svg, "bad??utf8"));
-	assert_non_null(strstr(svg, "ctl??[31m"));
+	/* Controls and ill-formed bytes are shown as escapes (lib/textsafe.h). */
+	assert_non_null(strstr(svg, "bad\\xff\\xfeutf8"));
+	assert_non_null(strstr(svg, "ctl\\x01\\x1b[31m"));
 	assert_non_null(strstr(svg, "ok \xc3\xa9t\xc3\xa9"));
 	assert_non_null(strstr(svg, "<title>[unknown]\n"));
-	assert_non_null(strstr(svg, "overlong??"));
-	assert_non_null(strstr(svg, "surrogate???"));
+	assert_non_null(strstr(svg, "overlong\\xc0\\xaf"));
+	assert_non_null(strstr(svg, "surrogate\\xed\\xa0\\x80"));
+	/* No workflow command for GitHub's runner if the SVG is printed in a CI log. */
+	assert_non_null(strstr(svg, "&#58;:error::x&#9;##&#91;warning]y\\u009b"));
+	assert_null(strstr(svg, "##["));
 	free(svg);
 	flame__free(f);
 }
@@ -235,6 +243,55 @@ static void test_long_labels_cut(void **state)
 	flame__free(f);
 }
 
+/* The graph as data: depth-first, children in name order, values inclusive, names strict JSON. */
+static void test_json(void **state)
+{
+	struct flame *f = flame__new();
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	cJSON *j, *frames, *names, *fr;
+	const char *want[][2] = {
+	    {"0", "all"}, {"1", "main"}, {"2", "a</script>\x1b"}, {"2", "b"}, {"1", "zz"}};
+	int i = 0;
+
+	assert_non_null(f);
+	flame__set_category(f, 1, "sleeping (S)", FLAME_PAL_BLUE);
+	assert_int_equal(flame__add(f, (const char *[]){"zz"}, 1, 5, 0), 0);
+	assert_int_equal(flame__add(f, (const char *[]){"main", "b"}, 2, 7, 1), 0);
+	assert_int_equal(flame__add(f, (const char *[]){"main", "a</script>\x1b"}, 2, 3, 0), 0);
+	assert_int_equal(flame__write_json(f, m, "ns"), 0);
+	fclose(m);
+	assert_true(fx_utf8_valid(text));
+	j = cJSON_Parse(text);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "units")->valuestring, "ns");
+	assert_int_equal(cJSON_GetObjectItem(j, "total")->valuedouble, 15);
+	frames = cJSON_GetObjectItem(j, "frames");
+	names = cJSON_GetObjectItem(j, "names");
+	assert_int_equal(cJSON_GetArraySize(frames), 5);
+	cJSON_ArrayForEach(fr, frames)
+	{
+		int depth = cJSON_GetArrayItem(fr, 0)->valueint;
+		const char *name =
+		    cJSON_GetArrayItem(names, cJSON_GetArrayItem(fr, 1)->valueint)->valuestring;
+
+		assert_int_equal(depth, atoi(want[i][0]));
+		assert_string_equal(name, want[i][1]);
+		i++;
+	}
+	/* Inclusive: main holds a and b; the split by category where there are two. */
+	fr = cJSON_GetArrayItem(frames, 1);
+	assert_int_equal(cJSON_GetArrayItem(fr, 2)->valuedouble, 10);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetArrayItem(fr, 4)), 4);
+	/* The colour is the SVG's: a number, 0xRRGGBB. */
+	assert_true(cJSON_IsNumber(cJSON_GetArrayItem(fr, 3)));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "categories")), 2);
+	cJSON_Delete(j);
+	free(text);
+	flame__free(f);
+}
+
 static void test_empty(void **state)
 {
 	struct flame *f = flame__new();
@@ -267,9 +324,70 @@ static void test_golden_small(void **state)
 	flame__free(f);
 }
 
+/* The y of the frame whose title starts with name. */
+static double frame_y(const char *svg, const char *name)
+{
+	char key[128];
+	const char *p;
+
+	snprintf(key, sizeof(key), "<title>%s\n", name);
+	p = strstr(svg, key);
+	assert_non_null(p);
+	p = strstr(p, " y=\"");
+	assert_non_null(p);
+	return strtod(p + 4, NULL);
+}
+
+/*
+ * What a flamegraph.pl user expects: kernel frames shown without their
+ * "_[k]" mark, in a shade of their own with a legend entry; the Search
+ * button with room for "Reset Search" inside the picture; --inverted, an
+ * icicle graph with the root on top, and zoom told which way is up.
+ */
+static void test_flamegraph_conventions(void **state)
+{
+	static const char text[] = "t;main;read;vfs_read_[k];__schedule_[k] 25\n"
+				   "t;main;compute 40\n";
+	struct flame *f = flame__new();
+	char *svg, *inv;
+	const char *p;
+	double x;
+
+	flame__set_category(f, 0, "on-CPU", FLAME_PAL_HOT);
+	assert_int_equal(flame__parse_folded(f, text, strlen(text), 0, NULL), 0);
+	svg = render(f, &(struct flame_svg_opts){.width = 1200});
+	/* The mark is gone from labels and titles; the title says kernel instead. */
+	assert_null(strstr(svg, "_[k]"));
+	assert_non_null(strstr(svg, "<title>vfs_read [kernel]\n"));
+	assert_non_null(strstr(svg, ">vfs_read</text>"));
+	assert_non_null(strstr(svg, "kernel frames: their state's colour, toward orange"));
+	/* A kernel frame's fill is not its user neighbour's palette shade. */
+	assert_string_not_equal(strstr(strstr(svg, "<title>vfs_read [kernel]"), "fill="),
+				strstr(strstr(svg, "<title>read\n"), "fill="));
+	/* "Reset Search" (12 characters of 12 px * 0.59) ends inside the 1200 px picture. */
+	p = strstr(svg, "<text id=\"search\" x=\"");
+	assert_non_null(p);
+	x = strtod(p + strlen("<text id=\"search\" x=\""), NULL);
+	assert_true(x + 12 * 12 * 0.59 <= 1200 - 10);
+	assert_non_null(strstr(svg, "data-inverted=\"0\""));
+	/* Bottom up: a callee above (a smaller y than) its caller. */
+	assert_true(frame_y(svg, "read") < frame_y(svg, "main"));
+	inv = render(f, &(struct flame_svg_opts){.width = 1200, .inverted = true});
+	assert_non_null(strstr(inv, "data-inverted=\"1\""));
+	assert_non_null(strstr(inv, ">Icicle Graph</text>"));
+	assert_true(frame_y(inv, "read") > frame_y(inv, "main"));
+	assert_true(frame_y(inv, "t") < frame_y(inv, "main"));
+	/* The script's zoom reads the direction. */
+	assert_non_null(strstr(inv, "INV ? y < ymin : y > ymin"));
+	free(svg);
+	free(inv);
+	flame__free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_flamegraph_conventions),
 	    cmocka_unit_test(test_values_are_inclusive),
 	    cmocka_unit_test(test_parse_folded),
 	    cmocka_unit_test(test_categories_colour_and_split),
@@ -277,6 +395,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_names),
 	    cmocka_unit_test(test_narrow_frames_left_out),
 	    cmocka_unit_test(test_long_labels_cut),
+	    cmocka_unit_test(test_json),
 	    cmocka_unit_test(test_empty),
 	    cmocka_unit_test(test_golden_small),
 	};

@@ -231,6 +231,85 @@ static void test_verdicts(void **state)
 	comparison__free(&c);
 }
 
+/*
+ * A stored baseline whose own noise forbids a 10% verdict (robust cv about
+ * 16%, as on a busy shared machine): its median's 95% interval is [80, 118]
+ * around 99.5, so against it a pass needs a new median at most 88 and a
+ * regression one above 129.8. Identical new runs that sit at 99-101 can
+ * reach neither, however many there are: no run is added, and the note
+ * says why and what to do instead. In paired mode the baseline grows, so
+ * runs still help; and new runs too noisy to place their median still may.
+ */
+static const double noisy10[] = {80, 118, 95, 104, 127, 88, 100, 112, 76, 99};
+
+static void gate_of(const double *bv, size_t nb, const double *nv, size_t nn, bool paired,
+		    struct comparison *c)
+{
+	struct gate_spec g;
+	struct gate_side b, n;
+	struct run *rb = runs_of(bv, nb, 1, true), *rn = runs_of(nv, nn, 1, true);
+
+	gate_spec_defaults(&g);
+	gate_spec_finish(&g, paired);
+	assert_int_equal(gate_side_init(&b, rb, nb, NULL), 0);
+	assert_int_equal(gate_side_init(&n, rn, nn, NULL), 0);
+	memset(c, 0, sizeof(*c));
+	c->baseline_kind = "artifact";
+	c->baseline_name = "base.json";
+	assert_int_equal(gate_compare(&g, &b, &n, paired, c), 0);
+	gate_side_free(&b);
+	gate_side_free(&n);
+	free(rb);
+	free(rn);
+}
+
+static void test_noisy_baseline_stops_adding_runs(void **state)
+{
+	double quiet[30], wild[10];
+	struct comparison c;
+	bool said = false;
+
+	(void)state;
+	for (int i = 0; i < 30; i++)
+		quiet[i] = 99 + (i % 5) * 0.5;
+	gate_of(noisy10, 10, quiet, 30, false, &c);
+	assert_int_equal(c.metrics[0].verdict, GATE_INCONCLUSIVE);
+	assert_false(c.metrics[0].more_helps);
+	assert_false(gate_wants_more(&c));
+	/* With the new median known, the baseline alone keeps the ratio within about [0.84, 1.24]. */
+	assert_true(c.metrics[0].settle_low < 0.9 && c.metrics[0].settle_high > 1.2);
+	for (int i = 0; i < c.nnotes; i++)
+		if (strstr(c.notes[i], "more runs cannot help") &&
+		    strstr(c.notes[i], "paired mode") && strstr(c.notes[i], "--baseline-cmd"))
+			said = true;
+	assert_true(said);
+	comparison__free(&c);
+
+	/* Paired (the same noise, paired differently): both sides grow, so more runs help. */
+	for (int i = 0; i < 10; i++)
+		wild[i] = noisy10[(i + 3) % 10];
+	gate_of(noisy10, 10, wild, 10, true, &c);
+	assert_int_equal(c.metrics[0].verdict, GATE_INCONCLUSIVE);
+	assert_true(c.metrics[0].more_helps);
+	comparison__free(&c);
+
+	/* New runs as noisy as the baseline: their median might yet sit low enough to pass. */
+	for (int i = 0; i < 10; i++)
+		wild[i] = noisy10[i] * (i % 2 ? 0.8 : 1.25);
+	gate_of(noisy10, 10, wild, 10, false, &c);
+	assert_int_equal(c.metrics[0].verdict, GATE_INCONCLUSIVE);
+	assert_true(c.metrics[0].more_helps);
+	assert_true(gate_wants_more(&c));
+	comparison__free(&c);
+
+	/* A regression beyond the baseline's noise is still told: 1.5x is a regression. */
+	for (int i = 0; i < 30; i++)
+		quiet[i] = 150 + (i % 5) * 0.5;
+	gate_of(noisy10, 10, quiet, 30, false, &c);
+	assert_int_equal(c.metrics[0].verdict, GATE_REGRESSION);
+	comparison__free(&c);
+}
+
 static void test_inconclusive_policy_and_few_runs(void **state)
 {
 	struct gate_spec g;
@@ -637,6 +716,7 @@ int main(void)
 	    cmocka_unit_test(test_spec_errors),
 	    cmocka_unit_test(test_verdicts),
 	    cmocka_unit_test(test_inconclusive_policy_and_few_runs),
+	    cmocka_unit_test(test_noisy_baseline_stops_adding_runs),
 	    cmocka_unit_test(test_fingerprint_downgrades_time),
 	    cmocka_unit_test(test_noise_sentinel_downgrades_wall),
 	    cmocka_unit_test(test_noise_sentinel_weighs_own_waits),

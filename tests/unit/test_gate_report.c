@@ -50,6 +50,9 @@ static void make(struct comparison *c, const char *spec, double scale, double ru
 	c->baseline_kind = "artifact";
 	c->baseline_name = "base|line`s <&>.json";
 	assert_int_equal(gate_compare(&g, &b, &n, false, c), 0);
+	/* The caller's: when and where (2026-12-02T05:00:00, a name to escape). */
+	c->judged_at = 1796187600;
+	snprintf(c->hostname, sizeof(c->hostname), "ci-1 <&>");
 	gate_side_free(&b);
 	gate_side_free(&n);
 	free(rb);
@@ -75,7 +78,7 @@ static void annotations(FILE *f, const struct comparison *c, const char *command
 
 static void text_table(FILE *f, const struct comparison *c, const char *command)
 {
-	gate_report_comparison(f, c, command, false);
+	gate_report_comparison(f, c, command, false, 0);
 }
 
 static void test_golden(void **state)
@@ -174,6 +177,21 @@ static void test_session_markdown_command(void **state)
 	comparison__free(&c);
 }
 
+/* A row of figures in one unit, its reference's: never 1.677 s beside 133.17 ms. */
+static void test_one_unit_a_row(void **state)
+{
+	char b[32];
+
+	assert_string_equal(gate_fmt_value_as(METRIC_WALL, 133.17e6, 1.677e9, b, sizeof(b)),
+			    "0.133 s");
+	assert_string_equal(gate_fmt_value_as(METRIC_WALL, 2.5e9, 999e6, b, sizeof(b)),
+			    "2500.00 ms");
+	assert_string_equal(gate_fmt_value_as(METRIC_MAX_RSS, 900, 5.3 * 1024, b, sizeof(b)),
+			    "0.9 MiB");
+	/* Counts have no unit to share. */
+	assert_string_equal(gate_fmt_value_as(METRIC_VOLUNTARY, 791, 5, b, sizeof(b)), "791");
+}
+
 /* JUnit: one test case per gated metric, a failure element only on failure. */
 static void test_junit_structure(void **state)
 {
@@ -185,12 +203,83 @@ static void test_junit_structure(void **state)
 	assert_non_null(strstr(text, "tests=\"2\" failures=\"1\""));
 	assert_non_null(
 	    strstr(text, "name=\"tsarun regression gate: a&lt;b &amp; &quot;c&quot;\""));
-	assert_non_null(strstr(text, "<testcase classname=\"tsarun.gate\" name=\"cpu\">\n"
-				     "      <failure type=\"regression\""));
+	/* Each case took the runs' time (seconds: ten runs of the fixture's wall). */
+	assert_non_null(strstr(text, "<testcase classname=\"tsarun.gate\" name=\"cpu\" time=\""));
+	assert_non_null(strstr(text, "\">\n      <failure type=\"regression\""));
+	assert_non_null(strstr(text, "name=\"max_rss\" time=\""));
+	assert_non_null(strstr(text, "\"></testcase>"));
 	assert_non_null(
-	    strstr(text, "<testcase classname=\"tsarun.gate\" name=\"max_rss\"></testcase>"));
+	    strstr(text, " timestamp=\"2026-12-02T05:00:00\" hostname=\"ci-1 &lt;&amp;&gt;\""));
 	assert_null(strstr(text, "base|line`s <&>"));
 	free(text);
+	comparison__free(&c);
+}
+
+/* Is every byte of s well-formed UTF-8, with no control but LF (and none of "##[")? */
+static void assert_safe_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	assert_null(strstr(s, "##["));
+	while (*p) {
+		size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : 4;
+
+		if (*p < 0x20 && *p != '\n')
+			fail_msg("control 0x%02x in %s", *p, s);
+		if (*p == 0x7f || (*p < 0xc2 && *p >= 0x80) || *p > 0xf4)
+			fail_msg("byte 0x%02x in %s", *p, s);
+		if (*p == 0xc2 && p[1] < 0xa0)
+			fail_msg("C1 control in %s", s);
+		for (size_t k = 1; k < n; k++)
+			if ((p[k] & 0xc0) != 0x80)
+				fail_msg("bad UTF-8 in %s", s);
+		if (*p == 0xed && p[1] >= 0xa0)
+			fail_msg("a surrogate in %s", s);
+		p += n;
+	}
+}
+
+/*
+ * The command, the baseline's name and the notes are outside text: on the
+ * terminal, in annotations, Markdown and JUnit they are shown escaped and
+ * start no workflow command of their own.
+ */
+static void test_hostile_text(void **state)
+{
+	static const char cmd[] = "./b\033]0;T\007\x9b\xed\xa0\x80 ##[error]x\n::error::y";
+	static const struct {
+		void (*fn)(FILE *, const struct comparison *, const char *);
+		const char *shown;
+	} outputs[] = {
+	    {text_table, "./b\\x1b]0;T\\x07\\x9b\\xed\\xa0\\x80 ##\\x5berror]x\\n::error::y"},
+	    {annotations, "./b\\x1b]0;T\\x07\\x9b\\xed\\xa0\\x80 ##\\x5berror]x%0A::error::y"},
+	    {gate_report_markdown,
+	     "./b\\x1b\\]0;T\\x07\\x9b\\xed\\xa0\\x80 \\#\\#\\[error\\]x\\n::error::y"},
+	    {gate_report_junit,
+	     "./b\\x1b]0;T\\x07\\x9b\\xed\\xa0\\x80 ##&#91;error]x&#10;::error::y"},
+	};
+	struct comparison c;
+
+	make(&c, "cpu=10%", 1.25, 1);
+	c.baseline_name = "::warning::\033[31mbase\xff.json";
+	snprintf(c.notes[c.nnotes], GATE_NOTE_LEN, "%s", "note \033]8;;http://x\007link");
+	c.note_metric[c.nnotes++] = -1;
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		char *text = render(outputs[i].fn, &c, cmd), *line, *save = NULL;
+
+		assert_safe_text(text);
+		if (!strstr(text, outputs[i].shown))
+			fail_msg("%s not in %s", outputs[i].shown, text);
+		/* Only tsarun's own annotations open a line with "::". */
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			while (*line == ' ')
+				line++;
+			if (!strncmp(line, "::", 2))
+				assert_true(!strncmp(line, "::error title=tsarun gate", 25) ||
+					    !strncmp(line, "::warning title=tsarun gate", 27));
+		}
+		free(text);
+	}
 	comparison__free(&c);
 }
 
@@ -198,9 +287,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_golden),
+	    cmocka_unit_test(test_hostile_text),
 	    cmocka_unit_test(test_annotation_escaping),
 	    cmocka_unit_test(test_markdown_escaping),
 	    cmocka_unit_test(test_junit_structure),
+	    cmocka_unit_test(test_one_unit_a_row),
 	    cmocka_unit_test(test_session_markdown_command),
 	};
 

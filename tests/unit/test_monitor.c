@@ -117,12 +117,44 @@ static void test_json_line(void **state)
 	free(line);
 }
 
+/* -p attaches to any process: its name and its threads' are shown escaped, in their column. */
+static void test_table_hostile_names(void **state)
+{
+	struct thread_acct t[2] = {thread(2, "\033]0;T\007\x9b", 150000000, 0),
+				   thread(3, "plain", 10, 0)};
+	size_t shown[2] = {0, 1};
+	struct monitor_report m = {.pid = 10,
+				   .end_ns = 300000000,
+				   .threads = t,
+				   .nthreads = 2,
+				   .shown = shown,
+				   .nshown = 2};
+	char *text = NULL, *a, *b;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	memcpy(m.comm, "\033[2J\xff", 6);
+	monitor_print_table(f, &m, true);
+	fclose(f);
+	assert_null(strchr(text, '\033'));
+	assert_null(strchr(text, '\x9b'));
+	assert_non_null(strstr(text, " 10 (\\x1b[2J\\xff) "));
+	a = strstr(text, "\\x1b]0;T\\x07\\x9b ");
+	b = strstr(text, "plain ");
+	assert_non_null(a);
+	assert_non_null(b);
+	/* Rows of the same width: the name's column is 16 wide, escapes counted as shown. */
+	assert_int_equal(strcspn(a, "\n"), strcspn(b, "\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_comm_match),
 	    cmocka_unit_test(test_idle_and_select),
 	    cmocka_unit_test(test_json_line),
+	    cmocka_unit_test(test_table_hostile_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

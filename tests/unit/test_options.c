@@ -279,7 +279,27 @@ static void test_compare(void **state)
 			 -EINVAL);
 	assert_non_null(strstr(err, "the trace is not a stacked view"));
 	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "chrome"), -EINVAL);
-	assert_non_null(strstr(err, "is not table, markdown, folded, svg or trace"));
+	assert_non_null(strstr(
+	    err, "is not table, markdown, folded, svg, trace, html, csv, runs-csv or hyperfine"));
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "html"), 0);
+	assert_true(o.report_html);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "hyperfine"), 0);
+	assert_int_equal(o.report_export, 3);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "runs-csv", "--wide"), 0);
+	assert_int_equal(o.report_export, 2);
+	assert_true(o.wide);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "svg", "--inverted"), 0);
+	assert_true(o.report_inverted && o.report_svg);
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--inverted"), -EINVAL);
+	assert_non_null(strstr(err, "--inverted is for --format svg"));
+	assert_int_equal(PARSE(&o, err, "report", "r.json", "--format", "html", "--view", "wall"),
+			 -EINVAL);
+	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "--html", "p.html", "--", "true"), 0);
+	assert_string_equal(o.html_path, "p.html");
+	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "compare", "a.json", "b.json", "--html", "c.html"), 0);
+	assert_string_equal(o.html_path, "c.html");
 	assert_int_equal(PARSE(&o, err, "report"), -EINVAL);
 	assert_non_null(strstr(err, "needs one artifact, got 0"));
 	/* A command called compare runs after --. */
@@ -532,6 +552,7 @@ static const struct {
     {MODE_RUN, "inconclusive", {"maybe", ""}},
     {MODE_RUN, "junit", {""}},
     {MODE_RUN, "markdown", {""}},
+    {MODE_RUN, "html", {""}},
     {MODE_RUN, "offcpu-min", {"5 parsecs", "-1ms", "5", "abc", "2h", "1e3us", ""}},
     {MODE_RUN, "freq", {"0", "abc", "10001", "-1", "99Hz", ""}},
     {MODE_RUN, "timeline-buffer", {"5 parsecs", "1K", "4095", "2G", "-4K", "abc", ""}},
@@ -546,11 +567,15 @@ static const struct {
     {MODE_RUN, "output", {"xml", "", "JSON"}},
     {MODE_RUN, "tid", {"abc", "0", "-1", ""}},
     {MODE_RUN, "comm", {""}},
+    {MODE_RUN, "bash-top", {"abc", "-1", "+5", "5x", "1.5", "100001", ""}},
+    {MODE_RUN, "bash-depth", {"abc", "-1", "2x", "100001", ""}},
     {MODE_COMPARE, "fail-over", {"10", "x%", ""}},
     {MODE_COMPARE, "metric", {"nope", ""}},
     {MODE_COMPARE, "inconclusive", {"maybe"}},
     {MODE_COMPARE, "junit", {""}},
     {MODE_COMPARE, "markdown", {""}},
+    {MODE_COMPARE, "html", {""}},
+    {MODE_COMPARE, "flame-diff", {""}},
     {MODE_COMPARE, "color", {"sometimes"}},
     {MODE_COMPARE, "colour", {"sometimes"}},
     {MODE_REPORT, "format", {"svg2", "", "TABLE"}},

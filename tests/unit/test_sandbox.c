@@ -37,6 +37,16 @@ enum forbidden {
 	F_MOUNT,
 	F_FORK,
 	F_PTRACE,
+	F_OPEN_WRITE,
+	F_CREATE,
+	F_RENAME,
+	F_UNLINK,
+	F_FCHOWN,
+	F_CHMOD,
+	F_KILL_ALL,
+	F_KILL_GROUP,
+	F_NETLINK_ROUTE,
+	F_MKDIR,
 };
 
 /* In the child: the calls the supervisor needs, then one it must not make. */
@@ -47,7 +57,7 @@ static void child(enum forbidden f, int err_wr)
 	int fd;
 
 	dup2(err_wr, STDERR_FILENO);
-	if (sandbox_enter(err, sizeof(err))) {
+	if (sandbox_enter(NULL, err, sizeof(err))) {
 		fprintf(stderr, "enter: %s\n", err);
 		_exit(3);
 	}
@@ -70,6 +80,10 @@ static void child(enum forbidden f, int err_wr)
 		_exit(8);
 	if (kill(getpid(), 0))
 		_exit(9);
+	/* openat2's flags cannot be read by the filter: as if the kernel had none. */
+	if (syscall(SYS_openat2, AT_FDCWD, "/proc/self/status", &(long[3]){0}, 24) != -1 ||
+	    errno != ENOSYS)
+		_exit(10);
 
 	switch (f) {
 	case F_NONE:
@@ -100,6 +114,36 @@ static void child(enum forbidden f, int err_wr)
 		break;
 	case F_PTRACE:
 		syscall(SYS_ptrace, 0, 0, 0, 0);
+		break;
+	case F_OPEN_WRITE:
+		open("/dev/null", O_WRONLY | O_CLOEXEC);
+		break;
+	case F_CREATE:
+		open("/tmp/tsarun-sandbox-test", O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+		break;
+	case F_RENAME:
+		rename("/nonexistent-a", "/nonexistent-b");
+		break;
+	case F_UNLINK:
+		unlink("/nonexistent");
+		break;
+	case F_FCHOWN:
+		syscall(SYS_fchown, 0, 0, 0);
+		break;
+	case F_CHMOD:
+		syscall(SYS_chmod, "/nonexistent", 0);
+		break;
+	case F_KILL_ALL:
+		kill(-1, 0);
+		break;
+	case F_KILL_GROUP:
+		kill(-getpgrp(), 0);
+		break;
+	case F_NETLINK_ROUTE:
+		socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */);
+		break;
+	case F_MKDIR:
+		syscall(SYS_mkdir, "/nonexistent", 0700);
 		break;
 	}
 	_exit(99); /* the call returned: the filter let it through */
@@ -161,6 +205,74 @@ static void test_forbidden_calls_stop_it_by_name(void **state)
 	expect_stopped(F_FORK, "fork");
 	expect_stopped(F_PTRACE, "ptrace");
 #endif
+	/* Nothing opened for writing, made, renamed, unlinked, chowned or chmodded outside. */
+	expect_stopped(F_OPEN_WRITE, "openat");
+	expect_stopped(F_CREATE, "openat");
+	expect_stopped(F_RENAME, "rename");
+	expect_stopped(F_UNLINK, "unlink");
+	expect_stopped(F_FCHOWN, "fchown");
+	expect_stopped(F_CHMOD, "chmod");
+	expect_stopped(F_MKDIR, "mkdir");
+	/* No signal to every process or to a group, no netlink but generic. */
+	expect_stopped(F_KILL_ALL, "kill");
+	expect_stopped(F_KILL_GROUP, "kill");
+	expect_stopped(F_NETLINK_ROUTE, "socket");
+}
+
+/*
+ * Given the directories outputs go into, a new file there and its rename
+ * are allowed; the same calls anywhere else are not.
+ */
+static void test_output_directories(void **state)
+{
+	char dir[] = "/tmp/tsarun-sandbox.XXXXXX", out[256];
+	int p[2], status, dfd;
+	ssize_t n, have = 0;
+	pid_t pid;
+
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sandbox_opts so = {
+		    .write_dirs = &dfd, .nwrite_dirs = 1, .work_dir = -1, .work_parent = -1};
+		char err[200];
+		int fd;
+
+		close(p[0]);
+		dup2(p[1], STDERR_FILENO);
+		if (sandbox_enter(&so, err, sizeof(err)))
+			_exit(3);
+		fd = openat(dfd, "new", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, "x", 1) != 1 || close(fd))
+			_exit(4);
+		if (renameat(dfd, "new", dfd, "final") || unlinkat(dfd, "final", 0))
+			_exit(5);
+		/* Landlock, where the kernel has it: not beyond the directory, even relative to it. */
+		fd = openat(dfd, "../tsarun-sandbox-escaped", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0 && !sandbox_landlock_reason())
+			_exit(6);
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(dfd, "../tsarun-sandbox-escaped", 0);
+		}
+		/* The filter: a rename into another directory stops it. */
+		renameat(dfd, "x", AT_FDCWD, "/tmp/x");
+		_exit(99);
+	}
+	close(p[1]);
+	while ((n = read(p[0], out + have, sizeof(out) - 1 - (size_t)have)) > 0)
+		have += n;
+	out[have] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WEXITSTATUS(status) != 125 || !strstr(out, "system call renameat ("))
+		fail_msg("exit %d, stderr '%s'", WEXITSTATUS(status), out);
+	close(dfd);
+	rmdir(dir);
 }
 
 int main(void)
@@ -168,6 +280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_allowed_calls_work),
 	    cmocka_unit_test(test_forbidden_calls_stop_it_by_name),
+	    cmocka_unit_test(test_output_directories),
 	};
 
 	return cmocka_run_group_tests_name("sandbox", tests, NULL, NULL);

@@ -49,6 +49,33 @@ static void test_summary_known_values(void **state)
 	assert_int_equal(s.outliers, 1);
 }
 
+/* The order statistics and their exact binomial coverage (tables of Conover, 1999). */
+static void test_median_interval(void **state)
+{
+	double x5[] = {5, 1, 4, 2, 3}, lo, hi, cov;
+	double x10[] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+	double big[2001], one[] = {7}, bad[] = {1, NAN};
+
+	/* n = 5: only the range, 1 - 2/32. */
+	assert_int_equal(stats_median_interval(x5, 5, 0.95, &lo, &hi, &cov), 0);
+	assert_true(lo == 1 && hi == 5);
+	assert_true(fabs(cov - 0.9375) < 1e-12);
+	/* n = 10: x(2) and x(9), 1 - 2 * 11/1024; x(3), x(8) would cover 0.891 only. */
+	assert_int_equal(stats_median_interval(x10, 10, 0.95, &lo, &hi, &cov), 0);
+	assert_true(lo == 2 && hi == 9);
+	assert_true(fabs(cov - (1 - 22.0 / 1024)) < 1e-12);
+	/* Large n: about the median +- 1.96 sqrt(n)/2 ranks, no underflow. */
+	for (int i = 0; i < 2001; i++)
+		big[i] = 2000 - i;
+	assert_int_equal(stats_median_interval(big, 2001, 0.95, &lo, &hi, &cov), 0);
+	assert_true(lo >= 954 && lo <= 958 && hi == 2000 - lo);
+	assert_true(cov >= 0.95 && cov < 0.96);
+	assert_int_equal(stats_median_interval(one, 1, 0.95, &lo, &hi, &cov), 0);
+	assert_true(lo == 7 && hi == 7 && cov == 0);
+	assert_int_equal(stats_median_interval(bad, 2, 0.95, &lo, &hi, &cov), -EINVAL);
+	assert_int_equal(stats_median_interval(bad, 0, 0.95, &lo, &hi, &cov), -EINVAL);
+}
+
 static void test_summary_degenerate(void **state)
 {
 	const double same[] = {7, 7, 7, 7};
@@ -222,6 +249,7 @@ static void test_ratio_false_failures_and_power(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_median_interval),
 	    cmocka_unit_test(test_summary_known_values),
 	    cmocka_unit_test(test_summary_degenerate),
 	    cmocka_unit_test(test_median_matches_sort),

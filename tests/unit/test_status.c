@@ -64,6 +64,23 @@ static void test_interrupted(void **state)
 	status_describe(&r, buf, sizeof(buf));
 	assert_string_equal(buf, "exit 0, interrupted by SIGTERM");
 
+	/* Ctrl-C on the terminal, which the command handled and exited 0: 130. */
+	memset(&r, 0, sizeof(r));
+	r.status = RUN_INTERRUPTED;
+	r.interrupt_signal = SIGINT;
+	r.interrupt_tty = true;
+	status_from_wait(&r, 0);
+	assert_int_equal(status_exit_code(&r), 130);
+
+	/* SIGINT to tsarun alone, passed on, and the command finished (exit 0): 0. */
+	memset(&r, 0, sizeof(r));
+	r.status = RUN_INTERRUPTED;
+	r.interrupt_signal = SIGINT;
+	status_from_wait(&r, 0);
+	assert_int_equal(status_exit_code(&r), 0);
+	status_describe(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "exit 0, interrupted by SIGINT");
+
 	/* Interrupted, the command failed on its own terms: its code wins. */
 	memset(&r, 0, sizeof(r));
 	r.status = RUN_INTERRUPTED;

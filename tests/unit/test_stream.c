@@ -286,6 +286,12 @@ static void test_json_line(void **state)
 		line = stream_json_line(&j);
 		assert_non_null(strstr(line, "\"on_cpu_percent\":66.667}"));
 		free(line);
+		/* Not UTF-8 (a command may name its threads anything): U+FFFD, strict UTF-8. */
+		memcpy(t.comm, "\xed\xa0\x80\xff\xc2\x9b", 7);
+		line = stream_json_line(&j);
+		assert_true(fx_utf8_valid(line));
+		assert_non_null(strstr(line, "\"comm\":\"\\ufffd\\ufffd\\ufffd\\ufffd\\u009b\""));
+		free(line);
 	}
 
 	/* A line with no thread still says what its source cannot measure. */

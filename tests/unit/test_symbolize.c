@@ -220,9 +220,37 @@ static void test_repair_keeps_walk_without_cfi(void **state)
 	symbolizer__free(s);
 }
 
+/* C++ and Rust (legacy) names as people read them; anything else as it is. */
+static void test_demangle(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+	    {"_ZNSt6thread4joinEv", "std::thread::join()"},
+	    {"_ZN8workload8wait_forERSt6thread", "workload::wait_for(std::thread&)"},
+	    {"_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write"},
+	    /* A C++ name that happens to end like a hash is a C++ name: only ::h + 16 hex goes. */
+	    {"_ZN1a2h1Ev", "a::h1()"},
+	    {"main", "main"},
+	    {"_Zbroken", "_Zbroken"},
+	    {"_RNvCs1234_7mycrate3foo", "_RNvCs1234_7mycrate3foo"}, /* Rust v0: left as it is */
+	    {"__pthread_clockjoin_ex", "__pthread_clockjoin_ex"},
+	};
+	char buf[256], small[8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		symbolize_demangle(cases[i].in, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].out);
+	}
+	/* A buffer too small cuts, as snprintf does. */
+	symbolize_demangle("_ZNSt6thread4joinEv", small, sizeof(small));
+	assert_string_equal(small, "std::th");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_demangle),
 	    cmocka_unit_test(test_kallsyms),
 	    cmocka_unit_test(test_kernel_return_address),
 	    cmocka_unit_test(test_kallsyms_unsorted_tail),

@@ -79,7 +79,7 @@ static void test_attach_matches_by_identity_and_orders(void **state)
 	e.kind = TSA_TL_NR;
 	assert_int_equal(timeline_builder__add(b, &e, sizeof(e)), 0);
 
-	assert_int_equal(timeline_attach(&r, b, T0, 9, 0), 0);
+	assert_int_equal(timeline_attach(&r, b, T0, 9, 0, NULL), 0);
 	assert_non_null(r.timeline);
 	assert_int_equal(r.timeline->n, 5);
 	assert_int_equal(r.timeline->unmatched, 1);
@@ -109,7 +109,7 @@ static void test_attach_matches_by_identity_and_orders(void **state)
 		}
 	}
 	/* The builder starts again empty for the next run. */
-	assert_int_equal(timeline_attach(&r, b, T0, 0, 0), 0);
+	assert_int_equal(timeline_attach(&r, b, T0, 0, 0, NULL), 0);
 	assert_int_equal(r.timeline->n, 0);
 	assert_true(timeline_complete(r.timeline));
 	run__free_detail(&r);
@@ -133,7 +133,7 @@ static void test_bound_keeps_the_first_and_says_where_it_cut(void **state)
 	assert_int_equal(timeline_builder__add(b, &e, sizeof(e)), 0);
 	e = ev(&t[1], TSA_TL_ONCPU, 1, 5, 1);
 	assert_int_equal(timeline_builder__add(b, &e, sizeof(e)), 0);
-	assert_int_equal(timeline_attach(&r, b, T0, 4, 0), 0);
+	assert_int_equal(timeline_attach(&r, b, T0, 4, 0, NULL), 0);
 	assert_int_equal(r.timeline->n, 2);
 	assert_int_equal(r.timeline->beyond_bound, 2);
 	assert_int_equal(r.timeline->beyond_bound_ns, 9 * MS);
@@ -161,7 +161,7 @@ static void test_losses_are_the_kernels_and_the_threads(void **state)
 	run__source(&r, "ebpf", true, NULL);
 	assert_int_equal(fold_run(&r, t, 2), 0);
 	assert_int_equal(r.threads[0].tl_lost + r.threads[1].tl_lost, 4);
-	assert_int_equal(timeline_attach(&r, b, T0, 10, 4), 0);
+	assert_int_equal(timeline_attach(&r, b, T0, 10, 4, NULL), 0);
 	assert_int_equal(r.timeline->lost_events, 4);
 	assert_int_equal(r.timeline->lost_ns, 3 * MS);
 	assert_false(timeline_complete(r.timeline));

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: MIT
+# fish completion for tsarun. Installed by make install as
+# share/fish/vendor_completions.d/tsarun.fish; tests/integration/14-completion.sh
+# holds its options to `tsarun --help` and asks fish for candidates.
+
+function __tsarun_sub
+    set -l w (commandline -opc)
+    test (count $w) -ge 2; and contains -- $w[2] $argv
+end
+function __tsarun_run
+    not __tsarun_sub compare report doctor
+end
+
+set -l sorts 'wall cpu runq sleep disk offcpu switches wakeup tid'
+set -l metrics 'wall cpu on_cpu runqueue blocked uninterruptible voluntary_switches involuntary_switches max_rss instructions'
+
+complete -c tsarun -n '__fish_is_first_arg' -f -a 'compare report doctor'
+complete -c tsarun -n '__tsarun_run' -l json -r -F -d 'write the artifact to FILE'
+complete -c tsarun -n '__tsarun_run' -l out-dir -r -a '(__fish_complete_directories)' -d 'write every artifact into DIR'
+complete -c tsarun -n '__tsarun_run' -l report -r -F -d 'write the table to FILE'
+complete -c tsarun -n 'not __tsarun_sub report doctor' -l html -r -F -d 'write an HTML page'
+complete -c tsarun -n '__tsarun_sub compare' -l flame-diff -r -a '(__fish_complete_directories)' -d 'differential flame graphs into DIR'
+complete -c tsarun -n '__tsarun_run' -l no-table -d 'do not print the table'
+complete -c tsarun -n 'not __tsarun_sub report doctor' -s q -l quiet -d 'print nothing but errors'
+complete -c tsarun -n 'not __tsarun_sub compare doctor' -l sort -x -a "$sorts" -d 'order threads by KEY'
+complete -c tsarun -n 'not __tsarun_sub compare doctor' -l top -x -d 'thread rows before the rest are folded'
+complete -c tsarun -n 'not __tsarun_sub compare doctor' -l wide -d 'every column of the table'
+complete -c tsarun -n 'not __tsarun_sub doctor' -l color -x -a 'auto always never' -d 'when to colour'
+complete -c tsarun -n '__tsarun_run' -s v -l verbose -d 'say more'
+complete -c tsarun -n '__tsarun_run' -l user -x -a '(__fish_complete_users)' -d 'run the command as USER'
+complete -c tsarun -n '__tsarun_run' -l descendants -x -a 'wait leave kill' -d 'what the command left running'
+complete -c tsarun -n '__tsarun_run' -l kill-grace -x -d 'time between SIGTERM and SIGKILL'
+complete -c tsarun -n '__tsarun_run' -l ringbuf -x -d 'BPF ring buffer size'
+complete -c tsarun -n '__tsarun_run' -l no-sandbox -d 'do not confine tsarun'
+complete -c tsarun -n '__tsarun_run' -s b -l backend -x -a 'auto ebpf taskstats proc' -d 'where the figures come from'
+complete -c tsarun -n '__tsarun_run' -l sample -x -d 'procfs sampling interval'
+complete -c tsarun -n '__tsarun_run' -l no-delayacct -d 'leave kernel.task_delayacct as it is'
+complete -c tsarun -n '__tsarun_run' -s r -l runs -x -d 'run the command N times'
+complete -c tsarun -n '__tsarun_run' -l warmup -x -d 'runs before the measured ones'
+complete -c tsarun -n '__tsarun_run' -l bash -d 'profile a bash script'
+complete -c tsarun -n '__tsarun_run' -l bash-no-follow -d 'do not profile nested bash'
+complete -c tsarun -n '__tsarun_run' -l bash-top -x -d 'the N costliest commands first'
+complete -c tsarun -n '__tsarun_run' -l critical-path -d 'the chain that made the wall time'
+complete -c tsarun -n '__tsarun_run' -l bash-depth -x -d 'the tree to depth N'
+complete -c tsarun -n '__tsarun_run' -l baseline -r -F -d 'compare with an earlier artifact'
+complete -c tsarun -n '__tsarun_run' -l baseline-cmd -x -d 'run CMD alongside, interleaved'
+complete -c tsarun -n 'not __tsarun_sub report doctor' -l fail-over -x -d 'thresholds'
+complete -c tsarun -n 'not __tsarun_sub report doctor' -l metric -x -a "$metrics" -d 'gated metrics'
+complete -c tsarun -n '__tsarun_run' -l max-runs -x -d 'add runs up to N while inconclusive'
+complete -c tsarun -n 'not __tsarun_sub report doctor' -l inconclusive -x -a 'warn fail' -d 'warn or fail'
+complete -c tsarun -n 'not __tsarun_sub report doctor' -l junit -r -F -d 'the verdict as JUnit XML'
+complete -c tsarun -n 'not __tsarun_sub report doctor' -l markdown -r -F -d 'the verdict as Markdown'
+complete -c tsarun -n '__tsarun_run' -l stacks -d 'off-CPU stacks'
+complete -c tsarun -n '__tsarun_run' -l offcpu-min -x -d 'shortest sleep charged to a stack'
+complete -c tsarun -n '__tsarun_run' -l waker -d 'stacks of whoever woke each sleep'
+complete -c tsarun -n '__tsarun_run' -l flame -d 'flame graphs'
+complete -c tsarun -n '__tsarun_run' -l freq -x -d 'on-CPU samples per second'
+complete -c tsarun -n '__tsarun_run' -l timeline -d 'every state interval of every thread'
+complete -c tsarun -n '__tsarun_run' -l timeline-buffer -x -d 'its BPF ring buffer'
+complete -c tsarun -n '__tsarun_run' -l timeline-max -x -d 'intervals kept per run'
+complete -c tsarun -n '__tsarun_run' -s p -l pid -x -a '(__fish_complete_pids)' -d 'attach to process PID'
+complete -c tsarun -n '__tsarun_run' -l interval -x -d 'report or stream interval'
+complete -c tsarun -n '__tsarun_run' -l count -x -d 'stop after N intervals'
+complete -c tsarun -n '__tsarun_run' -l output -x -a 'table json' -d 'monitor output'
+complete -c tsarun -n '__tsarun_run' -l tid -x -d 'only this thread'
+complete -c tsarun -n '__tsarun_run' -l comm -x -d 'only threads whose name matches'
+complete -c tsarun -n '__tsarun_run' -l show-idle -d 'also threads that did nothing'
+complete -c tsarun -n '__tsarun_run' -l no-header -d 'no table header'
+complete -c tsarun -n '__tsarun_run' -l stream -r -F -d 'where the interval lines go'
+complete -c tsarun -n '__tsarun_run' -l stream-backlog -x -d 'what may wait for a slow reader'
+complete -c tsarun -s h -l help -d 'show the help'
+complete -c tsarun -n '__tsarun_run' -s V -l version -d 'show the version'
+complete -c tsarun -n '__tsarun_sub report' -s f -l format -x -a 'table markdown folded svg trace html csv runs-csv hyperfine' -d 'what to print'
+complete -c tsarun -n '__tsarun_sub report' -l view -x -a 'wall offcpu oncpu' -d 'which stacked view'
+complete -c tsarun -n '__tsarun_sub report' -l inverted -d 'an icicle graph, the root on top'
+complete -c tsarun -n '__tsarun_sub doctor' -l json -d 'the report as JSON'
