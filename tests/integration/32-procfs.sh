@@ -156,7 +156,12 @@ done
 # --- threads that lived between two samples --------------------------------------------
 # 200 threads of 2 ms, 4 at a time: procfs alone sees some; the others' CPU
 # shows as unseen against rusage, never as a thread that was not measured.
+# (The machine's counters around it: the share of busy CPU time the hypervisor took.)
+busy_steal() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $9 }' /proc/stat; }
+read -r busy0 steal0 < <(busy_steal)
 "$TSARUN" -q -b proc --json "$J" -- "$WORKLOADS/threads" 200 4 2000
+read -r busy1 steal1 < <(busy_steal)
+steal_pc=$(awk -v b=$((busy1 - busy0)) -v s=$((steal1 - steal0)) 'BEGIN { printf "%.1f", b ? s * 100 / b : 0 }')
 validate "$J"
 seen=$(jqv "$J" '.runs[0].quality.procfs.threads_seen')
 at_most "short threads, procfs alone: not all 201 are seen between samples" "$seen" 200
@@ -239,9 +244,12 @@ at_most "... rusage CPU time no thread accounts for, % (was the short threads'),
 # eBPF saw single threads of 2 ms lose 150-270 us to steal, and the kernel's
 # own counters left 166 us of one such thread's life (no sleep, etime -
 # sum_exec_runtime - run_delay at its exit) uncovered: 7.8% of its life
-# then, while the sum stayed under 0.1%.
-at_most "... threads completed from their records: residual, % of their life (all of them)" \
-	"$(jqv "$J" '[.runs[0].threads[] | select(.counters_from_exit_record == true)] | ([.[].residual_ns] | add) * 100 / ([.[].lifetime_ns] | add)')" 5
+# then, while the sum stayed under 0.1%. So the bound is 5% beyond the
+# machine's steal during the run (% of its busy time, from /proc/stat): 15.4%
+# residual was seen on a host that took a large share.
+at_most "... threads completed from their records: residual, % of their life (all of them), steal $steal_pc% + 5" \
+	"$(jqv "$J" '[.runs[0].threads[] | select(.counters_from_exit_record == true)] | ([.[].residual_ns] | add) * 100 / ([.[].lifetime_ns] | add)')" \
+	"$(awk -v s="$steal_pc" 'BEGIN { print s + 5 }')"
 
 # --- a command shorter than one sample -------------------------------------------------
 # Its leader is read once more when it has exited, before it is reaped (a
