@@ -45,6 +45,12 @@ static const char usage[] =
     "      --html FILE          write the whole run as one self-contained HTML page\n"
     "                           (no network): header, threads, flame graphs, the\n"
     "                           timeline, the bash tree, runs and verdict, as recorded\n"
+    "      --export-csv FILE    write the last run's threads as CSV (times in ns)\n"
+    "      --export-runs-csv FILE\n"
+    "                           write every run as CSV, a row per run\n"
+    "      --export-hyperfine FILE\n"
+    "                           write the runs in the layout of hyperfine's JSON\n"
+    "                           export\n"
     "      --no-table           do not print the table\n"
     "  -q, --quiet              print nothing but errors (implies --no-table;\n"
     "                           not with -v)\n"
@@ -459,6 +465,9 @@ enum {
 	OPT_JUNIT,
 	OPT_MARKDOWN,
 	OPT_HTML,
+	OPT_EXPORT_CSV,
+	OPT_EXPORT_RUNS_CSV,
+	OPT_EXPORT_HYPERFINE,
 	OPT_FLAME_DIFF,
 	OPT_STACKS,
 	OPT_OFFCPU_MIN,
@@ -531,6 +540,9 @@ static const struct option long_opts[] = {
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"markdown", required_argument, NULL, OPT_MARKDOWN},
     {"html", required_argument, NULL, OPT_HTML},
+    {"export-csv", required_argument, NULL, OPT_EXPORT_CSV},
+    {"export-runs-csv", required_argument, NULL, OPT_EXPORT_RUNS_CSV},
+    {"export-hyperfine", required_argument, NULL, OPT_EXPORT_HYPERFINE},
     {"stacks", no_argument, NULL, OPT_STACKS},
     {"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
     {"waker", no_argument, NULL, OPT_WAKER},
@@ -880,6 +892,9 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case OPT_TIMELINE_BUFFER:
 		case OPT_TIMELINE_MAX:
 		case OPT_CRITICAL_PATH:
+		case OPT_EXPORT_CSV:
+		case OPT_EXPORT_RUNS_CSV:
+		case OPT_EXPORT_HYPERFINE:
 			if (!run_only[0])
 				snprintf(run_only, sizeof(run_only), "%s", long_name(c));
 			break;
@@ -899,6 +914,15 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			if (!*optarg)
 				return fail(err, errlen, "--report: empty file name");
 			o->report_path = optarg;
+			break;
+		case OPT_EXPORT_CSV:
+		case OPT_EXPORT_RUNS_CSV:
+		case OPT_EXPORT_HYPERFINE:
+			if (!*optarg)
+				return fail(err, errlen, "%s: empty file name", long_name(c));
+			*(c == OPT_EXPORT_CSV	     ? &o->export_csv_path
+			  : c == OPT_EXPORT_RUNS_CSV ? &o->export_runs_csv_path
+						     : &o->export_hyperfine_path) = optarg;
 			break;
 		case OPT_NO_TABLE:
 			o->no_table = true;

@@ -118,6 +118,10 @@ struct tsarun_opts {
 	const char *markdown_path;  /* --markdown FILE */
 	const char *flame_diff_dir; /* compare --flame-diff DIR: differential flame graphs */
 	const char *html_path;	    /* --html FILE: the run (or compare's verdict) as a page */
+	/* --export-csv, --export-runs-csv, --export-hyperfine FILE: a run's exports */
+	const char *export_csv_path;
+	const char *export_runs_csv_path;
+	const char *export_hyperfine_path;
 
 	/* tsarun compare BASE NEW */
 	const char *compare_base;

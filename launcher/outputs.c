@@ -15,12 +15,12 @@
 #include "artifact.h"
 #include "bashprof.h"
 #include "critpath.h"
+#include "export.h"
 #include "flame.h"
 #include "gate.h"
 #include "gate_report.h"
 #include "options.h"
 #include "outputs.h"
-#include "report_html.h"
 #include "report_html.h"
 #include "run.h"
 #include "stacks.h"
@@ -60,6 +60,9 @@ enum {
 	OUT_ONCPU_DIFF_SVG,
 	OUT_WALL_DIFF_SVG,
 	OUT_HTML, /* --html */
+	OUT_EXPORT_CSV,
+	OUT_EXPORT_RUNS_CSV,
+	OUT_EXPORT_HYPERFINE,
 	OUT_N,
 };
 
@@ -147,9 +150,15 @@ static const char *stream_clash(const struct tsarun_opts *o, const char *stream,
 	const struct {
 		const char *path, *what;
 	} others[] = {
-	    {artifact, "the artifact"},	      {o->report_path, "--report"},
-	    {o->junit_path, "--junit"},	      {o->markdown_path, "--markdown"},
-	    {o->baseline_path, "--baseline"}, {o->html_path, "--html"},
+	    {artifact, "the artifact"},
+	    {o->report_path, "--report"},
+	    {o->junit_path, "--junit"},
+	    {o->markdown_path, "--markdown"},
+	    {o->baseline_path, "--baseline"},
+	    {o->html_path, "--html"},
+	    {o->export_csv_path, "--export-csv"},
+	    {o->export_runs_csv_path, "--export-runs-csv"},
+	    {o->export_hyperfine_path, "--export-hyperfine"},
 	};
 	char *s = canonical(stream);
 	const char *clash = NULL;
@@ -163,6 +172,51 @@ static const char *stream_clash(const struct tsarun_opts *o, const char *stream,
 	}
 	free(s);
 	return clash;
+}
+
+/* What each output is called in a message: its option, or its file's name. */
+static const char *output_name(int i)
+{
+	static const char *const names[OUT_N] = {
+	    [OUT_ARTIFACT] = "the artifact",
+	    [OUT_REPORT] = "--report",
+	    [OUT_JUNIT] = "--junit",
+	    [OUT_MARKDOWN] = "--markdown",
+	    [OUT_SUMMARY] = "the step summary",
+	    [OUT_STREAM] = "the stream",
+	    [OUT_FOLDED] = "bash.folded",
+	    [OUT_HTML] = "--html",
+	    [OUT_EXPORT_CSV] = "--export-csv",
+	    [OUT_EXPORT_RUNS_CSV] = "--export-runs-csv",
+	    [OUT_EXPORT_HYPERFINE] = "--export-hyperfine",
+	};
+
+	return names[i] ? names[i] : profile_names[i];
+}
+
+/*
+ * Two outputs at one file (--report tsarun.json) would leave only the one
+ * written last: refuse before the command runs. Written in place (a
+ * descriptor, the null device) any number may share it.
+ */
+static int same_file(const struct outputs *out, char *err, size_t errlen)
+{
+	char *paths[OUT_N] = {0};
+	int ret = 0;
+
+	for (int i = 0; i < OUT_N; i++)
+		if (out->f[i] && !outfile__in_place(out->f[i]))
+			paths[i] = canonical(outfile__path(out->f[i]));
+	for (int i = 0; !ret && i < OUT_N; i++)
+		for (int j = i + 1; !ret && paths[i] && j < OUT_N; j++)
+			if (paths[j] && !strcmp(paths[i], paths[j])) {
+				snprintf(err, errlen, "%s and %s would both be written to '%s'",
+					 output_name(i), output_name(j), outfile__path(out->f[j]));
+				ret = -EINVAL;
+			}
+	for (int i = 0; i < OUT_N; i++)
+		free(paths[i]);
+	return ret;
 }
 
 static int plan(struct outputs *out, int i, const char *path, const struct outfile_opts *base,
@@ -326,6 +380,17 @@ struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_u
 		if (!ret && o->report_path)
 			ret = plan(out, OUT_REPORT, o->report_path, &base, OUTFILE_REPLACE,
 				   "the report", " (use --report FILE)", err, errlen);
+		if (!ret && o->export_csv_path)
+			ret = plan(out, OUT_EXPORT_CSV, o->export_csv_path, &base, OUTFILE_REPLACE,
+				   "the threads' CSV", " (use --export-csv FILE)", err, errlen);
+		if (!ret && o->export_runs_csv_path)
+			ret = plan(out, OUT_EXPORT_RUNS_CSV, o->export_runs_csv_path, &base,
+				   OUTFILE_REPLACE, "the runs' CSV",
+				   " (use --export-runs-csv FILE)", err, errlen);
+		if (!ret && o->export_hyperfine_path)
+			ret = plan(out, OUT_EXPORT_HYPERFINE, o->export_hyperfine_path, &base,
+				   OUTFILE_REPLACE, "the hyperfine export",
+				   " (use --export-hyperfine FILE)", err, errlen);
 	}
 	if (!ret && o->junit_path)
 		ret = plan(out, OUT_JUNIT, o->junit_path, &base, OUTFILE_REPLACE,
@@ -378,6 +443,8 @@ struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_u
 			free(path);
 		}
 	}
+	if (!ret)
+		ret = same_file(out, err, errlen);
 	if (ret)
 		goto fail;
 	return out;
@@ -513,6 +580,42 @@ static int write_table(const struct session *s, const struct tsarun_opts *o, str
 		return 0;
 	}
 	return write_one(out->f[OUT_REPORT], render_table, &c);
+}
+
+static int render_threads_csv(FILE *f, const void *ctx)
+{
+	const struct session *s = ctx;
+
+	return export_threads_csv(f, &s->runs[s->nruns - 1]);
+}
+
+static int render_runs_csv(FILE *f, const void *ctx)
+{
+	return export_runs_csv(f, ctx);
+}
+
+static int render_hyperfine(FILE *f, const void *ctx)
+{
+	return export_hyperfine_json(f, ctx);
+}
+
+/* --export-csv, --export-runs-csv, --export-hyperfine: those asked for. */
+static int write_exports(const struct session *s, struct outputs *out)
+{
+	static const struct {
+		int i;
+		renderer render;
+	} exports[] = {
+	    {OUT_EXPORT_CSV, render_threads_csv},
+	    {OUT_EXPORT_RUNS_CSV, render_runs_csv},
+	    {OUT_EXPORT_HYPERFINE, render_hyperfine},
+	};
+	int ret = 0;
+
+	for (size_t k = 0; k < sizeof(exports) / sizeof(exports[0]); k++)
+		if (out->f[exports[k].i] && write_one(out->f[exports[k].i], exports[k].render, s))
+			ret = -EIO;
+	return ret;
 }
 
 static int render_folded(FILE *f, const void *ctx)
@@ -919,6 +1022,8 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, struct outputs
 		textsafe_term_line(stderr, "tsarun: ", err, "");
 		ret = -EIO;
 	}
+	if (s->nruns && write_exports(s, out))
+		ret = -EIO;
 	/* Before bash_folded goes: the page's artifact is the one written. */
 	if (out->f[OUT_HTML] && s->nruns && write_run_html(s, o, out))
 		ret = -EIO;

@@ -3,7 +3,8 @@
 # share/bash-completion/completions/tsarun; tests/integration/14-completion.sh
 # holds its option lists to `tsarun --help` and runs it in bash.
 
-_tsarun_opts_arg='--json --out-dir --report --html --sort --top --color --user --descendants
+_tsarun_opts_arg='--json --out-dir --report --html --export-csv --export-runs-csv
+	--export-hyperfine --sort --top --color --user --descendants
 	--kill-grace --ringbuf --backend -b --sample --runs -r --warmup --baseline --baseline-cmd
 	--fail-over --metric --max-runs --inconclusive --junit --markdown --offcpu-min --freq
 	--timeline-buffer --timeline-max --pid -p --interval --count --output --tid --comm --stream
@@ -62,7 +63,8 @@ _tsarun()
 		fi
 	done
 	case $prev in
-	--json | --report | --html | --junit | --markdown | --stream | --baseline)
+	--json | --report | --html | --junit | --markdown | --stream | --baseline | --export-csv | \
+		--export-runs-csv | --export-hyperfine)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0
 		;;

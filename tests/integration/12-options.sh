@@ -17,6 +17,7 @@ declare -A bad=(
 	[--baseline]='' [--baseline-cmd]='' [--fail-over]='10|-5%|cpu=|nope=5%'
 	[--metric]='nope|cpu,' [--max-runs]='0|abc' [--inconclusive]='maybe'
 	[--junit]='' [--markdown]='' [--html]='' [--flame-diff]=''
+	[--export-csv]='' [--export-runs-csv]='' [--export-hyperfine]=''
 	[--sample]='-1|abc|5 parsecs' [--offcpu-min]='5 parsecs|-1ms|abc'
 	[--interval]='-1|abc' [--stream]='' [--stream-backlog]='2G|-1|abc' [--count]='abc|-1' [--backend]='nope' [--freq]='0|abc|10001'
 	[--pid]='abc|0|-1' [--output]='xml' [--tid]='abc|0' [--comm]=''

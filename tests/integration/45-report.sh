@@ -76,8 +76,11 @@ check "... and says what is accepted" grep -q "is not table, markdown, folded, s
 "$TSARUN" report 2>err.txt
 equal "report without a file: 125" "$?" 125
 
-# Exports for other tools: the threads and the runs as CSV, the runs as hyperfine writes them.
-"$TSARUN" -q -r 3 --warmup 1 --json hf.json -- "$WORKLOADS/threads" 30 3 10
+# Exports for other tools: the threads and the runs as CSV, the runs as hyperfine writes them,
+# written by the run itself and by report from its artifact, byte for byte the same.
+"$TSARUN" -q -r 3 --warmup 1 --json hf.json --export-csv run-threads.csv \
+	--export-runs-csv run-runs.csv --export-hyperfine run-hf.json -- "$WORKLOADS/threads" 30 3 10
+equal "--export-csv, --export-runs-csv, --export-hyperfine: exit 0" "$?" 0
 "$TSARUN" report --format csv hf.json >threads.csv
 equal "report --format csv: exit 0" "$?" 0
 equal "csv: a row per thread, their lifetimes the artifact's" \
@@ -99,3 +102,11 @@ if command -v hyperfine >/dev/null; then
 else
 	skip "hyperfine: the keys of hyperfine's own export" "hyperfine is not installed"
 fi
+check "--export-csv: the run's threads as report --format csv gives them" cmp run-threads.csv threads.csv
+check "--export-runs-csv: the runs as report --format runs-csv gives them" cmp run-runs.csv runs.csv
+check "--export-hyperfine: as report --format hyperfine gives it" cmp run-hf.json ours.json
+"$TSARUN" -q --json same.json --export-csv same.json -- true 2>err.txt
+equal "--export-csv onto the artifact's own path: refused (125)" "$?" 125
+check "... saying which two" grep -q "the artifact and --export-csv would both be written to 'same.json'" err.txt
+"$TSARUN" -p 1 --count 1 --export-runs-csv x.csv 2>err.txt
+equal "--export-runs-csv in monitor mode: refused (125)" "$?" 125

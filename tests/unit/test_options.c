@@ -298,6 +298,13 @@ static void test_compare(void **state)
 	assert_int_equal(PARSE(&o, err, "--html", "p.html", "--", "true"), 0);
 	assert_string_equal(o.html_path, "p.html");
 	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "--export-csv", "t.csv", "--export-runs-csv", "r.csv",
+			       "--export-hyperfine", "h.json", "--", "true"),
+			 0);
+	assert_string_equal(o.export_csv_path, "t.csv");
+	assert_string_equal(o.export_runs_csv_path, "r.csv");
+	assert_string_equal(o.export_hyperfine_path, "h.json");
+	options_defaults(&o);
 	assert_int_equal(PARSE(&o, err, "compare", "a.json", "b.json", "--html", "c.html"), 0);
 	assert_string_equal(o.html_path, "c.html");
 	assert_int_equal(PARSE(&o, err, "report"), -EINVAL);
@@ -553,6 +560,9 @@ static const struct {
     {MODE_RUN, "junit", {""}},
     {MODE_RUN, "markdown", {""}},
     {MODE_RUN, "html", {""}},
+    {MODE_RUN, "export-csv", {""}},
+    {MODE_RUN, "export-runs-csv", {""}},
+    {MODE_RUN, "export-hyperfine", {""}},
     {MODE_RUN, "offcpu-min", {"5 parsecs", "-1ms", "5", "abc", "2h", "1e3us", ""}},
     {MODE_RUN, "freq", {"0", "abc", "10001", "-1", "99Hz", ""}},
     {MODE_RUN, "timeline-buffer", {"5 parsecs", "1K", "4095", "2G", "-4K", "abc", ""}},
