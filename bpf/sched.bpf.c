@@ -1371,39 +1371,54 @@ static __always_inline void woke(struct tsa_thread *t, __u64 wake)
  * in without a sched_switch event (some kernels switch away from certain
  * tasks, e.g. a paravirtualised agent's, without tracing it). How long it
  * ran comes from the kernel: the growth of se.sum_exec_runtime since it last
- * left a CPU; a sleeper's wait before that, from run_delay. The rest of the
- * interval stays in the state it was in.
+ * left a CPU; its wait before that, from run_delay. A thread preempted in
+ * our books waited exactly that and was on a CPU for the rest of the
+ * interval: the task clock leaves out the interrupts and the steal of its
+ * slice, which a traced slice has. A sleeper's interval before its wait
+ * stays in the state it was in.
  */
 static __always_inline void repair_switch_in(struct tsa_thread *t, struct task_struct *p,
 					     __u64 sum_exec, __u64 now)
 {
-	__u64 window = now - t->since_ns, ran = 0, wait;
+	__u64 window = now - t->since_ns, ran = 0, wait = 0, on;
 
 	if (sum_exec > t->exec_mark)
 		ran = sum_exec - t->exec_mark;
 	if (ran > window)
 		ran = window;
-	if (!targ_wakeup_events && t->state != TSA_ST_RUNQ) {
-		/* Asleep in our books: its wakeup went untraced with the switch-in. */
+	if (!targ_wakeup_events) {
 		wait = p->sched_info.run_delay > t->delay_mark
 			   ? p->sched_info.run_delay - t->delay_mark
 			   : 0;
 		if (wait > window - ran)
 			wait = window - ran;
-		/* Switched out again since: the stack it slept on is gone. */
+	}
+	on = ran;
+	if (t->state == TSA_ST_RUNQ) {
+		/* What the task clock left out is what steal_ns counts of a traced slice. */
+		if (!targ_wakeup_events) {
+			on = window - wait;
+			t->steal_ns += on - ran;
+		}
+	} else if (!targ_wakeup_events) {
+		/*
+		 * Asleep in our books: its wakeup went untraced with the
+		 * switch-in. Switched out again since: the stack it slept on
+		 * is gone.
+		 */
 		if (targ_stacks && (t->state == TSA_ST_SLEEP || t->state == TSA_ST_DISK))
 			sleep_ends(t, p, t->state, sub_or_zero(now - ran - wait, t->since_ns),
 				   false);
 		woke(t, now - ran - wait);
 	}
 	if (t->flags & TSA_F_ANY_THROTTLED)
-		end_throttled(t, now - ran);
-	close_interval(t, now - ran); /* the runqueue wait ends at the inferred switch-in */
-	t->state_ns[TSA_ST_ONCPU] += ran;
-	if (targ_timeline && ran)
-		tl_send(t, TSA_TL_ONCPU_INFERRED, bpf_get_smp_processor_id(), now - ran, now);
+		end_throttled(t, now - on);
+	close_interval(t, now - on); /* the runqueue wait ends at the inferred switch-in */
+	t->state_ns[TSA_ST_ONCPU] += on;
+	if (targ_timeline && on)
+		tl_send(t, TSA_TL_ONCPU_INFERRED, bpf_get_smp_processor_id(), now - on, now);
 	if (t->flags & TSA_F_WOKEN) {
-		wakeup_latency(t, now - ran - t->woken_ns);
+		wakeup_latency(t, now - on - t->woken_ns);
 		t->flags &= ~TSA_F_WOKEN;
 	}
 	if (t->slices && bpf_get_smp_processor_id() != t->last_cpu)
