@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The bash profile as folded stacks and as a readable tree. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "bashprof.h"
 #include "flame.h"
 #include "run.h"
+#include "termwrap.h"
 #include "textsafe.h"
 #include "tsa_wire.h"
 #include "tsarun.h"
@@ -319,6 +321,58 @@ static void fit(char *s, size_t max)
 	memcpy(s + n, "…", sizeof("…"));
 }
 
+/*
+ * The columns before the command, by the width they get (0: left out). Every
+ * column on a wide terminal, a file or a pipe; under 120 columns the tree's
+ * DEPTH and %PARENT go (the tree's indent and %TOTAL tell them) and the
+ * others narrow, so that an 80-column terminal keeps 33 for the tree.
+ */
+struct layout {
+	int where, depth, wall, pct, parent, cpu, count;
+	size_t before; /* columns taken before the command (the tree's indent) */
+};
+
+static struct layout layout_for(unsigned width)
+{
+	struct layout l = {18, 5, 11, 7, 7, 11, 8, 0};
+
+	if (width && width < 120)
+		l = (struct layout){12, 0, 9, 6, 0, 9, 5, 0};
+	l.before = 1;
+	for (const int *w = &l.where; w <= &l.count; w++)
+		l.before += *w ? (size_t)*w + 1 : 0;
+	return l;
+}
+
+/* The columns of a row, each right-aligned to its width, then the gap before the command. */
+static void put_cols(FILE *f, const struct layout *l, const char *where, const char *depth,
+		     const char *wall, const char *pct, const char *parent, const char *cpu,
+		     const char *count)
+{
+	const struct {
+		int w;
+		const char *s;
+	} c[] = {{l->where, where},   {l->depth, depth}, {l->wall, wall},  {l->pct, pct},
+		 {l->parent, parent}, {l->cpu, cpu},	 {l->count, count}};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (c[i].w)
+			fprintf(f, "%*s ", c[i].w, c[i].s);
+	fputc(' ', f);
+}
+
+/* Prose under the tree, wrapped to the width at word boundaries (as given without one). */
+static void __attribute__((format(printf, 3, 4))) say(FILE *f, unsigned width, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	termwrap_fputs(f, text, width);
+}
+
 /* A child that ran beside its parent, not within it (its time is not the parent's). */
 static bool beside(const struct bash_node *n)
 {
@@ -386,6 +440,10 @@ static void print_hot(FILE *f, const struct bashprof *bp, uint64_t total,
 {
 	size_t nn = bashprof__nodes(bp), k = 0;
 	const struct bash_node **v = nn > 1 ? malloc((nn - 1) * sizeof(*v)) : NULL;
+	const struct layout L = layout_for(o->width);
+	/* The hot lists' WHERE: as the tree's, with room for a longer name. */
+	int where_w = L.where + 2;
+	size_t before = (size_t)(2 * L.wall + L.pct + L.count + where_w) + 6;
 
 	if (!v)
 		return;
@@ -395,11 +453,12 @@ static void print_hot(FILE *f, const struct bashprof *bp, uint64_t total,
 		bool self = pass == 0;
 
 		qsort_r(v, k, sizeof(*v), cmp_node_desc, &self);
-		fprintf(f, "%s\n%11s %7s %11s %8s  %-20s %s\n",
+		fprintf(f, "%s\n%*s %*s %*s %*s  %-*s %s\n",
 			self ? "hot commands by self time (their own, less what ran below them):"
 			     : "hot commands by total time (with what ran below them):",
-			self ? "SELF" : "TOTAL", "%TOTAL", self ? "TOTAL" : "SELF", "COUNT",
-			"WHERE", "COMMAND  < called from");
+			L.wall, self ? "SELF" : "TOTAL", L.pct, "%TOTAL", L.wall,
+			self ? "TOTAL" : "SELF", L.count, "COUNT", where_w, "WHERE",
+			"COMMAND  < called from");
 		for (size_t i = 0; i < k && i < (size_t)top; i++) {
 			const struct bash_node *n = v[i];
 			uint64_t a = self ? self_ns(n) : n->wall_ns,
@@ -412,13 +471,15 @@ static void print_hot(FILE *f, const struct bashprof *bp, uint64_t total,
 			fmt_dur(va, sizeof(va), a);
 			fmt_dur(vb, sizeof(vb), b);
 			where_of(where, sizeof(where), n, o->script);
+			fit(where, (size_t)where_w);
 			label(lbl, sizeof(lbl), n, false);
 			call_path(path, sizeof(path), n);
 			snprintf(row, sizeof(row), "%s%s%s", lbl, path[0] ? "  < " : "", path);
 			if (o->width)
-				fit(row, o->width > 64 + 8 ? o->width - 64 : 8);
-			fprintf(f, "%11s %6.1f%% %11s %8llu  %-20s ", va, pct(a, total), vb,
-				(unsigned long long)n->count, where);
+				fit(row, o->width > before + 8 ? o->width - before : 8);
+			fprintf(f, "%*s %*.1f%% %*s %*llu  %-*s ", L.wall, va, L.pct - 1,
+				pct(a, total), L.wall, vb, L.count, (unsigned long long)n->count,
+				where_w, where);
 			textsafe_fput(f, textsafe_term, row, TEXTSAFE_NUL);
 			fputc('\n', f);
 		}
@@ -438,36 +499,39 @@ static void print_node(FILE *f, const struct bash_node *n, const char *prefix, b
 		       uint64_t total, const struct bashprof_print_opts *o)
 {
 	char lbl[BASHPROF_LABEL_MAX + 32], w[32], c[32], pre[512], where[64];
+	char depth[16], share[16], of_parent[16], count[24];
 	uint64_t parent = n->parent ? n->parent->wall_ns : 0;
 	uint64_t folded_ns = 0, folded = 0;
+	const struct layout L = layout_for(o->width);
 	size_t cols;
 
 	label(lbl, sizeof(lbl) - 24, n, false);
 	/* The columns before the label, and the tree's own: what is left of the width. */
-	cols = 75 + 2 * (size_t)n->depth +
+	cols = L.before + 2 * (size_t)n->depth +
 	       (n->kind == BK_FUNCTION || n->kind == BK_SOURCE ? sizeof("  [function]") : 0);
 	if (o->width)
 		fit(lbl, o->width > cols + 8 ? o->width - cols : 8);
 	fmt_dur(w, sizeof(w), n->wall_ns);
 	fmt_dur(c, sizeof(c), n->cpu_ns);
 	where_of(where, sizeof(where), n, o->script);
-	fit(where, 18);
-	if (n->parent && (is_async(n) || (is_async(n->parent) && n->parent->text[0])))
-		/*
-		 * It ran beside its parent, not within it: no share of the parent's
-		 * time; nor has what a background job ran below the node of its
-		 * launch (a node of the job's own process has no text: its life).
-		 */
-		fprintf(f, "%18s %5u %11s %6.1f%% %7s %11s %8llu  %s%s", where, n->depth, w,
-			pct(n->wall_ns, total), "-", c, (unsigned long long)n->count, prefix,
-			last ? "└─" : "├─");
-	else if (n->parent)
-		fprintf(f, "%18s %5u %11s %6.1f%% %6.1f%% %11s %8llu  %s%s", where, n->depth, w,
-			pct(n->wall_ns, total), pct(n->wall_ns, parent), c,
-			(unsigned long long)n->count, prefix, last ? "└─" : "├─");
+	fit(where, (size_t)L.where);
+	snprintf(depth, sizeof(depth), "%u", n->depth);
+	snprintf(share, sizeof(share), "%.1f%%", pct(n->wall_ns, total));
+	snprintf(count, sizeof(count), "%llu", (unsigned long long)n->count);
+	/*
+	 * A node that ran beside its parent, not within it, has no share of the
+	 * parent's time; nor has what a background job ran below the node of
+	 * its launch (a node of the job's own process has no text: its life).
+	 */
+	if (!n->parent)
+		of_parent[0] = '\0';
+	else if (is_async(n) || (is_async(n->parent) && n->parent->text[0]))
+		snprintf(of_parent, sizeof(of_parent), "-");
 	else
-		fprintf(f, "%18s %5u %11s %6.1f%% %7s %11s %8llu  ", where, n->depth, w,
-			pct(n->wall_ns, total), "", c, (unsigned long long)n->count);
+		snprintf(of_parent, sizeof(of_parent), "%.1f%%", pct(n->wall_ns, parent));
+	put_cols(f, &L, where, depth, w, share, of_parent, c, count);
+	if (n->parent)
+		fprintf(f, "%s%s", prefix, last ? "└─" : "├─");
 	/* The script's text: its control bytes and bad UTF-8 are shown, never sent. */
 	textsafe_fput(f, textsafe_term, lbl, TEXTSAFE_NUL);
 	if (n->kind == BK_FUNCTION || n->kind == BK_SOURCE)
@@ -498,11 +562,12 @@ static void print_node(FILE *f, const struct bash_node *n, const char *prefix, b
 			 p->first_pid, p->count > 1 ? ", ..." : "",
 			 p->with_bash ? ", with the script's commands before its exec" : "", pw, pc,
 			 pr, rest);
-		cols = 75 + 2 * (size_t)n->depth + 6;
+		cols = L.before + termwrap_cols(pre, strlen(pre)) + 2;
 		if (o->width)
 			fit(tail, o->width > cols + 8 ? o->width - cols : 8);
-		fprintf(f, "%18s %5s %11s %7s %7s %11s %8u  %s  %s\n", "", "", "", "", "", "",
-			p->count, pre, tail);
+		snprintf(count, sizeof(count), "%u", p->count);
+		put_cols(f, &L, "", "", "", "", "", "", count);
+		fprintf(f, "%s  %s\n", pre, tail);
 	}
 	/* Children below the depth or the share are folded into one line, last. */
 	for (const struct bash_node *ch = n->child; ch; ch = ch->next)
@@ -517,8 +582,8 @@ static void print_node(FILE *f, const struct bash_node *n, const char *prefix, b
 		char fw[32];
 
 		fmt_dur(fw, sizeof(fw), folded_ns);
-		fprintf(f, "%18s %5s %11s %7s %7s %11s %8s  %s└─… %llu more (%s)\n", "", "", fw, "",
-			"", "", "", pre, (unsigned long long)folded,
+		put_cols(f, &L, "", "", fw, "", "", "", "");
+		fprintf(f, "%s└─… %llu more (%s)\n", pre, (unsigned long long)folded,
 			o->max_depth && n->depth + 1 > o->max_depth ? "below --bash-depth"
 								    : "each below the share shown");
 	}
@@ -530,6 +595,8 @@ void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_p
 	const struct bash_quality *q = bashprof__quality(bp);
 	struct bashprof_print_opts po;
 	char sw[32], tw[32], cpu[32];
+	struct layout L;
+	unsigned W = o->width;
 
 	fmt_dur(sw, sizeof(sw), t->self_wall_ns);
 	fmt_dur(tw, sizeof(tw), t->total_wall_ns);
@@ -554,70 +621,68 @@ void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_p
 			"bash.folded):\n",
 			po.max_depth ? ", to --bash-depth" : "",
 			po.min_percent > 0 ? ", without what is below a share of the total" : "");
-	fprintf(f, "%18s %5s %11s %7s %7s %11s %8s  %s\n", "WHERE", "DEPTH", "WALL", "%TOTAL",
-		"%PARENT", "CPU", "COUNT", "COMMAND");
+	L = layout_for(o->width);
+	put_cols(f, &L, "WHERE", "DEPTH", "WALL", "%TOTAL", "%PARENT", "CPU", "COUNT");
+	fprintf(f, "COMMAND\n");
 	print_node(f, bashprof__root(bp), "", true, t->self_wall_ns, &po);
 	fprintf(f, "SELF RUN TIME:  %s   (the script's own wall time)\n", sw);
 	fprintf(f, "TOTAL RUN TIME: %s   (every bash process of the tree, summed)\n", tw);
 	fprintf(f, "TOTAL CPU TIME: %s\n", cpu);
 	if (q->calibrated && q->timed_runs)
-		fprintf(f,
-			"times exclude the trap's own cost: %.2f us a command on average, timed as "
-			"each ran, plus %.2f us CPU measured at start-up (+%.2f us once a process "
-			"has had children), x%.2f in wall time (waits for a CPU)\n",
-			(double)q->timed_ns / (double)q->timed_runs / 1e3,
-			q->cal[BASH_COST_BASE].cpu_ns / 1e3,
-			(q->cal[BASH_COST_TTY].cpu_ns + q->cal[BASH_COST_JOBS].cpu_ns) / 1e3,
-			q->stretch_milli / 1e3);
+		say(f, W,
+		    "times exclude the trap's own cost: %.2f us a command on average, timed as "
+		    "each ran, plus %.2f us CPU measured at start-up (+%.2f us once a process "
+		    "has had children), x%.2f in wall time (waits for a CPU)\n",
+		    (double)q->timed_ns / (double)q->timed_runs / 1e3,
+		    q->cal[BASH_COST_BASE].cpu_ns / 1e3,
+		    (q->cal[BASH_COST_TTY].cpu_ns + q->cal[BASH_COST_JOBS].cpu_ns) / 1e3,
+		    q->stretch_milli / 1e3);
 	else if (q->calibrated)
-		fprintf(f,
-			"times exclude the trap's own cost, measured at start-up: %.2f us CPU per "
-			"command (+%.2f us once a process has had children), x%.2f in wall time "
-			"(waits for a CPU)\n",
-			q->cal[BASH_COST_BASE].cpu_ns / 1e3,
-			(q->cal[BASH_COST_TTY].cpu_ns + q->cal[BASH_COST_JOBS].cpu_ns) / 1e3,
-			q->stretch_milli / 1e3);
+		say(f, W,
+		    "times exclude the trap's own cost, measured at start-up: %.2f us CPU per "
+		    "command (+%.2f us once a process has had children), x%.2f in wall time "
+		    "(waits for a CPU)\n",
+		    q->cal[BASH_COST_BASE].cpu_ns / 1e3,
+		    (q->cal[BASH_COST_TTY].cpu_ns + q->cal[BASH_COST_JOBS].cpu_ns) / 1e3,
+		    q->stretch_milli / 1e3);
 	else
-		fprintf(f, "times include the trap's own cost (not measured)\n");
+		say(f, W, "times include the trap's own cost (not measured)\n");
 	if (q->trap_lost_streams)
-		fprintf(
-		    f,
+		say(f, W,
 		    "note: %llu bash process%s replaced or removed tsarun's DEBUG trap (trap ... "
 		    "DEBUG): %s commands after that are not in the profile\n",
 		    (unsigned long long)q->trap_lost_streams, q->trap_lost_streams == 1 ? "" : "es",
 		    q->trap_lost_streams == 1 ? "its" : "their");
 	if (q->functrace_off_streams)
-		fprintf(
-		    f,
+		say(f, W,
 		    "note: %llu bash process%s turned functrace off (set +T): functions, command "
 		    "substitutions and subshells run after that are not in the profile\n",
 		    (unsigned long long)q->functrace_off_streams,
 		    q->functrace_off_streams == 1 ? "" : "es");
 	if (q->deep_streams)
-		fprintf(f,
-			"note: %llu bash process%s nested functions, sourced files and evals "
-			"deeper than %d: what ran deeper is folded into the deepest frame kept\n",
-			(unsigned long long)q->deep_streams, q->deep_streams == 1 ? "" : "es",
-			TSA_MAX_FRAMES);
+		say(f, W,
+		    "note: %llu bash process%s nested functions, sourced files and evals "
+		    "deeper than %d: what ran deeper is folded into the deepest frame kept\n",
+		    (unsigned long long)q->deep_streams, q->deep_streams == 1 ? "" : "es",
+		    TSA_MAX_FRAMES);
 	if (q->silent_bash)
-		fprintf(f,
-			"warning: %llu bash process%s of the tree recorded nothing (in posix mode: "
-			"bash --posix, POSIXLY_CORRECT; BASH_ENV cleared; --bash-no-follow; or "
-			"killed before its first command): %s commands are not in the profile\n",
-			(unsigned long long)q->silent_bash, q->silent_bash == 1 ? "" : "es",
-			q->silent_bash == 1 ? "its" : "their");
+		say(f, W,
+		    "warning: %llu bash process%s of the tree recorded nothing (in posix mode: "
+		    "bash --posix, POSIXLY_CORRECT; BASH_ENV cleared; --bash-no-follow; or "
+		    "killed before its first command): %s commands are not in the profile\n",
+		    (unsigned long long)q->silent_bash, q->silent_bash == 1 ? "" : "es",
+		    q->silent_bash == 1 ? "its" : "their");
 	if (q->limit_drops)
-		fprintf(
-		    f,
+		say(f, W,
 		    "warning: %llu bash record%s dropped at the profile's memory limits (%d text "
 		    "ids and %d frames a bash process, %u MiB in all): the script sent more than "
 		    "a real one does (forged records?), and the profile is incomplete\n",
 		    (unsigned long long)q->limit_drops, q->limit_drops == 1 ? " was" : "s were",
 		    BASHPROF_STREAM_IDS, BASHPROF_STREAM_LEVELS, BASHPROF_MEM_MAX >> 20);
 	if (q->lost_records || q->bad_records || q->bad_datagrams || q->unterminated)
-		fprintf(f,
-			"records: %llu lost, %llu malformed, %llu bad datagrams, %llu processes "
-			"killed before their last records\n",
-			(unsigned long long)q->lost_records, (unsigned long long)q->bad_records,
-			(unsigned long long)q->bad_datagrams, (unsigned long long)q->unterminated);
+		say(f, W,
+		    "records: %llu lost, %llu malformed, %llu bad datagrams, %llu processes "
+		    "killed before their last records\n",
+		    (unsigned long long)q->lost_records, (unsigned long long)q->bad_records,
+		    (unsigned long long)q->bad_datagrams, (unsigned long long)q->unterminated);
 }

@@ -131,3 +131,25 @@ in_pty_raw 80 "'$TSARUN' --wide --runs 5 --baseline base.json --json new.json --
 check "gate with --wide at 80: every column" sh -c "grep -q 'OUTLIERS' gwide.txt && grep -q 'RUNS.*THRESHOLD' gwide.txt && ! grep -q 'left out' gwide.txt"
 "$TSARUN" compare base.json new.json >cmppipe.txt
 check "compare in a pipe: every column" sh -c "grep -q 'RUNS.*THRESHOLD' cmppipe.txt && ! grep -q 'left out' cmppipe.txt"
+
+# The --bash report too: its hot lists, the tree (functions, a pipeline in a
+# loop, a command substitution, each with the processes it ran) and the notes
+# under it fit; under 120 columns the tree leaves out DEPTH and %PARENT (its
+# indent and %TOTAL tell them); a pipe gets every column.
+cat >deep.sh <<'EOS'
+f() { sleep 0.02; for i in 1 2 3; do echo "$i" | cat >/dev/null; done; }
+g() { f; x=$(date +%s); h() { f; }; h; }
+g
+tar -C / -cf /dev/null etc/hostname
+EOS
+for cols in 80 120 200; do
+	in_pty_raw "$cols" "'$TSARUN' --json b.json --bash deep.sh" >b$cols.txt
+	check "--bash at $cols columns: the tree was printed" \
+		sh -c "grep -q 'WHERE.*COMMAND\$' b$cols.txt && grep -q '└─tar' b$cols.txt && grep -q '↳ cat' b$cols.txt"
+	at_most "--bash at $cols columns: every line fits" "$(widest_chars "b$cols.txt")" "$cols"
+done
+check "--bash at 80 columns: no DEPTH or %PARENT" sh -c "! grep -Eq 'DEPTH|%PARENT' b80.txt"
+check "--bash at 80 columns: the trap's cost note wrapped, continued deeper" \
+	sh -c "grep -v '^\$' b80.txt | grep -A1 '^times exclude' | sed -n 2p | grep -q '^  [a-z]'"
+"$TSARUN" --json b.json --bash deep.sh 2>bpipe.txt >/dev/null
+check "--bash in a pipe: every column" sh -c "grep -q 'WHERE DEPTH .*%PARENT' bpipe.txt"
