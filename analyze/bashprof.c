@@ -890,11 +890,25 @@ static enum bash_kind kind_from_env(uint32_t env, const char *text)
  * What a fork made of a child, from its subshell_environment: the bits it
  * inherited stay, but a pipeline part's forks are not parts of that
  * pipeline, nor a background job's forks background jobs (bash keeps
- * SUBSHELL_PIPE and SUBSHELL_ASYNC in its subshells).
+ * SUBSHELL_PIPE and SUBSHELL_ASYNC in its subshells). A substitution (or a
+ * coproc) inside another keeps the outer one's bit too: the bit this fork
+ * set says what it is (a $() inside a <() is a command substitution).
  */
 static uint32_t own_env(uint32_t env, const struct stream *parent)
 {
-	return env & ~(parent->subshell_env & (0x10 | 0x01));
+	uint32_t fresh = env & ~parent->subshell_env;
+
+	env &= ~(parent->subshell_env & (0x10 | 0x01));
+	if (fresh & (0x04 | 0x20 | 0x40))
+		env &= ~(parent->subshell_env & (0x04 | 0x20 | 0x40));
+	else if ((fresh & 0x80) && !(fresh & 0x02) && (env & 0x20))
+		/*
+		 * A process substitution has SUBSHELL_COMSUB set already, so
+		 * a command substitution in it sets only SUBSHELL_RESETTRAP
+		 * (a ( list ) sets it too, with SUBSHELL_PAREN).
+		 */
+		env = (env & ~(0x20 | 0x40)) | 0x04;
+	return env;
 }
 
 /* Where a stream's top-level commands go; made when the first one comes. */

@@ -61,8 +61,10 @@ q"
 path() { jq -r --arg t "$1" '.bash.commands as $c | def up($n): if $n.parent == null then [] else up($c[$n.parent]) + [$n.text + "/" + $n.kind] end; [$c[] | select(.text == $t)][-1] as $n | up($n) | join(" > ")' "$J"; }
 equal "... Z=\$(echo \"\$(echo inner)\"): both below it, in order" "$(path 'echo inner')" \
 	'Z=$(echo "$(echo inner)")/command > /command_substitution > echo "$(echo inner)"/command > /command_substitution > echo inner/command'
-equal "... and in a process substitution: below its command" "$(path 'echo q')" \
-	'cat <(echo "$(echo q)")/command > /process_substitution > echo "$(echo q)"/command > /process_substitution > echo q/command'
+# (bash sets SUBSHELL_COMSUB in a process substitution too: the $() in it
+# adds only SUBSHELL_RESETTRAP, and was once called a process substitution.)
+equal "... and in a process substitution: below its command, a command substitution in it" "$(path 'echo q')" \
+	'cat <(echo "$(echo q)")/command > /process_substitution > echo "$(echo q)"/command > /command_substitution > echo q/command'
 equal "... no node at the top but the script's three commands" \
 	"$(jq '[.bash.commands[] | select(.depth == 1)] | length' "$J")" 3
 
