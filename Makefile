@@ -339,8 +339,9 @@ check-asan: $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS) asan
 check-kernels: $(TSARUN) $(SHELL_SO) $(SHELL_ENV) $(WORKLOAD_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run-suites kernels
 
-# Fuzz every parser of outside data for FUZZ_TIME seconds each (libFuzzer,
-# ASan + UBSan); what crashes is kept in $(OUTPUT)/fuzz/crashes/NAME/.
+# Fuzz every parser of outside data for FUZZ_TIME seconds each, FUZZ_TIME_NAME
+# for target NAME (libFuzzer, ASan + UBSan); what crashes is kept in
+# $(OUTPUT)/fuzz/crashes/NAME/.
 fuzz:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/fuzz CC=$(CLANG) \
 		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
