@@ -18,7 +18,7 @@ static const char usage[] =
     "       tsarun [OPTIONS] --bash -c 'COMMANDS' [ARG...]\n"
     "       tsarun compare BASE.json NEW.json [--fail-over SPEC] [--metric LIST]\n"
     "                      [--inconclusive WHAT] [--junit FILE] [--markdown FILE]\n"
-    "                      [--html FILE] [--flame-diff DIR]\n"
+    "                      [--html FILE] [--flame-diff DIR] [--wide]\n"
     "       tsarun report RUN.json [--format table|markdown|folded|svg|trace|html|\n"
     "                      csv|runs-csv|hyperfine]\n"
     "                      [--view VIEW] [--inverted] [--sort KEY] [--top N] [--wide]\n"
@@ -226,7 +226,8 @@ static const char usage[] =
     "                           sides and the verdict as a page; --flame-diff DIR:\n"
     "                           differential flame graphs (recorded with --flame)\n"
     "                           {offcpu,oncpu,wall}.diff.{folded,svg}, red grew,\n"
-    "                           blue shrank\n"
+    "                           blue shrank; --wide: every column, however wide\n"
+    "                           the terminal\n"
     "  report RUN.json          the report of a stored artifact, again: the table\n"
     "                           (default) or Markdown, to stdout; --format folded\n"
     "                           or svg: its stacks (recorded with --stacks or\n"
@@ -614,6 +615,7 @@ static const struct option compare_opts[] = {
     {"markdown", required_argument, NULL, OPT_MARKDOWN},
     {"html", required_argument, NULL, OPT_HTML},
     {"flame-diff", required_argument, NULL, OPT_FLAME_DIFF},
+    {"wide", no_argument, NULL, OPT_WIDE},
     {"color", required_argument, NULL, OPT_COLOR},
     {"colour", required_argument, NULL, OPT_COLOR},
     {"quiet", no_argument, NULL, 'q'},
@@ -649,6 +651,9 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 			if (!*optarg)
 				return fail(err, errlen, "--flame-diff: empty directory name");
 			o->flame_diff_dir = optarg;
+			break;
+		case OPT_WIDE:
+			o->wide = true;
 			break;
 		case OPT_COLOR: {
 			static const char *const names[] = {"auto", "always", "never"};

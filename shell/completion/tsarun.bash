@@ -15,7 +15,7 @@ _tsarun_opts_flag='--no-table --quiet -q --wide --verbose -v --no-sandbox --no-d
 _tsarun_report_opts='--format -f --view --inverted --sort --top --wide --color --help -h'
 # compare's options that take a value, beyond the run's (_tsarun_opts_arg)
 _tsarun_compare_arg='--flame-diff'
-_tsarun_compare_opts='--fail-over --metric --inconclusive --junit --markdown --html --flame-diff --color
+_tsarun_compare_opts='--fail-over --metric --inconclusive --junit --markdown --html --flame-diff --wide --color
 	--quiet -q --help -h'
 
 # The candidates for the value of option $1.

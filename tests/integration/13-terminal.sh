@@ -129,6 +129,8 @@ check "gate at 200 columns: every column, nothing left out" \
 check "gate in a pipe: every column" sh -c "grep -q 'OUTLIERS' gpipe.txt && grep -q 'RUNS.*THRESHOLD' gpipe.txt && ! grep -q 'left out' gpipe.txt"
 in_pty_raw 80 "'$TSARUN' --wide --runs 5 --baseline base.json --json new.json -- '$spin'" >gwide.txt
 check "gate with --wide at 80: every column" sh -c "grep -q 'OUTLIERS' gwide.txt && grep -q 'RUNS.*THRESHOLD' gwide.txt && ! grep -q 'left out' gwide.txt"
+in_pty_raw 80 "'$TSARUN' compare --wide base.json new.json" >cmpwide.txt
+check "compare --wide at 80: every column" sh -c "grep -q 'RUNS.*THRESHOLD' cmpwide.txt && ! grep -q 'left out' cmpwide.txt"
 "$TSARUN" compare base.json new.json >cmppipe.txt
 check "compare in a pipe: every column" sh -c "grep -q 'RUNS.*THRESHOLD' cmppipe.txt && ! grep -q 'left out' cmppipe.txt"
 

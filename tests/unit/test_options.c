@@ -307,6 +307,9 @@ static void test_compare(void **state)
 	options_defaults(&o);
 	assert_int_equal(PARSE(&o, err, "compare", "a.json", "b.json", "--html", "c.html"), 0);
 	assert_string_equal(o.html_path, "c.html");
+	options_defaults(&o);
+	assert_int_equal(PARSE(&o, err, "compare", "--wide", "a.json", "b.json"), 0);
+	assert_true(o.wide);
 	assert_int_equal(PARSE(&o, err, "report"), -EINVAL);
 	assert_non_null(strstr(err, "needs one artifact, got 0"));
 	/* A command called compare runs after --. */
