@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bashprof.h"
+#include "hash.h"
 #include "run.h"
 #include "tsa_wire.h"
 
@@ -59,15 +60,6 @@ struct strtab {
 	size_t cap, n;
 };
 
-static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *s = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t mix(uint64_t h)
 {
 	h ^= h >> 33;
@@ -83,7 +75,7 @@ static void mem_give(struct bashprof *bp, size_t n);
 /* Records make what they name: bp's memory limit holds (NULL past it). */
 static const char *strtab_intern(struct bashprof *bp, struct strtab *t, const char *s, size_t n)
 {
-	uint64_t h = hash_bytes(s, n, 0xcbf29ce484222325ull) | 1;
+	uint64_t h = hash_fnv1a(s, n, HASH_FNV1A_BASIS) | 1;
 	size_t i;
 
 	/* A text already held costs nothing, past the limit too. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "critpath.h"
+#include "hash.h"
 #include "textsafe.h"
 #include "flame.h"
 #include "run.h"
@@ -523,10 +524,8 @@ static uint64_t seg_hash(const struct cp_segment *s)
 	uint64_t h = 1469598103934665603ull ^
 		     ((uint64_t)s->tid << 16 | (uint64_t)s->kind << 8 | (uint8_t)s->state);
 
-	for (const char *c = s->what; *c; c++)
-		h = (h ^ (uint8_t)*c) * 1099511628211ull;
-	for (const char *c = s->comm; *c; c++)
-		h = (h ^ (uint8_t)*c) * 1099511628211ull;
+	h = hash_fnv1a(s->what, strlen(s->what), h);
+	h = hash_fnv1a(s->comm, strlen(s->comm), h);
 	return h * 0x9e3779b97f4a7c15ull;
 }
 

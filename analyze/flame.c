@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "flame.h"
+#include "hash.h"
 #include "textsafe.h"
 
 struct fnode {
@@ -47,15 +48,15 @@ struct flame {
 	bool diff; /* flame__add_diff() was used: coloured by change */
 };
 
+/*
+ * The seed of the name hash: not FNV's basis (it is a digit short), kept so
+ * that a function keeps the colour it has always had.
+ */
+#define NAME_SEED 1469598103934665603ull
+
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
+	return hash_fnv1a(s, n, NAME_SEED);
 }
 
 static uint64_t hash_edge(uint32_t parent, uint32_t name)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flame.h"
+#include "hash.h"
 #include "run.h"
 #include "stacks.h"
 
@@ -212,12 +213,8 @@ static uint64_t trace_hash(const struct stack_trace *t)
 		     ((uint64_t)t->kernel << 48) ^ ((uint64_t)t->truncated << 49);
 
 	for (uint32_t i = 0; i < t->nframes; i++) {
-		for (const char *c = t->frames[i]; *c; c++) {
-			h ^= (unsigned char)*c;
-			h *= 1099511628211ull;
-		}
-		h ^= 0xff;
-		h *= 1099511628211ull;
+		h = hash_fnv1a(t->frames[i], strlen(t->frames[i]), h);
+		h = hash_fnv1a("\xff", 1, h); /* a separator between frames */
 	}
 	return h;
 }
