@@ -14,13 +14,12 @@ double fold_frac(uint64_t a, uint64_t b, uint64_t base)
 	return base ? (double)d / (double)base : 0.0;
 }
 
-/* qsort has no context argument in C11: the array the index sorts compare. */
-static const struct thread_acct *g_threads;
-
-static int cmp_identity(const void *pa, const void *pb)
+/* Index sorts: arg is the array the indices are into. */
+static int cmp_identity(const void *pa, const void *pb, void *arg)
 {
-	const struct thread_acct *a = &g_threads[*(const size_t *)pa];
-	const struct thread_acct *b = &g_threads[*(const size_t *)pb];
+	const struct thread_acct *threads = arg;
+	const struct thread_acct *a = &threads[*(const size_t *)pa];
+	const struct thread_acct *b = &threads[*(const size_t *)pb];
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
@@ -30,10 +29,11 @@ static int cmp_identity(const void *pa, const void *pb)
 	return (int)(a->flags & TSA_F_SURVIVOR) - (int)(b->flags & TSA_F_SURVIVOR);
 }
 
-static int cmp_start(const void *pa, const void *pb)
+static int cmp_start(const void *pa, const void *pb, void *arg)
 {
-	const struct thread_acct *a = &g_threads[*(const size_t *)pa];
-	const struct thread_acct *b = &g_threads[*(const size_t *)pb];
+	const struct thread_acct *threads = arg;
+	const struct thread_acct *a = &threads[*(const size_t *)pa];
+	const struct thread_acct *b = &threads[*(const size_t *)pb];
 
 	if (a->start_ns != b->start_ns)
 		return a->start_ns < b->start_ns ? -1 : 1;
@@ -391,10 +391,9 @@ static long dedupe_and_order(struct thread_acct *t, size_t n)
 		free(kept);
 		return -ENOMEM;
 	}
-	g_threads = t;
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	qsort(idx, n, sizeof(*idx), cmp_identity);
+	qsort_r(idx, n, sizeof(*idx), cmp_identity, (void *)t);
 	for (size_t i = 0; i < n; i++) {
 		const struct thread_acct *a = &t[idx[i]];
 
@@ -403,7 +402,7 @@ static long dedupe_and_order(struct thread_acct *t, size_t n)
 			continue; /* the same thread again: keep the first */
 		idx[m++] = idx[i];
 	}
-	qsort(idx, m, sizeof(*idx), cmp_start);
+	qsort_r(idx, m, sizeof(*idx), cmp_start, (void *)t);
 	/* dest[i]: where element i goes. Kept ones to 0..m-1 in order, the rest after. */
 	for (size_t k = 0; k < m; k++) {
 		dest[idx[k]] = k;

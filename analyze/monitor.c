@@ -34,14 +34,17 @@ static double key(const struct thread_acct *t, enum sort_key k)
 	return sort_key_thread(t, k);
 }
 
-static const struct thread_acct *g_threads;
-static enum sort_key g_key;
+struct cmp_ctx {
+	const struct thread_acct *threads;
+	enum sort_key key;
+};
 
-static int cmp(const void *a, const void *b)
+static int cmp(const void *a, const void *b, void *arg)
 {
-	const struct thread_acct *x = &g_threads[*(const size_t *)a];
-	const struct thread_acct *y = &g_threads[*(const size_t *)b];
-	double kx = key(x, g_key), ky = key(y, g_key);
+	const struct cmp_ctx *c = arg;
+	const struct thread_acct *x = &c->threads[*(const size_t *)a];
+	const struct thread_acct *y = &c->threads[*(const size_t *)b];
+	double kx = key(x, c->key), ky = key(y, c->key);
 
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
@@ -64,9 +67,7 @@ size_t monitor_select(const struct monitor_filter *f, const struct thread_acct *
 			continue;
 		idx[m++] = i;
 	}
-	g_threads = threads;
-	g_key = f->sort;
-	qsort(idx, m, sizeof(*idx), cmp);
+	qsort_r(idx, m, sizeof(*idx), cmp, &(struct cmp_ctx){threads, f->sort});
 	return m;
 }
 

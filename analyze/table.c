@@ -120,13 +120,12 @@ struct sort_ctx {
 	enum sort_key key;
 };
 
-static struct sort_ctx g_sort; /* qsort has no context argument in C11 */
-
-static int cmp_thread_idx(const void *a, const void *b)
+static int cmp_thread_idx(const void *a, const void *b, void *arg)
 {
-	const struct thread_acct *x = &g_sort.r->threads[*(const size_t *)a];
-	const struct thread_acct *y = &g_sort.r->threads[*(const size_t *)b];
-	double kx = sort_key_thread(x, g_sort.key), ky = sort_key_thread(y, g_sort.key);
+	const struct sort_ctx *c = arg;
+	const struct thread_acct *x = &c->r->threads[*(const size_t *)a];
+	const struct thread_acct *y = &c->r->threads[*(const size_t *)b];
+	double kx = sort_key_thread(x, c->key), ky = sort_key_thread(y, c->key);
 
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
@@ -141,9 +140,7 @@ size_t *table_thread_order(const struct run *r, enum sort_key k)
 		return NULL;
 	for (size_t i = 0; i < r->nthreads; i++)
 		v[i] = i;
-	g_sort.r = r;
-	g_sort.key = k;
-	qsort(v, r->nthreads, sizeof(*v), cmp_thread_idx);
+	qsort_r(v, r->nthreads, sizeof(*v), cmp_thread_idx, &(struct sort_ctx){r, k});
 	return v;
 }
 
@@ -165,11 +162,12 @@ const char *sort_key_label(enum sort_key k)
 									     : "lifetime";
 }
 
-static int cmp_proc_idx(const void *a, const void *b)
+static int cmp_proc_idx(const void *a, const void *b, void *arg)
 {
-	const struct proc_acct *x = &g_sort.r->procs[*(const size_t *)a];
-	const struct proc_acct *y = &g_sort.r->procs[*(const size_t *)b];
-	double kx = key_proc(x, g_sort.key), ky = key_proc(y, g_sort.key);
+	const struct sort_ctx *c = arg;
+	const struct proc_acct *x = &c->r->procs[*(const size_t *)a];
+	const struct proc_acct *y = &c->r->procs[*(const size_t *)b];
+	double kx = key_proc(x, c->key), ky = key_proc(y, c->key);
 
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
@@ -1004,9 +1002,7 @@ static int ttable_fill(struct ttable *tt, const struct run *r, const struct tabl
 		goto out;
 	for (size_t i = 0; i < r->nprocs; i++)
 		pidx[i] = i;
-	g_sort.r = r;
-	g_sort.key = o->sort;
-	qsort(pidx, r->nprocs, sizeof(*pidx), cmp_proc_idx);
+	qsort_r(pidx, r->nprocs, sizeof(*pidx), cmp_proc_idx, &(struct sort_ctx){r, o->sort});
 	for (size_t pi = 0; pi < r->nprocs; pi++) {
 		const struct proc_acct *p = &r->procs[pidx[pi]];
 		uint64_t lat_sum = 0, lat_n = 0, lat_max = 0, vol = 0, invol = 0;
@@ -1038,7 +1034,7 @@ static int ttable_fill(struct ttable *tt, const struct run *r, const struct tabl
 			}
 			continue;
 		}
-		qsort(tidx, n, sizeof(*tidx), cmp_thread_idx);
+		qsort_r(tidx, n, sizeof(*tidx), cmp_thread_idx, &(struct sort_ctx){r, o->sort});
 		if (n == 1) {
 			/* A single-threaded process is one row: its thread. */
 			thread_row(tt, &r->threads[tidx[0]], ROW_SINGLE, p->pid);
