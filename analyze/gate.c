@@ -7,20 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errf.h"
 #include "explain.h"
 #include "gate.h"
 #include "run.h"
 #include "stats.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 void gate_spec_defaults(struct gate_spec *g)
 {
@@ -68,7 +59,7 @@ int gate_parse_fail_over(struct gate_spec *g, const char *spec, char *err, size_
 	bool seen[METRIC_NR] = {false}, bare = false;
 
 	if (!spec || !*spec)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--fail-over: empty threshold (e.g. --fail-over 10%% or "
 			    "cpu=5%%,wall=15%%)");
 	while (*p) {
@@ -79,14 +70,14 @@ int gate_parse_fail_over(struct gate_spec *g, const char *spec, char *err, size_
 		int m = -1, ret;
 
 		if (!len)
-			return fail(err, errlen, "--fail-over '%s': empty entry between commas",
+			return errf(err, errlen, "--fail-over '%s': empty entry between commas",
 				    spec);
 		if (eq) {
 			char name[32];
 			size_t nlen = (size_t)(eq - p);
 
 			if (!nlen || nlen >= sizeof(name))
-				return fail(
+				return errf(
 				    err, errlen,
 				    "--fail-over '%s': '%.*s' has no metric name before '='", spec,
 				    (int)len, p);
@@ -94,38 +85,38 @@ int gate_parse_fail_over(struct gate_spec *g, const char *spec, char *err, size_
 			name[nlen] = '\0';
 			m = metric_by_name(name);
 			if (m < 0)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--fail-over '%s': unknown metric '%s' (one of: %s)",
 					    spec, name, metric_names());
 			if (seen[m])
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--fail-over '%s': '%s' is given more than once", spec,
 					    name);
 			val = eq + 1;
 			vlen = len - nlen - 1;
 			if (!vlen)
-				return fail(
+				return errf(
 				    err, errlen,
 				    "--fail-over '%s': '%s=' has no threshold (e.g. %s=5%%)", spec,
 				    name, name);
 		} else if (bare) {
-			return fail(
+			return errf(
 			    err, errlen,
 			    "--fail-over '%s': more than one threshold without a metric name",
 			    spec);
 		}
 		ret = parse_percent(val, vlen, &t);
 		if (ret == -ERANGE)
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "--fail-over '%s': '%.*s' is out of range (more than 0%% and "
 				    "at most 1000%%)",
 				    spec, (int)vlen, val);
 		if (ret && bare_number(val, vlen))
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "--fail-over '%s': '%.*s' needs a percent sign (e.g. %.*s%%)",
 				    spec, (int)vlen, val, (int)vlen, val);
 		if (ret)
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "--fail-over '%s': '%.*s' is not a percentage (e.g. 10%% or "
 				    "cpu=5%%,wall=15%%)",
 				    spec, (int)vlen, val);
@@ -142,7 +133,7 @@ int gate_parse_fail_over(struct gate_spec *g, const char *spec, char *err, size_
 		if (*p == ',') {
 			p++;
 			if (!*p)
-				return fail(err, errlen, "--fail-over '%s': trailing comma", spec);
+				return errf(err, errlen, "--fail-over '%s': trailing comma", spec);
 		}
 	}
 	return 0;
@@ -153,7 +144,7 @@ int gate_parse_metrics(struct gate_spec *g, const char *list, char *err, size_t 
 	const char *p = list;
 
 	if (!list || !*list)
-		return fail(err, errlen, "--metric: empty list (one or more of: %s)",
+		return errf(err, errlen, "--metric: empty list (one or more of: %s)",
 			    metric_names());
 	while (*p) {
 		size_t len = strcspn(p, ",");
@@ -161,13 +152,13 @@ int gate_parse_metrics(struct gate_spec *g, const char *list, char *err, size_t 
 		int m;
 
 		if (!len || len >= sizeof(name))
-			return fail(err, errlen, "--metric '%s': '%.*s' is not a metric (%s)", list,
+			return errf(err, errlen, "--metric '%s': '%.*s' is not a metric (%s)", list,
 				    (int)len, p, metric_names());
 		memcpy(name, p, len);
 		name[len] = '\0';
 		m = metric_by_name(name);
 		if (m < 0)
-			return fail(err, errlen, "--metric '%s': unknown metric '%s' (one of: %s)",
+			return errf(err, errlen, "--metric '%s': unknown metric '%s' (one of: %s)",
 				    list, name, metric_names());
 		g->gated[m] = true;
 		g->listed = true;
@@ -175,7 +166,7 @@ int gate_parse_metrics(struct gate_spec *g, const char *list, char *err, size_t 
 		if (*p == ',') {
 			p++;
 			if (!*p) /* as --fail-over: "cpu," is a list with a piece missing */
-				return fail(err, errlen, "--metric '%s': trailing comma", list);
+				return errf(err, errlen, "--metric '%s': trailing comma", list);
 		}
 	}
 	return 0;

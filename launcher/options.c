@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errf.h"
 #include "options.h"
 #include "timeline.h"
 
@@ -415,16 +416,6 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static int parse_enum(const char *s, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -577,7 +568,7 @@ static int gate_option(struct tsarun_opts *o, int c, const char *arg, const char
 	case OPT_MAX_RUNS:
 		*used = "--max-runs";
 		if (parse_uint(arg, 1, 10000, &v))
-			return fail(err, errlen, "--max-runs: '%s' is not a number from 1 to 10000",
+			return errf(err, errlen, "--max-runs: '%s' is not a number from 1 to 10000",
 				    arg);
 		o->gate_spec.max_runs = (unsigned)v;
 		o->max_runs_given = true;
@@ -589,18 +580,18 @@ static int gate_option(struct tsarun_opts *o, int c, const char *arg, const char
 		else if (!strcmp(arg, "fail"))
 			o->gate_spec.inconclusive_fails = true;
 		else
-			return fail(err, errlen, "--inconclusive: '%s' is not warn or fail", arg);
+			return errf(err, errlen, "--inconclusive: '%s' is not warn or fail", arg);
 		return 0;
 	case OPT_JUNIT:
 		*used = "--junit";
 		if (!*arg)
-			return fail(err, errlen, "--junit: empty file name");
+			return errf(err, errlen, "--junit: empty file name");
 		o->junit_path = arg;
 		return 0;
 	case OPT_MARKDOWN:
 		*used = "--markdown";
 		if (!*arg)
-			return fail(err, errlen, "--markdown: empty file name");
+			return errf(err, errlen, "--markdown: empty file name");
 		o->markdown_path = arg;
 		return 0;
 	}
@@ -644,12 +635,12 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 		switch (c) {
 		case OPT_HTML:
 			if (!*optarg)
-				return fail(err, errlen, "--html: empty file name");
+				return errf(err, errlen, "--html: empty file name");
 			o->html_path = optarg;
 			break;
 		case OPT_FLAME_DIFF:
 			if (!*optarg)
-				return fail(err, errlen, "--flame-diff: empty directory name");
+				return errf(err, errlen, "--flame-diff: empty directory name");
 			o->flame_diff_dir = optarg;
 			break;
 		case OPT_WIDE:
@@ -660,7 +651,7 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 			int i = parse_enum(optarg, names, 3);
 
 			if (i < 0)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--color: '%s' is not auto, always or never", optarg);
 			o->color = i;
 			break;
@@ -673,10 +664,10 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 			o->mode = MODE_HELP;
 			return 0;
 		case ':':
-			return fail(err, errlen, "compare: option '%s' needs a value",
+			return errf(err, errlen, "compare: option '%s' needs a value",
 				    argv[optind]);
 		default:
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "compare: unknown option '%s' (usage: tsarun compare BASE.json "
 				    "NEW.json [--fail-over SPEC] [--metric LIST])",
 				    argv[optind]);
@@ -690,7 +681,7 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 		npos++;
 	}
 	if (npos != 2)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "compare: needs two artifacts, got %d (usage: tsarun compare BASE.json "
 			    "NEW.json [--fail-over SPEC])",
 			    npos);
@@ -729,7 +720,7 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		case 'f':
 			format = parse_enum(optarg, formats, 9);
 			if (format < 0)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "report: --format '%s' is not table, markdown, folded, "
 					    "svg, trace, html, csv, runs-csv or hyperfine",
 					    optarg);
@@ -737,7 +728,7 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		case OPT_VIEW:
 			view = parse_enum(optarg, views, 3);
 			if (view < 0)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "report: --view '%s' is not offcpu, oncpu or wall",
 					    optarg);
 			break;
@@ -745,12 +736,12 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 			i = parse_enum(optarg, sort_names,
 				       sizeof(sort_names) / sizeof(sort_names[0]));
 			if (i < 0)
-				return fail(err, errlen, "--sort: unknown key '%s'", optarg);
+				return errf(err, errlen, "--sort: unknown key '%s'", optarg);
 			o->sort = i;
 			break;
 		case OPT_TOP:
 			if (parse_uint(optarg, 1, 100000, &v))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--top: '%s' is not a number from 1 to 100000", optarg);
 			o->top = (int)v;
 			break;
@@ -763,7 +754,7 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		case OPT_COLOR:
 			i = parse_enum(optarg, colors, 3);
 			if (i < 0)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--color: '%s' is not auto, always or never", optarg);
 			o->color = i;
 			break;
@@ -771,9 +762,9 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 			o->mode = MODE_HELP;
 			return 0;
 		case ':':
-			return fail(err, errlen, "report: option '%s' needs a value", argv[optind]);
+			return errf(err, errlen, "report: option '%s' needs a value", argv[optind]);
 		default:
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "report: unknown option '%s' (usage: tsarun report RUN.json "
 				    "[--format table|markdown|folded|svg|trace|html])",
 				    argv[optind]);
@@ -788,7 +779,7 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		o->report_profile = view >= 0 ? view : REPORT_WALL;
 		o->report_svg = format == 3;
 	} else if (view >= 0) {
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "report: --view is for --format folded or svg (the %s is not a "
 			    "stacked view)",
 			    format == 4	  ? "trace"
@@ -797,12 +788,12 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 					  : "table");
 	}
 	if (o->report_inverted && !o->report_svg)
-		return fail(err, errlen, "report: --inverted is for --format svg (a flame graph)");
+		return errf(err, errlen, "report: --inverted is for --format svg (a flame graph)");
 	for (i = optind + 1; i < argc; i++, npos++)
 		if (npos == 0)
 			o->report_artifact = argv[i];
 	if (npos != 1)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "report: needs one artifact, got %d (usage: tsarun report RUN.json "
 			    "[--format table|markdown|folded|svg|trace|html])",
 			    npos);
@@ -818,7 +809,7 @@ static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err,
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			o->mode = MODE_HELP;
 		else
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "doctor: unknown argument '%s' (try 'tsarun doctor --json')",
 				    argv[i]);
 	}
@@ -907,24 +898,24 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		switch (c) {
 		case OPT_JSON:
 			if (!*optarg)
-				return fail(err, errlen, "--json: empty file name");
+				return errf(err, errlen, "--json: empty file name");
 			o->json_path = optarg;
 			break;
 		case OPT_OUT_DIR:
 			if (!*optarg)
-				return fail(err, errlen, "--out-dir: empty directory name");
+				return errf(err, errlen, "--out-dir: empty directory name");
 			o->out_dir = optarg;
 			break;
 		case OPT_REPORT:
 			if (!*optarg)
-				return fail(err, errlen, "--report: empty file name");
+				return errf(err, errlen, "--report: empty file name");
 			o->report_path = optarg;
 			break;
 		case OPT_EXPORT_CSV:
 		case OPT_EXPORT_RUNS_CSV:
 		case OPT_EXPORT_HYPERFINE:
 			if (!*optarg)
-				return fail(err, errlen, "%s: empty file name", long_name(c));
+				return errf(err, errlen, "%s: empty file name", long_name(c));
 			*(c == OPT_EXPORT_CSV	     ? &o->export_csv_path
 			  : c == OPT_EXPORT_RUNS_CSV ? &o->export_runs_csv_path
 						     : &o->export_hyperfine_path) = optarg;
@@ -946,7 +937,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			i = parse_enum(optarg, sort_names,
 				       sizeof(sort_names) / sizeof(sort_names[0]));
 			if (i < 0)
-				return fail(
+				return errf(
 				    err, errlen,
 				    "--sort: unknown key '%s' (wall, cpu, runq, sleep, disk, "
 				    "offcpu, switches, wakeup, tid)",
@@ -956,7 +947,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_TOP:
 			if (parse_uint(optarg, 1, 100000, &v))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--top: '%s' is not a number from 1 to 100000", optarg);
 			o->top = (int)v;
 			break;
@@ -965,14 +956,14 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 
 			i = parse_enum(optarg, names, 3);
 			if (i < 0)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--color: '%s' is not auto, always or never", optarg);
 			o->color = i;
 			break;
 		}
 		case OPT_USER:
 			if (!*optarg)
-				return fail(err, errlen, "--user: empty user name");
+				return errf(err, errlen, "--user: empty user name");
 			o->user = optarg;
 			break;
 		case OPT_DESCENDANTS: {
@@ -980,7 +971,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 
 			i = parse_enum(optarg, names, 3);
 			if (i < 0)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--descendants: '%s' is not wait, leave or kill",
 					    optarg);
 			o->descendants = i;
@@ -988,7 +979,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		}
 		case OPT_KILL_GRACE:
 			if (parse_duration_ns(optarg, false, &o->kill_grace_ns))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--kill-grace: '%s' is not a duration (e.g. 500ms, 2s)",
 					    optarg);
 			break;
@@ -998,21 +989,21 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case 'b':
 		case OPT_BACKEND:
 			if (parse_backends(optarg, &o->backends))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--backend: '%s' is not auto or a list of ebpf, "
 					    "taskstats, proc (e.g. ebpf,proc)",
 					    optarg);
 			break;
 		case 'p':
 			if (parse_uint(optarg, 1, 4194304, &v))
-				return fail(err, errlen, "--pid: '%s' is not a process id", optarg);
+				return errf(err, errlen, "--pid: '%s' is not a process id", optarg);
 			o->pid = (uint32_t)v;
 			break;
 		case OPT_INTERVAL:
 			/* A bare number is seconds, as top and vmstat take it. */
 			if (parse_duration_ns(optarg, true, &o->interval_ns) ||
 			    o->interval_ns < 10000000ull || o->interval_ns > 86400000000000ull)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--interval: '%s' is not a duration from 10ms to 24h "
 					    "(e.g. 1s, 300ms)",
 					    optarg);
@@ -1020,13 +1011,13 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_STREAM:
 			if (!*optarg)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--stream: empty file name (- for stderr)");
 			o->stream_path = optarg;
 			break;
 		case OPT_STREAM_BACKLOG:
 			if (parse_size(optarg, &v) || v > (1ull << 30))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--stream-backlog: '%s' is not a size from 0 to 1G "
 					    "(e.g. 1M)",
 					    optarg);
@@ -1035,7 +1026,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_COUNT:
 			if (parse_uint(optarg, 1, UINT32_MAX, &o->count))
-				return fail(err, errlen, "--count: '%s' is not a number from 1",
+				return errf(err, errlen, "--count: '%s' is not a number from 1",
 					    optarg);
 			break;
 		case OPT_OUTPUT:
@@ -1044,17 +1035,17 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			else if (!strcmp(optarg, "table"))
 				o->output_json = false;
 			else
-				return fail(err, errlen, "--output: '%s' is not table or json",
+				return errf(err, errlen, "--output: '%s' is not table or json",
 					    optarg);
 			break;
 		case OPT_TID:
 			if (parse_uint(optarg, 1, 4194304, &v))
-				return fail(err, errlen, "--tid: '%s' is not a thread id", optarg);
+				return errf(err, errlen, "--tid: '%s' is not a thread id", optarg);
 			o->tid = (uint32_t)v;
 			break;
 		case OPT_COMM:
 			if (!*optarg)
-				return fail(err, errlen, "--comm: empty pattern");
+				return errf(err, errlen, "--comm: empty pattern");
 			o->comm = optarg;
 			break;
 		case OPT_SHOW_IDLE:
@@ -1066,7 +1057,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case OPT_SAMPLE:
 			if (parse_duration_ns(optarg, false, &o->sample_ns) ||
 			    o->sample_ns < 1000000ull || o->sample_ns > 60000000000ull)
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--sample: '%s' is not a duration from 1ms to 60s "
 					    "(e.g. 10ms)",
 					    optarg);
@@ -1074,31 +1065,31 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_RINGBUF:
 			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 30))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--ringbuf: '%s' is not a size from 4K to 1G (e.g. 4M)",
 					    optarg);
 			o->ringbuf_bytes = v;
 			break;
 		case 'r':
 			if (parse_uint(optarg, 1, 10000, &v))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--runs: '%s' is not a number from 1 to 10000", optarg);
 			o->runs = (unsigned)v;
 			o->runs_given = true;
 			break;
 		case OPT_BASELINE:
 			if (!*optarg)
-				return fail(err, errlen, "--baseline: empty file name");
+				return errf(err, errlen, "--baseline: empty file name");
 			o->baseline_path = optarg;
 			break;
 		case OPT_BASELINE_CMD:
 			if (!*optarg)
-				return fail(err, errlen, "--baseline-cmd: empty command");
+				return errf(err, errlen, "--baseline-cmd: empty command");
 			o->baseline_cmd = optarg;
 			break;
 		case OPT_HTML:
 			if (!*optarg)
-				return fail(err, errlen, "--html: empty file name");
+				return errf(err, errlen, "--html: empty file name");
 			o->html_path = optarg;
 			break;
 		case OPT_FAIL_OVER:
@@ -1115,7 +1106,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		}
 		case OPT_WARMUP:
 			if (parse_uint(optarg, 0, 1000, &v))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--warmup: '%s' is not a number from 0 to 1000",
 					    optarg);
 			o->warmup = (unsigned)v;
@@ -1129,14 +1120,14 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_BASH_TOP:
 			if (parse_uint(optarg, 0, 100000, &v))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--bash-top: '%s' is not a number from 0 to 100000",
 					    optarg);
 			o->bash_top = (int)v;
 			break;
 		case OPT_BASH_DEPTH:
 			if (parse_uint(optarg, 0, 100000, &v))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--bash-depth: '%s' is not a number from 0 to 100000",
 					    optarg);
 			o->bash_depth = (unsigned)v;
@@ -1149,7 +1140,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			if (strcmp(optarg, "0") &&
 			    (parse_duration_ns(optarg, false, &o->offcpu_min_ns) ||
 			     o->offcpu_min_ns > 3600000000000ull))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--offcpu-min: '%s' is not a duration up to 1h (e.g. "
 					    "0, 10us, 1ms)",
 					    optarg);
@@ -1167,7 +1158,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_FREQ:
 			if (parse_uint(optarg, 1, 10000, &v))
-				return fail(err, errlen,
+				return errf(err, errlen,
 					    "--freq: '%s' is not a rate from 1 to 10000 (Hz)",
 					    optarg);
 			o->freq = (unsigned)v;
@@ -1179,7 +1170,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_TIMELINE_BUFFER:
 			if (parse_size(optarg, &v) || v < 4096 || v > (1ull << 30))
-				return fail(
+				return errf(
 				    err, errlen,
 				    "--timeline-buffer: '%s' is not a size from 4K to 1G (e.g. "
 				    "8M)",
@@ -1189,7 +1180,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			break;
 		case OPT_TIMELINE_MAX:
 			if (parse_uint(optarg, 1, 100000000, &v))
-				return fail(
+				return errf(
 				    err, errlen,
 				    "--timeline-max: '%s' is not a number of intervals from 1 "
 				    "to 100000000",
@@ -1207,66 +1198,66 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			o->mode = MODE_VERSION;
 			return 0;
 		case ':':
-			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return errf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 		case '?':
 		default:
 			if (optopt && optopt < 256)
-				return fail(err, errlen, "unknown option '-%c' (see tsarun --help)",
+				return errf(err, errlen, "unknown option '-%c' (see tsarun --help)",
 					    optopt);
-			return fail(err, errlen, "unknown option '%s' (see tsarun --help)",
+			return errf(err, errlen, "unknown option '%s' (see tsarun --help)",
 				    argv[optind - 1]);
 		}
 	}
 
 	/* Neither wins silently: the user meant one of them, and tsarun cannot tell which. */
 	if (o->quiet && o->verbose)
-		return fail(
+		return errf(
 		    err, errlen,
 		    "-q and -v contradict each other (-q prints nothing but errors, -v says "
 		    "more): choose one");
 	if (o->pid) {
 		/* Monitor mode: the process runs already; no command. */
 		if (o->bash || optind < argc)
-			return fail(
+			return errf(
 			    err, errlen,
 			    "-p attaches to a running process: no command (usage: tsarun -p "
 			    "PID [--interval DUR] [--count N])");
 		if (o->backends & BACKEND_EBPF)
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "--backend ebpf: monitor mode (-p) samples procfs and queries "
 				    "taskstats; choose auto, proc or taskstats");
 		/* Options of a command's run would be silently ignored: say so instead. */
 		if (o->json_path || o->out_dir || o->report_path || o->runs_given || o->warmup ||
 		    o->baseline_path || o->baseline_cmd || o->stacks || o->user)
-			return fail(
+			return errf(
 			    err, errlen,
 			    "-p: --json, --out-dir, --report, --runs, --warmup, --baseline, "
 			    "--stacks and --user are for running a command (monitor mode "
 			    "writes JSON Lines with --output json)");
 		if (gate_used)
-			return fail(
+			return errf(
 			    err, errlen,
 			    "-p: %s is for the regression gate of a command's runs, not for "
 			    "monitor mode",
 			    gate_used);
 		if (quiet[0] && !o->output_json)
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "-p: %s would leave monitor mode with no output: its report is "
 				    "the table (or JSON Lines on stdout with --output json)",
 				    quiet);
 		if (run_only[0])
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "-p: %s is for running a command, not for monitor mode (its "
 				    "report is the table on stderr, or --output json)",
 				    run_only);
 		if (o->sort == SORT_WAKEUP_LAT)
-			return fail(
+			return errf(
 			    err, errlen,
 			    "-p --sort wakeup: monitor mode measures no wakeup latency "
 			    "(its counters are procfs's and taskstats's); --sort runq orders "
 			    "by the time waited for a CPU");
 		if (o->sample_ns >= o->interval_ns)
-			return fail(err, errlen,
+			return errf(err, errlen,
 				    "--sample must be shorter than --interval (%llu ms >= %llu ms)",
 				    (unsigned long long)(o->sample_ns / 1000000),
 				    (unsigned long long)(o->interval_ns / 1000000));
@@ -1274,40 +1265,40 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		return 0;
 	}
 	if (o->tid || o->comm || o->count || o->output_json || o->show_idle || o->no_header)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--tid, --comm, --count, --output, --show-idle and --no-header are for "
 			    "monitor mode (-p PID)");
 	if (o->stream_path && !o->interval_given)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--stream names where --interval's lines go: add --interval DUR (e.g. "
 			    "--interval 1s)");
 	if (o->stream_backlog_given && !o->interval_given)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--stream-backlog bounds what waits for --interval's reader: add "
 			    "--interval DUR (e.g. --interval 1s)");
 	if (o->interval_given && o->baseline_cmd)
-		return fail(
+		return errf(
 		    err, errlen,
 		    "--interval with --baseline-cmd: the stream follows one command's runs, "
 		    "and both commands would write to it (stream the baseline apart, and "
 		    "compare with --baseline FILE)");
 	if (o->interval_given && o->sample_given && o->sample_ns >= o->interval_ns)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--sample must be shorter than --interval (%llu ms >= %llu ms)",
 			    (unsigned long long)(o->sample_ns / 1000000),
 			    (unsigned long long)(o->interval_ns / 1000000));
 	if (o->bash_no_follow && !o->bash)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--bash-no-follow is for --bash (give it before --bash SCRIPT)");
 	if ((o->bash_top >= 0 || o->bash_depth) && !o->bash)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--bash-top and --bash-depth are for --bash (give them before --bash "
 			    "SCRIPT)");
 	if (freq_given && !o->flame)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--freq sets the rate of --flame's on-CPU samples: add --flame");
 	if (tl_tuned && !o->timeline)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--timeline-buffer and --timeline-max size --timeline: add --timeline");
 	if (o->bash) {
 		if (optind < argc && !strcmp(argv[optind], "--"))
@@ -1316,44 +1307,44 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			o->bash_command = true;
 			optind++;
 			if (optind >= argc)
-				return fail(err, errlen, "--bash -c: no commands given");
+				return errf(err, errlen, "--bash -c: no commands given");
 		}
 		if (optind >= argc)
-			return fail(
+			return errf(
 			    err, errlen,
 			    "--bash: no script given (usage: tsarun [OPTIONS] --bash SCRIPT "
 			    "[ARG...])");
 	}
 	if (optind >= argc)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "no command given (usage: tsarun [OPTIONS] -- COMMAND [ARG...])");
 	o->argv = &argv[optind];
 	o->argc = argc - optind;
 
 	if (o->backends && !(o->backends & BACKEND_PROC) && o->sample_given)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--sample is the procfs source's interval, and --backend leaves procfs "
 			    "out: add proc to the list (e.g. --backend ebpf,proc)");
 	if (o->backends && !(o->backends & BACKEND_EBPF) && o->stacks)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--stacks, --offcpu-min, --waker and --flame need the ebpf backend "
 			    "(add it to --backend)");
 	if (o->backends && !(o->backends & BACKEND_EBPF) && o->timeline)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--timeline records scheduler events: it needs the ebpf backend (add "
 			    "it to --backend; procfs samples and taskstats have no state "
 			    "intervals)");
 	if (o->baseline_path && o->baseline_cmd)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--baseline and --baseline-cmd: choose one (a stored artifact, or a "
 			    "command run alongside)");
 	if (o->baseline_cmd && o->bash)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "--baseline-cmd with --bash: the two sides would not be measured alike "
 			    "(record a --bash baseline and use --baseline FILE)");
 	o->gate = o->baseline_path || o->baseline_cmd;
 	if (!o->gate && gate_used)
-		return fail(err, errlen,
+		return errf(err, errlen,
 			    "%s needs a baseline: --baseline FILE (an earlier artifact) or "
 			    "--baseline-cmd 'CMD' (run alongside)",
 			    gate_used);
@@ -1363,7 +1354,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		if (!o->max_runs_given && o->gate_spec.max_runs < o->runs)
 			o->gate_spec.max_runs = o->runs;
 		if (o->gate_spec.max_runs < o->runs)
-			return fail(err, errlen, "--max-runs %u is less than --runs %u%s",
+			return errf(err, errlen, "--max-runs %u is less than --runs %u%s",
 				    o->gate_spec.max_runs, o->runs,
 				    o->runs_given ? ""
 						  : " (the default with a baseline; give --runs N "
