@@ -334,13 +334,13 @@ struct layout {
 
 static struct layout layout_for(unsigned width)
 {
-	struct layout l = {18, 5, 11, 7, 7, 11, 8, 0};
+	struct layout l = width && width < 120 ? (struct layout){12, 0, 9, 6, 0, 9, 5, 0}
+					       : (struct layout){18, 5, 11, 7, 7, 11, 8, 0};
+	const int w[] = {l.where, l.depth, l.wall, l.pct, l.parent, l.cpu, l.count};
 
-	if (width && width < 120)
-		l = (struct layout){12, 0, 9, 6, 0, 9, 5, 0};
 	l.before = 1;
-	for (const int *w = &l.where; w <= &l.count; w++)
-		l.before += *w ? (size_t)*w + 1 : 0;
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		l.before += w[i] ? (size_t)w[i] + 1 : 0;
 	return l;
 }
 
