@@ -1993,6 +1993,15 @@ static struct bash_node *place_target(struct bashprof *bp, const struct stream *
 	return NULL;
 }
 
+/* Is n top, or below it? (Every parent link ends at the root or the limbo: no cycle yet.) */
+static bool within(const struct bash_node *n, const struct bash_node *top)
+{
+	for (; n; n = n->parent)
+		if (n == top)
+			return true;
+	return false;
+}
+
 static void place_nested(struct bashprof *bp, const struct run *r, uint64_t origin)
 {
 	const struct proc_acct **v = NULL;
@@ -2017,6 +2026,13 @@ static void place_nested(struct bashprof *bp, const struct run *r, uint64_t orig
 			continue;
 		if (v)
 			target = place_target(bp, s, v, n, origin);
+		/*
+		 * Records and a process tree that place a bash below its own
+		 * commands (forged: a real tree cannot) would make a cycle,
+		 * and the walk to the root below would never end.
+		 */
+		if (target && within(target, s->base))
+			target = NULL;
 		if (target) {
 			bp->q.placed_streams++;
 		} else {
