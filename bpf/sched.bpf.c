@@ -1082,11 +1082,14 @@ static __always_inline void send_record(struct tsa_thread *t, struct task_struct
 	tid = BPF_CORE_READ(p, pid);
 	t->pid = BPF_CORE_READ(p, tgid);
 	/*
-	 * The old main thread that such an exec replaced is not a leader any
-	 * more, and may leave with the exec'ing thread's tid (de_thread()
-	 * exchanges them once it is a zombie): it had the main thread's.
+	 * The old main thread that such an exec replaced may leave with the
+	 * exec'ing thread's tid (de_thread() exchanges them once it is a
+	 * zombie, and may do so before its last switch, while its
+	 * group_leader is still itself): it had the main thread's. Only that
+	 * exchange gives a thread a tid that is neither its own nor the
+	 * main thread's.
 	 */
-	if (tid != t->tid && BPF_CORE_READ(p, group_leader) != p)
+	if (tid != t->tid && tid != t->pid)
 		tid = t->pid;
 	if (t->tid && t->tid != tid && !t->tid_before_exec)
 		t->tid_before_exec = t->tid;
