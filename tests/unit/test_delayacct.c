@@ -128,6 +128,15 @@ static void test_holder_is_the_watchdog_after_it_died(void **state)
 			int before = delayacct_read();
 			FILE *f;
 
+			/*
+			 * Off first: a switch found on that tsarun did not turn on is
+			 * left alone, unregistered (another tsarun's run, or a suite
+			 * before this one, may have left it on).
+			 */
+			if ((f = fopen("/proc/sys/kernel/task_delayacct", "w"))) {
+				fprintf(f, "0\n");
+				fclose(f);
+			}
 			delayacct__acquire(&h, true, dir);
 			dprintf(fds[1], "%d %s\n", (int)wd, h.holder);
 			/* Put the switch back as it was (the hold is the dead watchdog's). */
