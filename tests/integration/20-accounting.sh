@@ -91,7 +91,9 @@ validate "$J"
 
 # A contended pthread mutex held 150 ms: the waiter sleeps in futex_wait.
 "$TSARUN" -q --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
-at_least "mutex: the waiter sleeps at least 130 ms" "$(ms waiter .sleeping_ns)" 130
+at_least "mutex: the waiter sleeps at least 130 ms" "$(ms waiter .sleeping_ns)" 130 ||
+	jq -c '.runs[0].threads[] | {tid, comm, start_ns, lifetime_ns, on_cpu_ns, runqueue_ns, sleeping_ns,
+		uninterruptible_ns, wakeups, voluntary_switches, kernel}' "$J" | sed 's/^/#   /'
 at_most "mutex: ... and not much more than the hold time" "$(ms waiter .sleeping_ns)" 200
 within "nanosleep 100 ms: sleeping (ms)" "$(ms napper .sleeping_ns)" 100 10
 closes "mutex"
