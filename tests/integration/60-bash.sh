@@ -238,7 +238,7 @@ if [ -n "$bad" ]; then
 else
 	trap_x=$(printf '%s\n' "${traps[@]}" | sort -g | sed -n 5p)
 	# Known: in the last two CI runs the correction left 28% of the loop
-	# (9 rounds of 9 above the bare loop once), against a bound of 14.8%.
+	# (8 rounds of 9 above the bare loop, once), against a bound of 14.8%.
 	within "tight loop: corrected CPU as % of the bare loop's, median of 9 rounds # TODO known: issue 24: on a loaded machine the correction leaves up to 28% of the loop, cause not established" \
 		"$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n 5p)" 100 \
 		"$(awk -v x="$trap_x" 'BEGIN { t = 2.5 * x; printf "%.1f", t < 10 ? 10 : t }')"
