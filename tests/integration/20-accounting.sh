@@ -136,13 +136,27 @@ closes "vfork on any CPU"
 equal "2000 threads: every thread is seen (2000 + main)" "$(jq '.runs[0].threads | length' "$J")" 2001
 equal "2000 threads: the totals count them" "$(jq '.runs[0].totals.threads' "$J")" 2001
 equal "2000 threads: all in one process" "$(jq '.runs[0].processes | length' "$J")" 1
-# rusage counts the switch away from the exited main thread, not the other
-# threads' (the kernel counts those after handing their counters to the
-# process), and, before tracking, the command's wait at tsarun's start
-# barrier: none or one.
+# Each thread's voluntary switches are the kernel's own count (nvcsw, read
+# at its last switch), less that last switch away from the dead thread, which
+# the kernel counts after handing the thread's counters to its process (the
+# main thread's, which wait(2) reads from the zombie, stays counted).
+echo "# 2000 threads: voluntary switches: rusage $(jq '.runs[0].rusage.voluntary_switches' "$J"), tsarun $(jq '.runs[0].totals.voluntary_switches' "$J"), the threads' own nvcsw $(jq '[.runs[0].threads[].kernel.nvcsw] | add' "$J")"
+equal "2000 threads: each thread's voluntary switches are its own nvcsw, less its switch away when dead" \
+	"$(jq '[.runs[0].threads[] | select(.kernel.nvcsw == null or .kernel.nvcsw - .voluntary_switches != (if .tid == .pid then 0 else 1 end))] | length' "$J")" 0
+# rusage then has them all, and, before tracking, the command's wait at
+# tsarun's start barrier: none or one more. A PREEMPT_RT kernel's rusage
+# misses the switches a thread makes between handing its counters over
+# (release_task()) and its last switch, when its exit path waits on a lock
+# that sleeps there (measured on 6.12-rt under QEMU: rusage 686, tsarun
+# and the threads' own nvcsw 687): there, it has at most that one more.
 v=$(jq '.runs[0].rusage.voluntary_switches - .runs[0].totals.voluntary_switches' "$J")
-check "2000 threads: voluntary switches are rusage's, less the wait at the start barrier ($v)" \
-	test "$v" -ge 0 -a "$v" -le 1
+if uname -v | grep -q PREEMPT_RT; then
+	check "2000 threads: voluntary switches are at most rusage's, and the start barrier's wait, on PREEMPT_RT ($v)" \
+		test "$v" -le 1
+else
+	check "2000 threads: voluntary switches are rusage's, less the wait at the start barrier ($v)" \
+		test "$v" -ge 0 -a "$v" -le 1
+fi
 closes "2000 threads"
 
 # A tree of 100 processes: each seen, with its exit status.
