@@ -69,7 +69,10 @@ umount "$T_TMP/ro"
 sig() {
 	local name=$1 num=$2 J=$T_TMP/sig.json pid rc t0
 	rm -f "$J" "$T_TMP/got"
-	"$TSARUN" -q --json "$J" -- bash -c "trap 'echo $name >$T_TMP/got; exit 0' $name; (trap - INT; exec sleep $LEFT) & touch $T_TMP/ready; wait" &
+	# Started in the background, tsarun (and so the command) would inherit
+	# SIGINT ignored where this script itself runs without job control under
+	# a caller that ignores it: the command is given SIGINT's default.
+	env --default-signal=INT "$TSARUN" -q --json "$J" -- bash -c "trap 'echo $name >$T_TMP/got; exit 0' $name; (trap - INT; exec sleep $LEFT) & touch $T_TMP/ready; wait" &
 	pid=$!
 	for _ in $(seq 100); do [ -e "$T_TMP/ready" ] && break; sleep 0.05; done
 	rm -f "$T_TMP/ready"
