@@ -121,10 +121,11 @@ int bashprof__write_folded(const struct bashprof *bp, FILE *f)
 		const struct bash_node *n = bashprof__node(bp, i);
 		uint64_t self = self_time(n, false);
 
-		if (self / 1000 == 0)
+		/* In nanoseconds, as the stacks' folded files are. */
+		if (!self)
 			continue;
 		folded_path(n, path, sizeof(path));
-		if (fprintf(f, "%s %llu\n", path, (unsigned long long)(self / 1000)) < 0)
+		if (fprintf(f, "%s %llu\n", path, (unsigned long long)self) < 0)
 			return -1;
 	}
 	return 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Chrome Trace Event JSON of one run (tsarun report --format trace, and
- * --timeline's tsarun.trace.json). The format: an object whose traceEvents
+ * --timeline's STEM.trace.json). The format: an object whose traceEvents
  * are metadata ("M": process and thread names, their order), complete
  * slices ("X": ts and dur in microseconds, fractional to the nanosecond) and
  * instants ("i"). Perfetto nests the "X" slices of a track by containment:

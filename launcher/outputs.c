@@ -66,7 +66,11 @@ enum {
 	OUT_N,
 };
 
+_Static_assert(OUT_N <= 64, "struct outputs keeps the files written in a 64-bit mask");
+
+/* The files tsarun names: after the artifact's stem (tsarun.json: tsarun.wall.svg). */
 static const char *const profile_names[OUT_N] = {
+    [OUT_FOLDED] = "bash.folded",
     [OUT_BASH_SVG] = "bash.svg",
     [OUT_BASH_CPU_SVG] = "bash-cpu.svg",
     [OUT_OFFCPU_FOLDED] = "offcpu.folded",
@@ -75,7 +79,7 @@ static const char *const profile_names[OUT_N] = {
     [OUT_OFFCPU_SVG] = "offcpu.svg",
     [OUT_ONCPU_SVG] = "oncpu.svg",
     [OUT_WALL_SVG] = "wall.svg",
-    [OUT_TRACE] = "tsarun.trace.json",
+    [OUT_TRACE] = "trace.json",
     [OUT_CRITPATH_FOLDED] = "critpath.folded",
     [OUT_CRITPATH_SVG] = "critpath.svg",
     [OUT_OFFCPU_DIFF_FOLDED] = "offcpu.diff.folded",
@@ -91,6 +95,8 @@ struct outputs {
 	struct outdir *out_dir; /* --out-dir, made with the user's rights */
 	char *artifact_path;
 	char *profile_dir; /* where --flame's and --timeline's files go, for messages */
+	char *stem;	   /* the artifact's name less ".json": what those files start with */
+	uint64_t named;	   /* which of the files tsarun names were written (1 << OUT_*) */
 	char *stream_name;
 	bool stream_dash; /* --stream -: stderr, which the stream probe reopens itself */
 	/* The user the command ran as (-1: tsarun's own), whose the step summary must be. */
@@ -118,6 +124,42 @@ static char *join(const char *dir, const char *path)
 	if (!dir || path[0] == '/')
 		return strdup(path);
 	return asprintf(&out, "%s/%s", dir, path) < 0 ? NULL : out;
+}
+
+/*
+ * The artifact's name less its ".json": run.json's flame graph is
+ * run.wall.svg, beside it, so that two profiles in one folder keep apart.
+ * "tsarun" for an artifact that goes to a device or a pipe.
+ */
+static char *stem_of(const char *artifact, bool in_place)
+{
+	const char *base = artifact ? strrchr(artifact, '/') : NULL;
+	size_t n;
+
+	base = base ? base + 1 : artifact;
+	if (in_place || !base || !*base)
+		return strdup("tsarun");
+	n = strlen(base);
+	if (n > 5 && !strcmp(base + n - 5, ".json"))
+		n -= 5;
+	return strndup(base, n);
+}
+
+/*
+ * A file tsarun names: DIR/STEM.NAME, or DIR/NAME where there is no stem
+ * (--flame-diff DIR); STEM.NAME without a DIR (an artifact named without one).
+ */
+static char *named_path(const struct outputs *out, const char *dir, int i)
+{
+	char *path;
+	int n;
+
+	if (out->stem)
+		n = asprintf(&path, "%s%s%s.%s", dir ? dir : "", dir ? "/" : "", out->stem,
+			     profile_names[i]);
+	else
+		n = asprintf(&path, "%s%s%s", dir ? dir : "", dir ? "/" : "", profile_names[i]);
+	return n < 0 ? NULL : path;
 }
 
 /* path made absolute, its links resolved (its directory's, when it does not exist yet). */
@@ -184,7 +226,6 @@ static const char *output_name(int i)
 	    [OUT_MARKDOWN] = "--markdown",
 	    [OUT_SUMMARY] = "the step summary",
 	    [OUT_STREAM] = "the stream",
-	    [OUT_FOLDED] = "bash.folded",
 	    [OUT_HTML] = "--html",
 	    [OUT_EXPORT_CSV] = "--export-csv",
 	    [OUT_EXPORT_RUNS_CSV] = "--export-runs-csv",
@@ -317,7 +358,7 @@ static int plan_profiles(struct outputs *out, const struct tsarun_opts *o,
 
 		if (!want)
 			continue;
-		if (asprintf(&path, "%s/%s", out->profile_dir, profile_names[i]) < 0)
+		if (!(path = named_path(out, out->profile_dir, i)))
 			return -ENOMEM;
 		ret = plan(out, i, path, base, OUTFILE_REPLACE, NULL, NULL, err, errlen);
 		free(path);
@@ -405,14 +446,20 @@ struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_u
 	if (!ret && o->gate && gha && !strcmp(gha, "true") && summary && *summary)
 		ret = plan(out, OUT_SUMMARY, summary, &base, OUTFILE_APPEND,
 			   "the step summary (GITHUB_STEP_SUMMARY)", NULL, err, errlen);
+	if (!ret && run &&
+	    !(out->stem = stem_of(out->artifact_path, outputs__artifact_in_place(out)))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	if (!ret && run && o->bash && !outputs__artifact_in_place(out)) {
-		/* bash.folded beside the artifact; there is no beside to a device or a pipe. */
+		/* STEM.bash.folded beside the artifact; there is no beside to a device or a pipe. */
 		const char *slash = strrchr(out->artifact_path, '/');
-		char *path;
+		char *dir = slash ? strndup(out->artifact_path, (size_t)(slash - out->artifact_path))
+				  : NULL;
+		char *path = !slash || dir ? named_path(out, dir, OUT_FOLDED) : NULL;
 
-		if (asprintf(&path, "%.*s%sbash.folded",
-			     slash ? (int)(slash - out->artifact_path) : 0, out->artifact_path,
-			     slash ? (slash == out->artifact_path ? "/" : "/") : "") < 0) {
+		free(dir);
+		if (!path) {
 			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
@@ -433,9 +480,9 @@ struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_u
 			goto fail;
 		}
 		for (int i = OUT_OFFCPU_DIFF_FOLDED; !ret && i <= OUT_WALL_DIFF_SVG; i++) {
-			char *path;
+			char *path = named_path(out, o->flame_diff_dir, i);
 
-			if (asprintf(&path, "%s/%s", o->flame_diff_dir, profile_names[i]) < 0) {
+			if (!path) {
 				snprintf(err, errlen, "out of memory");
 				goto fail;
 			}
@@ -468,6 +515,7 @@ void outputs__free(struct outputs *out)
 	outdir__free(out->out_dir);
 	free(out->artifact_path);
 	free(out->profile_dir);
+	free(out->stem);
 	free(out->stream_name);
 	free(out);
 }
@@ -519,6 +567,66 @@ static int write_one(struct outfile *of, renderer render, const void *ctx)
 	if (ret)
 		textsafe_term_line(stderr, "tsarun: ", err, "");
 	return ret;
+}
+
+/* A file tsarun names, written: said in the one line of what went where. */
+static int write_named(struct outputs *out, int i, renderer render, const void *ctx)
+{
+	int ret = write_one(out->f[i], render, ctx);
+
+	if (!ret)
+		out->named |= 1ull << i;
+	return ret;
+}
+
+/*
+ * One line for every file tsarun named and wrote, by folder:
+ * "tsarun: wrote run.bash.folded, run.wall.svg in ./out". A file whose
+ * name the user gave (--report, --html, ...) is where they said.
+ */
+static void say_named(const struct outputs *out, bool quiet)
+{
+	char line[4096], seen[OUT_N] = {0};
+	size_t n = 0;
+
+	if (quiet || !out->named)
+		return;
+	n += (size_t)snprintf(line, sizeof(line), "wrote ");
+	for (int i = 0; i < OUT_N; i++) {
+		const char *p = out->f[i] ? outfile__path(out->f[i]) : NULL, *slash;
+		size_t dlen;
+
+		if (!(out->named & (1ull << i)) || seen[i] || !p)
+			continue;
+		slash = strrchr(p, '/');
+		dlen = slash ? (size_t)(slash - p) : 0;
+		/* This file and every later one in the same folder, then the folder. */
+		for (int j = i, first = 1; j < OUT_N; j++) {
+			const char *q = out->f[j] ? outfile__path(out->f[j]) : NULL, *qs;
+
+			if (!(out->named & (1ull << j)) || seen[j] || !q)
+				continue;
+			qs = strrchr(q, '/');
+			if ((qs ? (size_t)(qs - q) : 0) != dlen || strncmp(p, q, dlen))
+				continue;
+			seen[j] = 1;
+			n += (size_t)snprintf(line + (n < sizeof(line) ? n : sizeof(line)),
+					      n < sizeof(line) ? sizeof(line) - n : 0, "%s%s",
+					      first ? "" : ", ", qs ? qs + 1 : q);
+			first = 0;
+		}
+		n += (size_t)snprintf(line + (n < sizeof(line) ? n : sizeof(line)),
+				      n < sizeof(line) ? sizeof(line) - n : 0, " in %.*s; ",
+				      slash ? (int)(dlen ? dlen : 1) : 1, slash ? p : ".");
+	}
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	if (n > 2 && line[n - 2] == ';')
+		line[n -= 2] = '\0';
+	if (out->named & (1ull << OUT_TRACE))
+		snprintf(line + n, sizeof(line) - n, " (ui.perfetto.dev opens the trace)");
+	/* The names are the user's (the artifact's stem, --out-dir): escaped. */
+	textsafe_term_line(stderr, "tsarun: ", line, "");
 }
 
 struct table_ctx {
@@ -864,7 +972,7 @@ static int write_profile(struct outputs *out, int i, const struct run *r, int wh
 {
 	struct profile_ctx p = {.r = r, .which = which, .kind = kind, .command = command};
 
-	return out->f[i] ? write_one(out->f[i], render_profile, &p) : 0;
+	return out->f[i] ? write_named(out, i, render_profile, &p) : 0;
 }
 
 struct diff_ctx {
@@ -903,13 +1011,13 @@ int outputs_flame_diff(struct outputs *out, const struct comparison_sides *sides
 			    .sides = sides, .view = v, .svg = svg, .command = command};
 			int i = (svg ? OUT_OFFCPU_DIFF_SVG : OUT_OFFCPU_DIFF_FOLDED) + v;
 
-			if (write_one(out->f[i], render_diff, &c))
+			if (write_named(out, i, render_diff, &c))
 				ret = -EIO;
 		}
 	}
-	if (!ret && !quiet)
-		textsafe_term_line(stderr, "tsarun: differential flame graphs: ", out->profile_dir,
-				   "/{offcpu,oncpu,wall}.diff.{folded,svg}");
+	/* compare --flame-diff: these are all it writes (a run says them with the rest). */
+	if (!out->artifact_path)
+		say_named(out, quiet);
 	return ret;
 }
 
@@ -919,16 +1027,12 @@ static int write_profiles(const struct session *s, const struct tsarun_opts *o, 
 	static const int folded[] = {OUT_OFFCPU_FOLDED, OUT_ONCPU_FOLDED, OUT_WALL_FOLDED};
 	static const int svg[] = {OUT_OFFCPU_SVG, OUT_ONCPU_SVG, OUT_WALL_SVG};
 	const struct run *r = &s->runs[s->nruns - 1];
-	const char *dir = out->profile_dir;
 	int ret = 0;
 
-	if (r->bash) {
-		if (write_profile(out, OUT_BASH_SVG, r, 0, PROF_BASH_SVG, session_command(s)) ||
-		    write_profile(out, OUT_BASH_CPU_SVG, r, 1, PROF_BASH_SVG, session_command(s)))
-			ret = -EIO;
-		else if (!o->quiet)
-			fprintf(stderr, "tsarun: bash flame graphs: %s/bash{,-cpu}.svg\n", dir);
-	}
+	if (r->bash &&
+	    (write_profile(out, OUT_BASH_SVG, r, 0, PROF_BASH_SVG, session_command(s)) ||
+	     write_profile(out, OUT_BASH_CPU_SVG, r, 1, PROF_BASH_SVG, session_command(s))))
+		ret = -EIO;
 	if (!r->stacks)
 		return ret;
 	for (int w = 0; w < 3; w++) {
@@ -938,14 +1042,11 @@ static int write_profiles(const struct session *s, const struct tsarun_opts *o, 
 		    write_profile(out, svg[w], r, w, PROF_SVG, session_command(s)))
 			ret = -EIO;
 	}
-	if (!ret && !o->quiet)
-		fprintf(stderr, "tsarun: flame graphs: %s/{offcpu,%swall}.{folded,svg}\n", dir,
-			r->stacks->oncpu ? "oncpu," : "");
 	return ret;
 }
 
 /*
- * --timeline: the last run as a Chrome trace (tsarun.trace.json) where
+ * --timeline: the last run as a Chrome trace (STEM.trace.json) where
  * --flame puts its files; `tsarun report --format trace` writes the same
  * from the artifact.
  */
@@ -963,15 +1064,7 @@ static int write_trace(const struct session *s, const struct tsarun_opts *o, str
 		if (!ret)
 			ret = write_profile(out, OUT_CRITPATH_SVG, r, 0, PROF_CRITPATH_SVG,
 					    session_command(s));
-		if (!ret && !o->quiet)
-			fprintf(stderr,
-				"tsarun: critical path flame graph: %s/critpath.{folded,svg}\n",
-				out->profile_dir);
 	}
-	if (!ret && !o->quiet)
-		fprintf(stderr,
-			"tsarun: trace: %s/tsarun.trace.json (open it in ui.perfetto.dev)\n",
-			out->profile_dir);
 	return ret;
 }
 
@@ -982,7 +1075,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, struct outputs
 	int ret = 0;
 
 	if (s->nruns && s->runs[s->nruns - 1].bash && out->f[OUT_FOLDED]) {
-		if (write_one(out->f[OUT_FOLDED], render_folded, s->runs[s->nruns - 1].bash))
+		if (write_named(out, OUT_FOLDED, render_folded, s->runs[s->nruns - 1].bash))
 			ret = -EIO;
 		else
 			s->bash_folded = outfile__path(out->f[OUT_FOLDED]);
@@ -1040,6 +1133,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, struct outputs
 		ret = -EIO;
 	if (o->timeline && s->nruns && write_trace(s, o, out))
 		ret = -EIO;
+	say_named(out, o->quiet);
 	/* What was planned and not needed (no on-CPU samples, no stacks) leaves nothing. */
 	outputs__abort(out);
 	return ret;

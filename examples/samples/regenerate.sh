@@ -8,7 +8,7 @@
 #   run-80.txt              that table again (tsarun report) in a terminal of
 #                           80 columns (script(1) makes the terminal)
 #   bash.json, bash.txt,    a --bash run of examples/deploy.sh, its table and
-#   bash.folded             profile, and its folded stacks (flame graphs)
+#   bash.bash.folded        profile, and its folded stacks (flame graphs)
 #   stacks.json, stacks.txt a --stacks run of the bench, and its table (the
 #                           top blocking stacks)
 #   base.json               a baseline: 5 runs of the bench
@@ -59,11 +59,11 @@ t --runs 5 --baseline base.json --fail-over 10% --json gate.json --report gate.t
 	[ $rc -eq 3 ] || exit $rc
 }
 
-cp run.json run.txt run-80.txt stacks.json stacks.txt bash.json bash.txt bash.folded base.json gate.json \
+cp run.json run.txt run-80.txt stacks.json stacks.txt bash.json bash.txt bash.bash.folded base.json gate.json \
 	gate.txt gate.md gate-junit.xml "$here/"
 # The files belong to whoever ran make, not to root.
 if [ -n "${SUDO_UID:-}" ]; then
 	chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$here"/*.json "$here"/*.txt "$here"/*.md \
-		"$here"/*.xml "$here"/bash.folded
+		"$here"/*.xml "$here"/bash.bash.folded
 fi
 echo "samples: written to $here" >&2

@@ -114,10 +114,10 @@ echo "root's own" >"$T_TMP/victim" && chmod 600 "$T_TMP/victim"
 equal "a link to a device put at the artifact's path: the run succeeds" "$?" 0
 check "... and the artifact replaced the link (a regular file)" test -f "$D/a.json" -a ! -L "$D/a.json"
 validate "$D/a.json"
-"$TSARUN" -q --user "$U" --json "$D/b.json" --bash -c "ln -sf '$T_TMP/victim' '$D/bash.folded'; true"
+"$TSARUN" -q --user "$U" --json "$D/b.json" --bash -c "ln -sf '$T_TMP/victim' '$D/b.bash.folded'; true"
 equal "a link put at bash.folded: the run succeeds" "$?" 0
 equal "... root's file it pointed to is untouched" "$(cat "$T_TMP/victim")" "root's own"
-check "... and bash.folded replaced the link" test -f "$D/bash.folded" -a ! -L "$D/bash.folded"
+check "... and bash.folded replaced the link" test -f "$D/b.bash.folded" -a ! -L "$D/b.bash.folded"
 # --report, --junit and --markdown likewise: root replaces the link, and the file is the user's.
 "$TSARUN" -q --user "$U" --json "$D/c.json" --report "$D/r.txt" -- sh -c "ln -sf '$T_TMP/victim' '$D/r.txt'"
 equal "a link put at --report's path: the run succeeds" "$?" 0

@@ -116,10 +116,10 @@ check "... the command shown in its visible form" \
 	grep -qF 'name="tsarun regression gate: ./\x1b]0;T\x07\x1b[2J##&#91;\x9b\xed\xa0\x80"' junit.xml
 sink "Markdown: no control, every table keeps its columns" md gate.md
 for svg in offcpu wall; do
-	sink "flame graph $svg.svg: well-formed XML, no control" xml "$svg.svg"
-	check "... the thread's name shown escaped" grep -qF '\x1b]0;T\x07' "$svg.svg"
+	sink "flame graph run.$svg.svg: well-formed XML, no control" xml "run.$svg.svg"
+	check "... the thread's name shown escaped" grep -qF '\x1b]0;T\x07' "run.$svg.svg"
 done
-sink "Chrome trace (--timeline): strict UTF-8 JSON" json tsarun.trace.json
+sink "Chrome trace (--timeline): strict UTF-8 JSON" json run.trace.json
 
 # A command named to start a workflow command on a line of its own.
 "$TSARUN" --color never --json inj.json -- "./$INJECT" 5 2>inj.err
@@ -149,7 +149,7 @@ validate "$T_TMP/bash.json"
 equal_json "--bash: the text reads back with U+FFFD for each bad subpart" bash.json \
 	'[c["text"] for c in d["bash"]["commands"] if c["text"].startswith(": ")][1]' \
 	'b": \"\xff\xfe\xed\xa0\x80\"".decode("utf-8", "replace")'
-sink "--bash: the flame graph bash.svg: well-formed XML" xml bash.svg
+sink "--bash: the flame graph bash.bash.svg: well-formed XML" xml bash.bash.svg
 
 # tsarun report and compare of an artifact someone crafted (from a plain
 # run's): raw bytes that are not UTF-8, escapes in every string the reports

@@ -203,7 +203,7 @@ equal "lossy: the kernel's count of losses is the threads' (names included)" \
 	"$(jq '.runs[0].timeline | .lost_events == ([.threads[].lost_events] | add)' "$J")" true
 check_closes_lossy lossy "$J"
 check "lossy: stderr says so, and what to do" grep -q "timeline incomplete.*events lost.*--timeline-buffer" "$T_TMP/l.err"
-equal "lossy: the trace says so too" "$(jq .otherData.timeline_complete "$T_TMP/tsarun.trace.json")" false
+equal "lossy: the trace says so too" "$(jq .otherData.timeline_complete "$T_TMP/l.trace.json")" false
 
 # 5. The bound: the first intervals are kept, the rest counted with their time.
 "$TSARUN" --timeline --timeline-max 20 --json "$T_TMP/m.json" -- "$WORKLOADS/pinned" 100 0 2>"$T_TMP/m.err"
@@ -219,12 +219,13 @@ equal "bounded: the cut is no earlier than the first interval kept ended" \
 	"$(jq '.runs[0].timeline | .beyond_bound.truncated_at_ns >= ([.threads[].intervals[] | .[0] + .[1]] | min)' "$J")" true
 check "bounded: stderr says where it was cut" grep -q "beyond --timeline-max, cut at" "$T_TMP/m.err"
 equal "bounded: the trace marks the cut" \
-	"$(jq '[.traceEvents[] | select(.ph == "i" and .s == "g")] | length' "$T_TMP/tsarun.trace.json")" 1
+	"$(jq '[.traceEvents[] | select(.ph == "i" and .s == "g")] | length' "$T_TMP/m.trace.json")" 1
 
 # 5b. report prints the table the run printed, its timeline line included.
 "$TSARUN" --color never --timeline --out-dir "$T_TMP/tb" -- "$WORKLOADS/spin_sleep" 20 10 2>"$T_TMP/live.txt"
 "$TSARUN" report --color never "$T_TMP/tb/tsarun.json" >"$T_TMP/again.txt"
-check "report: the table the run printed, line for line" cmp -s <(grep -v '^tsarun: trace: ' "$T_TMP/live.txt") "$T_TMP/again.txt"
+check "report: the table the run printed, line for line" cmp -s <(grep -v '^tsarun: wrote ' "$T_TMP/live.txt") "$T_TMP/again.txt"
+check "... and the live run said where the trace went" grep -qxF "tsarun: wrote tsarun.trace.json in $T_TMP/tb (ui.perfetto.dev opens the trace)" "$T_TMP/live.txt"
 check "report: with its timeline line" grep -q "^  timeline: [0-9]* intervals, complete" "$T_TMP/again.txt"
 
 # 6. Without --timeline the trace is each thread's life, and says why.

@@ -117,11 +117,11 @@ within "bash: the path follows wait into the background job's worker, all of its
 # flame graph of the path is written with --flame.
 "$TSARUN" --timeline --flame -q --json tl.json -- "$CP" ring 3 5
 equal "--timeline: the path is there too" "$(jqv tl.json '.runs[-1].critical_path | type')" object
-check "trace: a critical path track" jq -e '[.traceEvents[] | select(.name == "critical path" or (.cat // "") == "critical_path")] | length > 0' tsarun.trace.json
-check "trace: its wakeup flow arrows" jq -e '[.traceEvents[] | select(.ph == "s" and .cat == "critical_path")] | length > 0' tsarun.trace.json
-check "flame: critpath.folded" test -s critpath.folded
-check "flame: critpath.svg" grep -q "<svg" critpath.svg
-fsum=$(awk '{s += $NF} END {print s}' critpath.folded)
+check "trace: a critical path track" jq -e '[.traceEvents[] | select(.name == "critical path" or (.cat // "") == "critical_path")] | length > 0' tl.trace.json
+check "trace: its wakeup flow arrows" jq -e '[.traceEvents[] | select(.ph == "s" and .cat == "critical_path")] | length > 0' tl.trace.json
+check "flame: tl.critpath.folded" test -s tl.critpath.folded
+check "flame: tl.critpath.svg" grep -q "<svg" tl.critpath.svg
+fsum=$(awk '{s += $NF} END {print s}' tl.critpath.folded)
 within "flame: the folded path sums to the wall time" "$fsum" "$(jqv tl.json '.runs[-1].wall_ns')" 1
 "$TSARUN" report tl.json --format table 2>&1 >/dev/null | grep -q "^critical path" || "$TSARUN" report tl.json --format table | grep -q "^critical path"
 check "report: the path again from the artifact" test $? -eq 0

@@ -119,12 +119,22 @@ mkdir -p "$T_TMP/fl"
 J=$T_TMP/fl/s.json
 validate "$J"
 for f in offcpu oncpu wall; do
-	check "$f.folded exists and is not empty" test -s "$T_TMP/fl/$f.folded"
+	check "$f.folded exists and is not empty" test -s "$T_TMP/fl/s.$f.folded"
 	equal "$f.folded: every line is 'stack, space, integer'" \
-		"$(grep -cvE '^[^ ].* [0-9]+$' "$T_TMP/fl/$f.folded")" 0
-	check "$f.svg is well-formed XML" python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$T_TMP/fl/$f.svg"
-	check "$f.svg is interactive (zoom and search script)" grep -q 'function zoom' "$T_TMP/fl/$f.svg"
+		"$(grep -cvE '^[^ ].* [0-9]+$' "$T_TMP/fl/s.$f.folded")" 0
+	check "$f.svg is well-formed XML" python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$T_TMP/fl/s.$f.svg"
+	check "$f.svg is interactive (zoom and search script)" grep -q 'function zoom' "$T_TMP/fl/s.$f.svg"
 done
+# Named after the artifact's stem: a second profile in the folder keeps the first.
+"$TSARUN" --color never --flame --out-dir "$T_TMP/fl" --json t.json -- "$WORKLOADS/burn" 20 \
+	>/dev/null 2>"$T_TMP/t.err"
+check "a second profile beside it: t.wall.svg, and s.wall.svg kept" \
+	cmp -s "$T_TMP/fl/s.wall.svg" <("$TSARUN" report --format svg "$J")
+check "... t.wall.svg written" test -s "$T_TMP/fl/t.wall.svg"
+equal "one line says what was written where" "$(grep -c '^tsarun: wrote ' "$T_TMP/t.err")" 1
+check "... every flame graph in it, and the folder" grep -qE \
+	"^tsarun: wrote t\.offcpu\.folded, t\.(oncpu\.folded, t\.)?wall\.folded, t\.offcpu\.svg, (t\.oncpu\.svg, )?t\.wall\.svg in $T_TMP/fl\$" \
+	"$T_TMP/t.err"
 # C++ names as people read them, in the artifact, the table and the flame graph.
 if [ -x "$WORKLOADS/cxx_join" ]; then
 	"$TSARUN" --color never --stacks --json "$T_TMP/cxx.json" -- "$WORKLOADS/cxx_join" 200 2>"$T_TMP/cxx.err"
@@ -141,9 +151,9 @@ else
 fi
 
 # As flamegraph.pl draws them: kernel frames without their _[k] mark (the folded files keep it).
-check "offcpu.folded marks kernel frames _[k]" grep -q '_\[k\]' "$T_TMP/fl/offcpu.folded"
+check "offcpu.folded marks kernel frames _[k]" grep -q '_\[k\]' "$T_TMP/fl/s.offcpu.folded"
 check "offcpu.svg names them without it, and says kernel" \
-	sh -c "! grep -q '_\[k\]' '$T_TMP/fl/offcpu.svg' && grep -q '\[kernel\]' '$T_TMP/fl/offcpu.svg'"
+	sh -c "! grep -q '_\[k\]' '$T_TMP/fl/s.offcpu.svg' && grep -q '\[kernel\]' '$T_TMP/fl/s.offcpu.svg'"
 "$TSARUN" report --format svg --view offcpu --inverted "$J" >"$T_TMP/fl/icicle.svg"
 equal "report --format svg --inverted: exit 0" "$?" 0
 check "... an icicle graph, well-formed" sh -c "grep -q 'data-inverted=\"1\"' '$T_TMP/fl/icicle.svg' &&
@@ -174,7 +184,7 @@ equal "on-CPU: ... each with its caller clock_ns, and no vDSO frame without a na
 	"$(jq -c "$in_cg | [map(select(.user | index(\"clock_ns\") | not)) | length, ([.[].user[] | select(startswith(\"[vdso]\"))] | length)]" "$T_TMP/fl/cg.json")" "[0,0]"
 
 # The wall view: each thread's lines add up to its lifetime (by construction: every state is there).
-bad=$(awk '{ v = $NF; sub(/ [0-9]+$/, ""); split($0, f, ";"); sum[f[2]] += v } END { for (t in sum) print t, sum[t] }' "$T_TMP/fl/wall.folded" |
+bad=$(awk '{ v = $NF; sub(/ [0-9]+$/, ""); split($0, f, ";"); sum[f[2]] += v } END { for (t in sum) print t, sum[t] }' "$T_TMP/fl/s.wall.folded" |
 	while read -r t v; do
 		tid=${t##*-}
 		life=$(jq --argjson t "$tid" '.runs[0].threads[] | select(.tid == $t) | .lifetime_ns' "$J")
@@ -182,18 +192,18 @@ bad=$(awk '{ v = $NF; sub(/ [0-9]+$/, ""); split($0, f, ";"); sum[f[2]] += v } E
 	done | wc -l)
 equal "wall.folded: each thread's widths add up to its lifetime (0.1%)" "$bad" 0
 check "wall.folded has on-CPU stacks, the runqueue and blocked stacks" \
-	sh -c "grep -q 'spin_cpu_ms' '$T_TMP/fl/wall.folded' && grep -q '\[runqueue\]' '$T_TMP/fl/wall.folded' && grep -q '\[S\];' '$T_TMP/fl/wall.folded'"
+	sh -c "grep -q 'spin_cpu_ms' '$T_TMP/fl/s.wall.folded' && grep -q '\[runqueue\]' '$T_TMP/fl/s.wall.folded' && grep -q '\[S\];' '$T_TMP/fl/s.wall.folded'"
 
 # tsarun report --format folded|svg: the stored artifact gives back what
 # --flame wrote, view by view (the stacks are read back whole).
 for v in wall offcpu oncpu; do
 	"$TSARUN" report --format folded --view "$v" "$J" >"$T_TMP/r-$v.folded"
 	equal "report --format folded --view $v: the $v.folded the run wrote" \
-		"$(cmp "$T_TMP/r-$v.folded" "$T_TMP/fl/$v.folded" && echo same)" same
+		"$(cmp "$T_TMP/r-$v.folded" "$T_TMP/fl/s.$v.folded" && echo same)" same
 done
 "$TSARUN" report --format svg "$J" >"$T_TMP/r.svg"
 check "report --format svg: the wall flame graph (the default view) the run wrote" \
-	cmp "$T_TMP/r.svg" "$T_TMP/fl/wall.svg"
+	cmp "$T_TMP/r.svg" "$T_TMP/fl/s.wall.svg"
 "$TSARUN" -q --json "$T_TMP/n0.json" -- true
 "$TSARUN" report --format folded "$T_TMP/n0.json" >/dev/null 2>"$T_TMP/err"
 equal "report --format folded of a run without stacks: refused (125)" "$?" 125
@@ -303,7 +313,7 @@ rows() { jq -r --argjson p "$root" --arg f "$1" '[.runs[0].stacks.offcpu_stacks[
 equal "exec: the leader's stack waiting for its job, before the exec, is bash's" "$(rows '^wait_for$')" bash ||
 	jq -c --argjson p "$root" '.runs[0].stacks.offcpu_stacks[] | select(.tid == $p) | [.comm, .user]' "$J" | sed 's/^/#   /'
 equal "exec: ... its sleep after it, sleep's" "$(rows '^nanosleep$')" sleep
-check "exec: ... in the flame graph too" grep -q "^bash-$root;bash-$root;.*wait" "$T_TMP/ex/offcpu.folded"
+check "exec: ... in the flame graph too" grep -q "^bash-$root;bash-$root;.*wait" "$T_TMP/ex/s.offcpu.folded"
 "$TSARUN" report "$J" >"$T_TMP/rep" 2>&1
 check "exec: ... and in tsarun report's table" grep -Eq "S bash +$root " "$T_TMP/rep"
 

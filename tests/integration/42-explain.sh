@@ -65,7 +65,7 @@ check "... the Markdown has a where-it-moved table" \
 xmllint --noout j.xml 2>/dev/null && ok "... the JUnit is well-formed XML" || not_ok "... the JUnit is well-formed XML" "$(xmllint --noout j.xml 2>&1 | head -3)"
 # Differential flame graphs: beside the artifact when --flame ran with a baseline, and by compare.
 check "--flame with a baseline writes the differential flame graphs beside the artifact" \
-	test -s oncpu.diff.svg -a -s wall.diff.folded -a -s offcpu.diff.folded
+	test -s new.oncpu.diff.svg -a -s new.wall.diff.folded -a -s new.offcpu.diff.folded
 "$TSARUN" compare -q --fail-over 3% --flame-diff fd base.json new.json
 hotline=$(grep ';hot_function;' fd/oncpu.diff.folded | awk '{b += $(NF-1); n += $NF} END {print b, n}')
 echo "# hot_function in oncpu.diff.folded: baseline, new ns per run: $hotline"

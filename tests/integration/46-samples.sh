@@ -68,7 +68,7 @@ jcheck "bash.json: the loop, collapsed: one node, 400 runs" \
 jcheck "stacks.json: a --stacks run of ./bench, its workers' sleeps on stacks" \
 	'.command.argv[0] == "./bench" and ([.runs[0].stacks.offcpu_stacks[]?] | length > 0)' "$S/stacks.json"
 check "stacks.txt: the top blocking stacks" grep -q '^  top blocking stacks (of ' "$S/stacks.txt"
-check "bash.folded: folded stacks of the bash run" grep -q '^bash;' "$S/bash.folded"
+check "bash.bash.folded: folded stacks of the bash run" grep -q '^bash;' "$S/bash.bash.folded"
 jcheck "gate.json: the gate against base.json, 5 runs a side" \
 	'.comparison.baseline.path == "base.json" and (.comparison.metrics[0].new_values | length) == 5' "$S/gate.json"
 check "gate.md: the step summary's table" grep -q '^### tsarun regression gate: ' "$S/gate.md"

@@ -87,18 +87,24 @@ equal "a three-part pipeline shows its parts" \
 equal "... with cat and tr attached" \
 	"$(jq -r '[.bash.commands[] | select(.line == 10) | .processes[].comm] | sort | join(",")' "$J")" "bash,cat,tr"
 check "the tree is on stderr" grep -q 'bash profile (tsarun-trap builtin)' "$T_TMP/err"
-check "bash.folded is beside the artifact" test -s "$T_TMP/bash.folded"
-check "... its frames carry no pids" sh -c "! grep -Eq 'pid|[0-9]{4,} [0-9]+$' '$T_TMP/bash.folded' || ! grep -q '[[:space:]]pid' '$T_TMP/bash.folded'"
+check "bash.folded is beside the artifact, after its stem: a.bash.folded" test -s "$T_TMP/a.bash.folded"
+check "... its frames carry no pids" sh -c "! grep -Eq 'pid|[0-9]{4,} [0-9]+$' '$T_TMP/a.bash.folded' || ! grep -q '[[:space:]]pid' '$T_TMP/a.bash.folded'"
+# In nanoseconds, as the stacks' folded files are: the loop body's line holds
+# its own time as the artifact gives it (in microseconds it would be a
+# thousandth of it).
+within "... in nanoseconds: the loop body's own time, as % of the artifact's" \
+	"$(awk -v w="$(node 'n=$((n + 1))' 6 wall_ns)" '/;6: n=\$\(\(n \+ 1\)\) [0-9]+$/ { s += $NF }
+		END { if (w > 0) printf "%.1f", s * 100 / w }' "$T_TMP/a.bash.folded")" 100 1
 
 # --flame: the profile as flame graphs (wall and CPU), beside bash.folded.
 mkdir -p "$T_TMP/fl"
 "$TSARUN" -q --flame --json "$T_TMP/fl/a.json" --bash "$B/counts.sh" >/dev/null 2>&1
 validate "$T_TMP/fl/a.json"
-for g in bash.svg bash-cpu.svg; do
+for g in a.bash.svg a.bash-cpu.svg; do
 	check "--flame: $g is well-formed XML" /usr/bin/python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$T_TMP/fl/$g"
 	check "--flame: $g has the 20,000-iteration loop's body" grep -q '6: n=\$((n + 1))' "$T_TMP/fl/$g"
 done
-check "--flame: the off-CPU graphs are there too" test -s "$T_TMP/fl/offcpu.svg"
+check "--flame: the off-CPU graphs are there too" test -s "$T_TMP/fl/a.offcpu.svg"
 
 # A strict-mode script with traps, a coproc, process substitution and nested
 # bash -c: the same output and status as without tsarun.

@@ -49,11 +49,11 @@ equal "every run option: the survivors were killed" "$(jqv "$W/out/run.json" '.r
 scenario "--flame --waker --offcpu-min 0 --freq 499" 0 "$W/fl/fl.json" \
 	-q --json fl.json --out-dir "$W/fl" --flame --waker --offcpu-min 0 --freq 499 -r 2 \
 	--user nobody -- sh -c "$probe; '$WORKLOADS/mutex_wait' 50 20; '$WORKLOADS/burn' 30"
-for f in offcpu.folded oncpu.folded wall.folded; do
+for f in fl.offcpu.folded fl.oncpu.folded fl.wall.folded; do
 	check "--flame: $f written" test -s "$W/fl/$f"
 done
 check "--flame: an SVG written" sh -c "ls '$W/fl'/*.svg >/dev/null"
-check "--flame: stacks are symbolized" grep -q 'spin_cpu_ms\|main' "$W/fl/oncpu.folded"
+check "--flame: stacks are symbolized" grep -q 'spin_cpu_ms\|main' "$W/fl/fl.oncpu.folded"
 
 # procfs sampling beside eBPF and alone (open, read, getdents64 and lseek on
 # /proc at every --sample), with short threads and forks between samples,
@@ -106,7 +106,7 @@ sh -c "$probe"
 EOF
 scenario "--bash" 0 "$W/bash/a.json" --out-dir "$W/bash" --json a.json -q --user nobody \
 	--bash "$T_TMP/s.sh"
-check "--bash: bash.folded written" test -s "$W/bash/bash.folded"
+check "--bash: bash.folded written" test -s "$W/bash/a.bash.folded"
 scenario "--bash-no-follow --bash -c" 0 "$T_TMP/bc.json" -q --json "$T_TMP/bc.json" \
 	--bash-no-follow --bash -c "f() { true; }; f; $probe"
 

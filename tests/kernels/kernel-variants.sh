@@ -91,7 +91,7 @@ equal "old-kernel fallbacks: 300 threads, each seen" "$(jq '.runs[0].threads | l
 closes "old-kernel fallbacks, 300 threads"
 stacks "old-kernel fallbacks, stacks"
 "$TSARUN" -q --flame --out-dir "$T_TMP/fl" -- "$WORKLOADS/spin_sleep" 100 10
-check "old-kernel fallbacks: --flame samples on-CPU stacks" grep -q spin_cpu_ms "$T_TMP/fl/oncpu.folded"
+check "old-kernel fallbacks: --flame samples on-CPU stacks" grep -q spin_cpu_ms "$T_TMP/fl/tsarun.oncpu.folded"
 "$TSARUN" -q --timeline --json "$J" -- "$WORKLOADS/mutex_wait" 50 50
 equal "old-kernel fallbacks: --timeline: each thread's intervals sum to its account, state by state" \
 	"$(jq -c '.runs[-1] as $r | [$r.timeline.threads[] as $g
