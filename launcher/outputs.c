@@ -454,8 +454,9 @@ struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_u
 	if (!ret && run && o->bash && !outputs__artifact_in_place(out)) {
 		/* STEM.bash.folded beside the artifact; there is no beside to a device or a pipe. */
 		const char *slash = strrchr(out->artifact_path, '/');
-		char *dir = slash ? strndup(out->artifact_path, (size_t)(slash - out->artifact_path))
-				  : NULL;
+		char *dir = slash
+				? strndup(out->artifact_path, (size_t)(slash - out->artifact_path))
+				: NULL;
 		char *path = !slash || dir ? named_path(out, dir, OUT_FOLDED) : NULL;
 
 		free(dir);
