@@ -641,8 +641,7 @@ static int report_main(const struct tsarun_opts *o)
 			gate_report_comparison(stdout, s.cmp, command, color, to.width);
 		if (!strcmp(s.mode, "bash"))
 			printf("\n  the bash profile is in the artifact's \"bash\" key, and in "
-			       "the folded stacks its bash.folded names (none when the artifact "
-			       "went to a "
+			       "the file its bash.folded names (none when the artifact went to a "
 			       "device)\n");
 	}
 	if (fflush(stdout) || ferror(stdout))
