@@ -69,6 +69,7 @@ static inline void add_sampled_states(cJSON *o, const struct thread_sampled *s)
 	add_u64(o, "max_gap_ns", s->max_gap_ns);
 	add_u64(o, "transitions", s->transitions);
 	add_u64(o, "transition_uncertainty_ns", s->uncertainty_ns);
+	add_u64(o, "untimed_ns", s->untimed_ns);
 	by = cJSON_AddObjectToObject(o, "by_state_ns");
 	add_u64(by, "running", s->by_state_ns[0]);
 	add_u64(by, "sleeping", s->by_state_ns[1]);

@@ -87,7 +87,7 @@ void smp_thread_start(struct smp_thread *t, const struct procfs_stat *st,
 int smp_thread_sample(struct smp_thread *t, const struct procfs_stat *st,
 		      const struct procfs_schedstat *ss, uint64_t now)
 {
-	uint64_t gap;
+	uint64_t gap, d_rq;
 	int a, b;
 
 	if (t->ended)
@@ -98,6 +98,25 @@ int smp_thread_sample(struct smp_thread *t, const struct procfs_stat *st,
 	gap = sub0(now, t->last_ns);
 	if (gap > t->max_gap_ns)
 		t->max_gap_ns = gap;
+	/*
+	 * Running at both samples and never switched in between: it stayed on
+	 * its CPU or its runqueue, so what its counters leave of the gap is not
+	 * a sleep. It is time the CPU spent elsewhere (the hypervisor,
+	 * interrupts), or a wait on the runqueue that is stamped (run_delay) at
+	 * the switch-in that ends the stretch: that is taken back from it.
+	 */
+	d_rq = ss->run_delay_ns - t->cur.run_delay_ns;
+	if (state_index(t->state) == SMP_R && state_index(st->state) == SMP_R &&
+	    ss->slices == t->cur.slices && !dead(st->state)) {
+		t->pending_ns +=
+		    (int64_t)gap - (int64_t)(ss->on_cpu_ns - t->cur.on_cpu_ns) - (int64_t)d_rq;
+	} else if (t->pending_ns) {
+		if (t->pending_ns > 0)
+			t->pending_ns -= (int64_t)(d_rq < (uint64_t)t->pending_ns ? d_rq
+										  : (uint64_t)t->pending_ns);
+		t->untimed_ns += t->pending_ns;
+		t->pending_ns = 0;
+	}
 	t->cur = *ss;
 	t->samples++;
 	/* The name it has now (a zombie has the one it died with: the program it exec'd). */
@@ -136,6 +155,7 @@ void smp_thread_rebase(struct smp_thread *t)
 	t->transitions = 0;
 	t->uncertainty_ns = 0;
 	t->max_gap_ns = 0;
+	t->untimed_ns = t->pending_ns = 0;
 }
 
 void smp_thread_gone(struct smp_thread *t, uint64_t now)
@@ -167,6 +187,8 @@ void smp_thread_sampled(const struct smp_thread *t, struct thread_acct *a, uint6
 	s->transitions = t->transitions;
 	s->uncertainty_ns = t->uncertainty_ns;
 	s->max_gap_ns = t->max_gap_ns;
+	/* A stretch still open: no switch-in stamped a wait in it yet. */
+	s->untimed_ns = t->untimed_ns + t->pending_ns > 0 ? (uint64_t)(t->untimed_ns + t->pending_ns) : 0;
 	/* The end is somewhere in the gap after the last read: all of it may be missing. */
 	s->unobserved_max_ns =
 	    sub0(cover_start, start) + (t->ended && !t->final ? sub0(t->end_hi_ns, cover_end) : 0);
@@ -212,8 +234,11 @@ void smp_thread_acct(const struct smp_thread *t, struct thread_acct *a, uint64_t
 	a->state_ns[TSA_ST_ONCPU] = on;
 	a->state_ns[TSA_ST_RUNQ] = rq;
 	a->slices = a->sampled.slices;
-	/* Off-CPU and not runnable over the covered span: blocked, split by sampled state. */
-	blocked = sub0(cover, on + rq);
+	/*
+	 * Off-CPU and not runnable over the covered span: blocked, split by
+	 * sampled state; less the time it was on its CPU uncounted (residual).
+	 */
+	blocked = sub0(cover, on + rq + a->sampled.untimed_ns);
 	sdt = t->state_ns[SMP_S] + t->state_ns[SMP_D] + t->state_ns[SMP_T];
 	if (sdt) {
 		uint64_t d = (uint64_t)((unsigned __int128)blocked * t->state_ns[SMP_D] / sdt);

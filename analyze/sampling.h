@@ -16,7 +16,10 @@
  *    and the gap is that change's uncertainty. The time the counters leave
  *    off-CPU and not runnable is split between S, D and T in proportion to
  *    their sampled time; when no sample saw the thread blocked, it stays
- *    residual (blocked in an unknown state).
+ *    residual (blocked in an unknown state). Time the counters leave out
+ *    between two samples that found it running with no switch-in between
+ *    (steal and IRQ time, which sum_exec_runtime does not have) is not
+ *    blocked: it stays residual (`running_untimed_ns`).
  */
 #ifndef TSARUN_SAMPLING_H
 #define TSARUN_SAMPLING_H
@@ -53,6 +56,16 @@ struct smp_thread {
 	uint64_t transitions;
 	uint64_t uncertainty_ns;
 	uint64_t max_gap_ns;
+	/*
+	 * Between two samples that found it running with no switch-in between
+	 * (it never left its CPU, or waited on its runqueue), what the counters
+	 * leave of the gap: time its task clock left out (steal, IRQ time), and
+	 * a wait its next switch-in stamps. It cannot have blocked then. The
+	 * open stretch's sum is pending until that switch-in (signed: the
+	 * reads' jitter cancels); untimed_ns is the sum less those waits.
+	 */
+	int64_t pending_ns;
+	int64_t untimed_ns;
 	struct procfs_schedstat base, cur;
 	uint64_t mark; /* the caller's bookkeeping (the scan that last saw it) */
 };

@@ -51,6 +51,10 @@ tol=$(jqv "$J" "$T | (.sampled.unobserved_max_ns + .sampled.transition_uncertain
 s=$(jqv "$J" "$T.sleeping_ns / 1e6")
 check "procfs alone: spinsleep slept 200 ms, to within its sampling gaps ($s ms, +-$tol ms)" \
 	awk -v s="$s" -v t="$tol" 'BEGIN { d = s - 200; if (d < 0) d = -d; exit !(d <= t + 1) }'
+# Time the host took while it spun (steal: not in sum_exec_runtime) is not
+# sleep: it is untimed, and residual.
+check "procfs alone: its untimed time is in its residual ($(jqv "$J" "$T.sampled.untimed_ns / 1e6") ms)" \
+	jq -e "$T | .residual_ns >= .sampled.untimed_ns" "$J"
 at_least "procfs alone: scans about every 10 ms (at least half as many as 10 ms intervals)" \
 	"$(jqv "$J" '.runs[0].quality.procfs.scans')" \
 	"$(jqv "$J" '(.runs[0].wall_ns / 10000000 / 2) | floor')"

@@ -193,6 +193,62 @@ static void test_start_bounds(void **state)
 	assert_int_equal(hi, 2507 * MS - 1);
 }
 
+/*
+ * Running at every sample, never switched in between, while the host took
+ * 3 ms of each 10 (steal: sum_exec_runtime leaves it out): that is not
+ * sleep. Then 50 ms asleep. The steal stays residual, the sleep is 50 ms.
+ */
+static void test_steal_is_not_sleep(void **state)
+{
+	struct smp_thread t;
+	struct thread_acct a;
+	struct procfs_stat st = stat_of(9, 'R', 5);
+	struct procfs_schedstat ss = ss_of(100, 0, 10);
+
+	smp_thread_start(&t, &st, &ss, 1000 * MS, 0, &clk);
+	t.pid = 9;
+	for (uint64_t i = 1; i <= 10; i++) {
+		ss = ss_of(100 + 7 * i, 0, 10);
+		smp_thread_sample(&t, &st, &ss, (1000 + 10 * i) * MS);
+	}
+	/* It slept at 1100 (its one switch-in, at the wakeup, is after). */
+	st.state = 'S';
+	for (uint64_t i = 1; i <= 5; i++)
+		smp_thread_sample(&t, &st, &ss, (1100 + 10 * i) * MS);
+	smp_thread_acct(&t, &a, 1000 * MS, &clk);
+	assert_int_equal(a.state_ns[TSA_ST_ONCPU], 70 * MS);
+	assert_int_equal(a.sampled.untimed_ns, 30 * MS);
+	assert_int_equal(a.state_ns[TSA_ST_SLEEP], 50 * MS);
+	assert_int_equal(a.residual_ns, 30 * MS);
+	assert_int_equal(a.lifetime_ns, 150 * MS);
+}
+
+/*
+ * Runnable but not switched in for 20 ms: run_delay has none of it until
+ * the switch-in stamps it. That wait is runqueue time, not untimed.
+ */
+static void test_runqueue_wait_stamped_later(void **state)
+{
+	struct smp_thread t;
+	struct thread_acct a;
+	struct procfs_stat st = stat_of(11, 'R', 5);
+	struct procfs_schedstat ss = ss_of(10, 0, 1);
+
+	smp_thread_start(&t, &st, &ss, 1000 * MS, 0, &clk);
+	t.pid = 11;
+	/* Preempted at 1000, waits to 1020 unstamped, then runs 10 ms. */
+	smp_thread_sample(&t, &st, &ss, 1010 * MS);
+	smp_thread_sample(&t, &st, &ss, 1020 * MS);
+	assert_int_equal(t.pending_ns, (int64_t)(20 * MS));
+	ss = ss_of(20, 20, 2);
+	smp_thread_sample(&t, &st, &ss, 1030 * MS);
+	smp_thread_acct(&t, &a, 1000 * MS, &clk);
+	assert_int_equal(a.sampled.untimed_ns, 0);
+	assert_int_equal(a.state_ns[TSA_ST_RUNQ], 20 * MS);
+	assert_int_equal(a.state_ns[TSA_ST_ONCPU], 10 * MS);
+	assert_int_equal(a.residual_ns, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +259,8 @@ int main(void)
 	    cmocka_unit_test(test_counters_win_over_start_estimate),
 	    cmocka_unit_test(test_start_time_not_its_own),
 	    cmocka_unit_test(test_start_bounds),
+	    cmocka_unit_test(test_steal_is_not_sleep),
+	    cmocka_unit_test(test_runqueue_wait_stamped_later),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
