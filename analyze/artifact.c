@@ -774,7 +774,8 @@ static cJSON *parts_json(const struct run_parts *p)
 		if (x->kind == PART_BASH)
 			add_str(e, "command", x->stack);
 		add_u64(e, "ns", x->ns);
-		if (x->kind == PART_BASH)
+		/* A command's CPU time; an on-CPU part's, less steal (what the cpu metric counts). */
+		if (x->kind == PART_BASH || x->state == TSA_ST_ONCPU)
 			add_u64(e, "cpu_ns", x->cpu_ns);
 		cJSON_AddItemToArray(a[x->kind], e);
 	}

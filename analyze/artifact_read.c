@@ -771,6 +771,13 @@ static int read_parts(struct rd *d, const cJSON *o, struct run *r)
 				ret = get_u64(d, i, "cpu_ns", true, &cpu);
 			if (ret)
 				return ret;
+			/* An on-CPU part less steal; written before it was, its on-CPU time. */
+			if (l < 2 && state == TSA_ST_ONCPU) {
+				cpu = ns;
+				if (item(i, "cpu_ns") &&
+				    (ret = get_u64(d, i, "cpu_ns", true, &cpu)))
+					return ret;
+			}
 			if (run_parts__add(r->parts, l, state, l < 2 ? th->valuestring : NULL,
 					   l > 0 ? sk->valuestring : NULL, ns, cpu))
 				return bad(d, -ENOMEM, "out of memory");

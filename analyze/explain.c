@@ -76,6 +76,10 @@ static bool metric_states(enum metric_id m, bool st[PARTS_NSTATES], char *scope,
 		snprintf(scope, len, "the life of the command's first thread, in every state");
 		return true;
 	case METRIC_CPU:
+		st[TSA_ST_ONCPU] = true;
+		snprintf(scope, len,
+			 "every thread's CPU time (on-CPU less steal, as rusage counts it)");
+		return true;
 	case METRIC_ON_CPU:
 		st[TSA_ST_ONCPU] = true;
 		snprintf(scope, len, "every thread's on-CPU time");
@@ -172,6 +176,7 @@ static int collect(struct obsv *o, enum explain_level l, const struct run *const
 			for (size_t i = 0; !ret && i < p->n; i++) {
 				const struct part *x = &p->v[i];
 				char proc[512];
+				double v;
 
 				if (l == EXPLAIN_BASH) {
 					if (x->kind == PART_BASH)
@@ -185,14 +190,16 @@ static int collect(struct obsv *o, enum explain_level l, const struct run *const
 				/* wall: the first thread only */
 				if (m == METRIC_WALL && (!p->root || strcmp(x->thread, p->root)))
 					continue;
+				/* cpu is rusage's: on-CPU time less steal */
+				v = (double)(m == METRIC_CPU ? x->cpu_ns : x->ns);
 				if (l == EXPLAIN_PROCESS) {
 					snprintf(proc, sizeof(proc), "%.*s",
 						 (int)strcspn(x->thread, ":"), x->thread);
-					ret = obs_add(o, proc, -1, NULL, side, k, (double)x->ns);
+					ret = obs_add(o, proc, -1, NULL, side, k, v);
 				} else {
 					ret = obs_add(o, x->thread, x->state,
 						      l == EXPLAIN_STACK ? x->stack : NULL, side, k,
-						      (double)x->ns);
+						      v);
 				}
 			}
 		}
@@ -726,7 +733,7 @@ const char *explain_remainder_name(enum metric_id m)
 	case METRIC_WALL:
 		return "remainder: outside the first thread's life, and medians that do not add";
 	case METRIC_CPU:
-		return "remainder: CPU time (rusage) no thread's on-CPU time holds, and medians "
+		return "remainder: CPU time (rusage) no thread's CPU time holds, and medians "
 		       "that do not add";
 	default:
 		return "remainder: medians that do not add";

@@ -40,7 +40,7 @@
  * runs a side could reject nothing).
  * Every other part is "within noise", summed, never a cause. The remainder is what the parts do not hold: the total less the
  * sum of every part's change (medians do not add; for cpu, rusage's CPU
- * time that no thread's on-CPU time holds; for wall, the time outside the
+ * time that no thread's CPU time (on-CPU less steal) holds; for wall, the time outside the
  * first thread's life). Shares are of the total, so blamed parts, the noise
  * and the remainder sum to 100%.
  *

@@ -239,8 +239,19 @@ static int add_merge(struct run_parts *p, enum part_kind kind, int state, const 
 struct stack_ctx {
 	struct run_parts *p;
 	const char *thread;
+	uint64_t on_ns, cpu_ns; /* the thread's on-CPU time, and that less steal */
 	int err;
 };
+
+/* On-CPU time less what the host or interrupts took of it: the CPU time rusage counts. */
+static uint64_t cpu_of(const struct thread_acct *t)
+{
+	uint64_t on = t->state_ns[TSA_ST_ONCPU];
+
+	if (t->unmeasured & ACCT_NO_STEAL)
+		return on;
+	return on - (t->steal_ns < on ? t->steal_ns : on);
+}
 
 static int wall_state(int cat, const char *first)
 {
@@ -283,7 +294,10 @@ static int on_stack(void *ctx, const char *const *frames, size_t n, uint64_t v, 
 		}
 		buf[used] = '\0';
 	}
-	return add_merge(c->p, PART_STACK, state, c->thread, buf, v, 0);
+	return add_merge(c->p, PART_STACK, state, c->thread, buf, v,
+			 state == TSA_ST_ONCPU && c->on_ns
+			     ? (uint64_t)((unsigned __int128)v * c->cpu_ns / c->on_ns)
+			     : 0);
 }
 
 static int by_ns_desc(const void *a, const void *b)
@@ -317,12 +331,13 @@ static int cap_stacks(struct run_parts *p, size_t first)
 		for (size_t j = first + keep; !ret && j < p->n; j++)
 			if (p->v[j].state == x->state && !strcmp(p->v[j].thread, x->thread)) {
 				p->v[j].ns += x->ns;
+				p->v[j].cpu_ns += x->cpu_ns;
 				merged = true;
 				break;
 			}
 		if (!merged && !ret)
 			ret = run_parts__add(p, PART_STACK, x->state, x->thread, "[other stacks]",
-					     x->ns, 0);
+					     x->ns, x->cpu_ns);
 		free(x->thread);
 		free(x->stack);
 	}
@@ -361,14 +376,18 @@ struct run_parts *run_parts__build(const struct run *r)
 			uint64_t v = s == PARTS_ST_RESIDUAL ? t->residual_ns : t->state_ns[s];
 
 			if (v)
-				ret = add_merge(p, PART_THREAD, s, name, NULL, v, 0);
+				ret = add_merge(p, PART_THREAD, s, name, NULL, v,
+						s == TSA_ST_ONCPU ? cpu_of(t) : 0);
 		}
 	}
 	first_stack = p->n;
 	if (!ret && r->stacks) {
 		p->stacks = true;
 		for (size_t i = 0; !ret && i < r->nthreads; i++) {
-			struct stack_ctx c = {.p = p, .thread = name};
+			struct stack_ctx c = {.p = p,
+					      .thread = name,
+					      .on_ns = r->threads[i].state_ns[TSA_ST_ONCPU],
+					      .cpu_ns = cpu_of(&r->threads[i])};
 
 			ret = thread_name(r, &nm, i, name, sizeof(name));
 			if (!ret)

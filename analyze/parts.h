@@ -53,7 +53,7 @@ struct part {
 	char *thread;	 /* PART_THREAD/STACK: the thread's name (above) */
 	char *stack;	 /* PART_STACK: folded frames, root first; PART_BASH: the command's path */
 	uint64_t ns;	 /* time in that state (at that stack); PART_BASH: own wall time */
-	uint64_t cpu_ns; /* PART_BASH: own CPU time */
+	uint64_t cpu_ns; /* PART_BASH: own CPU time; on-CPU parts: ns less steal (rusage's CPU) */
 };
 
 struct run_parts {

@@ -105,7 +105,7 @@ struct thread_sampled {
 	uint64_t uncertainty_ns;    /* the gaps those changes fell in (one sample interval each) */
 	uint64_t max_gap_ns;	    /* the largest gap between two samples of the thread */
 	uint64_t unobserved_max_ns; /* of the life, at most this is covered by no counter read */
-	uint64_t untimed_ns;	    /* running throughout a gap, left out by its task clock: residual */
+	uint64_t untimed_ns; /* running throughout a gap, left out by its task clock: residual */
 	int64_t first_ns; /* the first and last sample of the thread alive, from the run's start */
 	int64_t last_ns;
 	bool from_birth; /* the counters cover the life from its start (they start at 0) */

@@ -112,8 +112,9 @@ int smp_thread_sample(struct smp_thread *t, const struct procfs_stat *st,
 		    (int64_t)gap - (int64_t)(ss->on_cpu_ns - t->cur.on_cpu_ns) - (int64_t)d_rq;
 	} else if (t->pending_ns) {
 		if (t->pending_ns > 0)
-			t->pending_ns -= (int64_t)(d_rq < (uint64_t)t->pending_ns ? d_rq
-										  : (uint64_t)t->pending_ns);
+			t->pending_ns -=
+			    (int64_t)(d_rq < (uint64_t)t->pending_ns ? d_rq
+								     : (uint64_t)t->pending_ns);
 		t->untimed_ns += t->pending_ns;
 		t->pending_ns = 0;
 	}
@@ -188,7 +189,8 @@ void smp_thread_sampled(const struct smp_thread *t, struct thread_acct *a, uint6
 	s->uncertainty_ns = t->uncertainty_ns;
 	s->max_gap_ns = t->max_gap_ns;
 	/* A stretch still open: no switch-in stamped a wait in it yet. */
-	s->untimed_ns = t->untimed_ns + t->pending_ns > 0 ? (uint64_t)(t->untimed_ns + t->pending_ns) : 0;
+	s->untimed_ns =
+	    t->untimed_ns + t->pending_ns > 0 ? (uint64_t)(t->untimed_ns + t->pending_ns) : 0;
 	/* The end is somewhere in the gap after the last read: all of it may be missing. */
 	s->unobserved_max_ns =
 	    sub0(cover_start, start) + (t->ended && !t->final ? sub0(t->end_hi_ns, cover_end) : 0);

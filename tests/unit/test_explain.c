@@ -121,8 +121,8 @@ static double jitter(uint64_t seed, size_t i, size_t j)
  * whole on-CPU time at "main;work") and one more at "main;hot" for the
  * extra. cpu (rusage) is the sum.
  */
-static struct run *runs(size_t n, size_t nthreads, size_t hot, double extra, double noise,
-			uint64_t seed)
+static struct run *runs_stolen(size_t n, size_t nthreads, size_t hot, double extra, double noise,
+			       uint64_t seed, double steal)
 {
 	struct run *r = calloc(n, sizeof(*r));
 
@@ -140,20 +140,30 @@ static struct run *runs(size_t n, size_t nthreads, size_t hot, double extra, dou
 			uint64_t ns;
 
 			snprintf(name, sizeof(name), j ? "app:t#%zu" : "app:app", j);
+			uint64_t x = j == hot ? (uint64_t)(extra * MS) : 0;
+			/* on-CPU time: its CPU time and what the host took (up to steal ms) */
+			uint64_t st = (uint64_t)(steal * (1 + jitter(seed + 7, i, j)) / 2 * MS);
+
 			ns = (uint64_t)(on * MS);
 			run_parts__add(r[i].parts, PART_THREAD, TSA_ST_ONCPU, name, NULL,
-				       ns + (j == hot ? (uint64_t)(extra * MS) : 0), 0);
-			run_parts__add(r[i].parts, PART_STACK, TSA_ST_ONCPU, name, "main;work", ns,
-				       0);
-			if (j == hot && extra > 0)
+				       ns + x + st, ns + x);
+			run_parts__add(r[i].parts, PART_STACK, TSA_ST_ONCPU, name, "main;work",
+				       ns + st, ns);
+			if (x)
 				run_parts__add(r[i].parts, PART_STACK, TSA_ST_ONCPU, name,
-					       "main;hot", (uint64_t)(extra * MS), 0);
+					       "main;hot", x, x);
 			cpu += on + (j == hot ? extra : 0);
 		}
 		r[i].ru.user_ns = (uint64_t)(cpu * MS);
 		r[i].wall_ns = (uint64_t)(cpu * MS);
 	}
 	return r;
+}
+
+static struct run *runs(size_t n, size_t nthreads, size_t hot, double extra, double noise,
+			uint64_t seed)
+{
+	return runs_stolen(n, nthreads, hot, extra, noise, seed, 0);
 }
 
 static void free_runs(struct run *r, size_t n)
@@ -257,6 +267,30 @@ static void test_few_runs(void **state)
 	free_runs(n, 2);
 }
 
+/*
+ * The host takes up to 20 ms of each thread's on-CPU time, at random (steal):
+ * cpu (rusage) has none of it, so its parts must not either. The 5 ms one
+ * thread added is still found, and its change is 5 ms, not 5 ms and steal.
+ */
+static void test_steal_is_not_cpu(void **state)
+{
+	struct run *b = runs_stolen(10, 4, 2, 0, 0.3, 1, 20),
+		   *n = runs_stolen(10, 4, 2, 5, 0.3, 2, 20);
+	struct explain *e = explain_cpu(b, 10, n, 10);
+	const struct explain_metric *em = explain_find(e, METRIC_CPU);
+	const struct explain_levelset *th = &em->level[EXPLAIN_THREAD];
+
+	(void)state;
+	assert_true(em->available && em->judged);
+	assert_int_equal(th->nblamed, 1);
+	assert_string_equal(th->parts[0].thread, "app:t#2");
+	assert_true(fabs(th->parts[0].delta - 5 * MS) < 0.5 * MS);
+	assert_string_equal(em->level[EXPLAIN_STACK].parts[0].stack, "main;hot");
+	explain__free(e);
+	free_runs(b, 10);
+	free_runs(n, 10);
+}
+
 /* Runs without parts (an older artifact): not explained, with the reason. */
 static void test_no_parts(void **state)
 {
@@ -299,6 +333,7 @@ int main(void)
 	    cmocka_unit_test(test_known_change),
 	    cmocka_unit_test(test_identical_blames_nothing),
 	    cmocka_unit_test(test_few_runs),
+	    cmocka_unit_test(test_steal_is_not_cpu),
 	    cmocka_unit_test(test_no_parts),
 	    cmocka_unit_test(test_rank_sum),
 	};
