@@ -61,7 +61,7 @@ struct smp_thread {
 	 * (it never left its CPU, or waited on its runqueue), what the counters
 	 * leave of the gap: time its task clock left out (steal, IRQ time), and
 	 * a wait its next switch-in stamps. It cannot have blocked then. The
-	 * open stretch's sum is pending until that switch-in (signed: the
+	 * open stretch's sum is pending until a read after it (signed: the
 	 * reads' jitter cancels); untimed_ns is the sum less those waits.
 	 */
 	int64_t pending_ns;
