@@ -190,7 +190,6 @@ void smp_thread_sampled(const struct smp_thread *t, struct thread_acct *a, uint6
 	s->max_gap_ns = t->max_gap_ns;
 	/* Not a stretch still open: no read after it has shown whether a switch-in stamped a wait. */
 	s->untimed_ns = t->untimed_ns > 0 ? (uint64_t)t->untimed_ns : 0;
-	t->untimed_ns + t->pending_ns > 0 ? (uint64_t)(t->untimed_ns + t->pending_ns) : 0;
 	/* The end is somewhere in the gap after the last read: all of it may be missing. */
 	s->unobserved_max_ns =
 	    sub0(cover_start, start) + (t->ended && !t->final ? sub0(t->end_hi_ns, cover_end) : 0);

@@ -19,7 +19,7 @@
  *    residual (blocked in an unknown state). Time the counters leave out
  *    between two samples that found it running with no switch-in between
  *    (steal and IRQ time, which sum_exec_runtime does not have) is not
- *    blocked: it stays residual (`running_untimed_ns`).
+ *    blocked: it stays residual (`sampled.untimed_ns`).
  */
 #ifndef TSARUN_SAMPLING_H
 #define TSARUN_SAMPLING_H

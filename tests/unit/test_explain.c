@@ -137,14 +137,12 @@ static struct run *runs_stolen(size_t n, size_t nthreads, size_t hot, double ext
 		for (size_t j = 0; j < nthreads; j++) {
 			char name[32];
 			double on = 10 + (double)j + noise * jitter(seed, i, j);
-			uint64_t ns;
-
-			snprintf(name, sizeof(name), j ? "app:t#%zu" : "app:app", j);
-			uint64_t x = j == hot ? (uint64_t)(extra * MS) : 0;
+			uint64_t ns = (uint64_t)(on * MS),
+				 x = j == hot ? (uint64_t)(extra * MS) : 0;
 			/* on-CPU time: its CPU time and what the host took (up to steal ms) */
 			uint64_t st = (uint64_t)(steal * (1 + jitter(seed + 7, i, j)) / 2 * MS);
 
-			ns = (uint64_t)(on * MS);
+			snprintf(name, sizeof(name), j ? "app:t#%zu" : "app:app", j);
 			run_parts__add(r[i].parts, PART_THREAD, TSA_ST_ONCPU, name, NULL,
 				       ns + x + st, ns + x);
 			run_parts__add(r[i].parts, PART_STACK, TSA_ST_ONCPU, name, "main;work",
