@@ -188,8 +188,16 @@ for key in cpu runq sleep disk offcpu switches wakeup tid; do
 	"$TSARUN" --sort $key --json "$J" -- "$WORKLOADS/mutex_wait" 20 10 2>"$T_TMP/table" >/dev/null
 	check "--sort $key works" grep -q 'TOTAL' "$T_TMP/table"
 done
+# The first thread row is the thread with the most runqueue time as the
+# artifact has it (on this machine a pinned one; a guest kernel may keep the
+# joining main thread queued longer, see tests/kernels/known-failures).
 "$TSARUN" --sort runq --json "$J" -- "$WORKLOADS/pinned" 100 0 2>"$T_TMP/table"
-check "--sort runq puts a pinned thread first" sh -c "grep -A3 'avg/max' '$T_TMP/table' | sed -n 3p | grep -q pinned-"
+first_tid=$(awk '/avg\/max/ { body = 1; next } body && $1 ~ /^[0-9]+$/ && substr($0, 1, 9) == "         " { print $1; exit }' "$T_TMP/table")
+equal "--sort runq puts the thread with the most runqueue time first" "$first_tid" \
+	"$(jq '.runs[0].threads | max_by(.runqueue_ns) | .tid' "$J")" ||
+	sed -n '/avg\/max/,/TOTAL/s/^/#   /p' "$T_TMP/table"
+check "--sort runq puts a pinned thread first" sh -c "grep -A3 'avg/max' '$T_TMP/table' | sed -n 3p | grep -q pinned-" ||
+	sed -n '/avg\/max/,/TOTAL/s/^/#   /p' "$T_TMP/table"
 
 # Before 5.18 sched_switch has no prev_state argument and the probe reads the
 # task's state instead; that variant is forced here so it stays tested.
