@@ -99,6 +99,7 @@ struct outputs {
 	uint64_t named;	   /* which of the files tsarun names were written (1 << OUT_*) */
 	char *stream_name;
 	bool stream_dash; /* --stream -: stderr, which the stream probe reopens itself */
+	bool wide;	  /* --wide: the line of what was written is not wrapped */
 	/* The user the command ran as (-1: tsarun's own), whose the step summary must be. */
 	uid_t cmd_uid;
 };
@@ -379,6 +380,7 @@ struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_u
 		return NULL;
 	}
 	out->cmd_uid = user && user->change ? user->uid : (uid_t)-1;
+	out->wide = o->wide;
 	/*
 	 * Root that runs the command as someone else, for no one (no sudo):
 	 * the new files are that user's, as the command's are. Under sudo they
@@ -587,7 +589,7 @@ static int write_named(struct outputs *out, int i, renderer render, const void *
  */
 static void say_named(const struct outputs *out, bool quiet)
 {
-	char line[4096], seen[OUT_N] = {0};
+	char line[4096], seen[OUT_N] = {0}, *safe, *text;
 	size_t n = 0;
 
 	if (quiet || !out->named)
@@ -626,8 +628,19 @@ static void say_named(const struct outputs *out, bool quiet)
 		line[n -= 2] = '\0';
 	if (out->named & (1ull << OUT_TRACE))
 		snprintf(line + n, sizeof(line) - n, " (ui.perfetto.dev opens the trace)");
-	/* The names are the user's (the artifact's stem, --out-dir): escaped. */
-	textsafe_term_line(stderr, "tsarun: ", line, "");
+	/*
+	 * The names are the user's (the artifact's stem, --out-dir): escaped,
+	 * then wrapped at the terminal's width (many files make a long line).
+	 */
+	if (!(safe = textsafe_dup(textsafe_term, line, strlen(line))) ||
+	    asprintf(&text, "tsarun: %s\n", safe) < 0) {
+		free(safe);
+		textsafe_term_line(stderr, "tsarun: ", line, "");
+		return;
+	}
+	termwrap_fputs(stderr, text, out->wide ? 0 : termwrap_width(STDERR_FILENO));
+	free(text);
+	free(safe);
 }
 
 struct table_ctx {

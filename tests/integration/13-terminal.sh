@@ -50,6 +50,18 @@ check "a pipe: every column" grep -q 'SWITCHES' pipe.txt
 check "a pipe: the quality line whole" grep -q '^  quality: residual.*kernel cross-check' pipe.txt
 check "a pipe: units in the header, once" grep -Eq '^ +ms +ms +ms +ms +ms +ms +avg/max us +vol/invol$' pipe.txt
 
+# The line of what was written: wrapped at words on a terminal, whole in a pipe.
+long=a-long-artifact-name-that-makes-every-file-name-long.json
+in_pty 80 "'$TSARUN' --json '$long' --flame --timeline -- sleep 0.05" >wrote80.txt
+check "80 columns: the files written are said" \
+	sh -c "grep -q '^tsarun: wrote' wrote80.txt && grep -q 'critpath.svg in \\.' wrote80.txt"
+at_most "80 columns: the line of what was written fits" "$(widest wrote80.txt)" 80
+check "80 columns: ... continued deeper, cut at a name" \
+	sh -c "grep -A1 '^tsarun: wrote' wrote80.txt | sed -n 2p | grep -q '^  a-long-artifact-name'"
+"$TSARUN" --json "$long" --flame --timeline -- sleep 0.05 2>wrote-pipe.txt
+check "a pipe: the line of what was written whole" \
+	grep -q '^tsarun: wrote a-long.*critpath.svg in \. (ui.perfetto.dev opens the trace)$' wrote-pipe.txt
+
 # One unit, three decimals, 0 for nothing: the TOTAL row's figures.
 total=$(grep '^  TOTAL' pipe.txt)
 check "TOTAL: times with three decimals or 0" sh -c "echo '$total' | awk '{ for (i = 2; i <= 7; i++) if (\$i !~ /^([0-9]+\\.[0-9][0-9][0-9]|0|<0\\.001)\$/) exit 1 }'"
