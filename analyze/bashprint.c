@@ -202,7 +202,7 @@ int bashprof__flame(const struct bashprof *bp, struct flame *f, bool cpu)
 	int ret = 0;
 
 	flame__set_category(f, FL_COMMAND, "command", FLAME_PAL_HOT);
-	flame__set_category(f, FL_FRAME, "function, source, eval", FLAME_PAL_ORANGE);
+	flame__set_category(f, FL_FRAME, "function, source, eval", FLAME_PAL_BLUE);
 	flame__set_category(f, FL_FORK, "subshell, pipeline part, substitution, background",
 			    FLAME_PAL_AQUA);
 	flame__set_category(f, FL_TRAP, "trap", FLAME_PAL_PURPLE);

@@ -970,17 +970,31 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 		    "<text x=\"%d\" y=\"54\">baseline %s, new %s</text>\n",
 		    legend_x, legend_x + 16, legend_x + 80, legend_x + 96, legend_x + 420, b, v);
 	}
+	/*
+	 * A category that colours frames of its own (a trap's frame) may hold
+	 * no stack's value (its time is its commands'): named all the same,
+	 * without a share, so that every colour drawn is in the legend.
+	 */
+	bool drawn[FLAME_MAX_CATS] = {false};
+
+	for (size_t i = 1; i < f->nnodes; i++)
+		if (f->nodes[i].fcat >= 0 && f->nodes[i].fcat < FLAME_MAX_CATS && f->nodes[i].value)
+			drawn[f->nodes[i].fcat] = true;
 	for (int c = 0; !f->diff && c < FLAME_MAX_CATS; c++) {
 		char fill[32], cl[64], item[192];
 		int n;
 
-		if (!f->cats[c].named || !f->nodes[0].cat[c])
+		if (!f->cats[c].named || (!f->nodes[0].cat[c] && !drawn[c]))
 			continue;
 		color(f->cats[c].pal, "", fill, sizeof(fill));
 		xml_text(esc, sizeof(esc), cat_label(f, c, cl, sizeof(cl)), 60);
-		n = snprintf(item, sizeof(item), "%s %s (%.1f%%)", esc,
-			     fmt_value(f->nodes[0].cat[c], r.units, v, sizeof(v)),
-			     100.0 * (double)f->nodes[0].cat[c] / (double)f->nodes[0].value);
+		if (!f->nodes[0].cat[c])
+			n = snprintf(item, sizeof(item), "%s (frames)", esc);
+		else
+			n = snprintf(item, sizeof(item), "%s %s (%.1f%%)", esc,
+				     fmt_value(f->nodes[0].cat[c], r.units, v, sizeof(v)),
+				     100.0 * (double)f->nodes[0].cat[c] /
+					 (double)f->nodes[0].value);
 		fprintf(out,
 			"<rect x=\"%d\" y=\"44\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"54\">%s</text>\n",

@@ -105,6 +105,13 @@ for g in a.bash.svg a.bash-cpu.svg; do
 	check "--flame: $g has the 20,000-iteration loop's body" grep -q '6: n=\$((n + 1))' "$T_TMP/fl/$g"
 done
 check "--flame: the off-CPU graphs are there too" test -s "$T_TMP/fl/a.offcpu.svg"
+# Every colour drawn is in the legend: a trap's frame holds no time of its
+# own (its commands do), and is named all the same.
+printf '%s\n' 'trap "echo t >/dev/null" EXIT' 'f() { sleep 0.01; }' f >"$T_TMP/fl/trap.sh"
+"$TSARUN" -q --flame --json "$T_TMP/fl/t.json" --bash "$T_TMP/fl/trap.sh" >/dev/null 2>&1
+check "--flame: a trap's frame is drawn" grep -q '<title>TRAP (EXIT): echo t' "$T_TMP/fl/t.bash.svg"
+check "... and the legend names it" grep -q '<text x="[0-9]*" y="54">trap (frames)' "$T_TMP/fl/t.bash.svg"
+check "... and the function's colour" grep -q '<text x="[0-9]*" y="54">function, source, eval ' "$T_TMP/fl/t.bash.svg"
 
 # A strict-mode script with traps, a coproc, process substitution and nested
 # bash -c: the same output and status as without tsarun.
