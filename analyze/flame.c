@@ -45,7 +45,8 @@ struct flame {
 		bool named;
 	} cats[FLAME_MAX_CATS];
 	uint32_t maxdepth;
-	bool diff; /* flame__add_diff() was used: coloured by change */
+	bool reversed; /* stacks go in leaf first (flame__set_reversed()) */
+	bool diff;     /* flame__add_diff() was used: coloured by change */
 };
 
 /*
@@ -242,7 +243,8 @@ static int add_path(struct flame *f, const char *const *frames, const size_t *le
 
 	if (cat < 0 || cat >= FLAME_MAX_CATS)
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < n; k++) {
+		size_t i = f->reversed ? n - 1 - k : k;
 		const char *s = frames[i] ? frames[i] : "";
 		size_t len = lens ? lens[i] : strlen(s);
 		int64_t id, c;
@@ -291,7 +293,8 @@ int flame__add_diff(struct flame *f, const char *const *frames, size_t n, uint64
 		if (i == n)
 			break;
 		{
-			const char *s = frames[i] && frames[i][0] ? frames[i] : "[unknown]";
+			size_t k = f->reversed ? n - 1 - i : i;
+			const char *s = frames[k] && frames[k][0] ? frames[k] : "[unknown]";
 			int64_t id = intern(f, s, strlen(s));
 
 			if (id < 0)
@@ -300,6 +303,11 @@ int flame__add_diff(struct flame *f, const char *const *frames, size_t n, uint64
 		}
 	}
 	return 0;
+}
+
+void flame__set_reversed(struct flame *f, bool reversed)
+{
+	f->reversed = reversed;
 }
 
 bool flame__is_diff(const struct flame *f)

@@ -63,6 +63,13 @@ int flame__add_ex(struct flame *f, const char *const *frames, const int *frame_c
 		  uint64_t value, int cat);
 
 /*
+ * Stacks added from now on go in leaf first (flamegraph.pl's --reverse):
+ * the graph's roots are where stacks end (the functions that blocked or
+ * ran), and above each, who called it, merged across callers.
+ */
+void flame__set_reversed(struct flame *f, bool reversed);
+
+/*
  * Add the lines of a folded profile ("frame;frame;frame VALUE", as written
  * by flamegraph.pl's stackcollapse scripts, inferno and tsarun) under
  * category cat. Lines that do not parse are skipped and counted in *bad

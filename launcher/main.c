@@ -535,7 +535,9 @@ static int report_stacks(const struct tsarun_opts *o, const struct session *s, c
 			fputc('\n', stderr);
 		return EXIT_TSARUN;
 	}
-	ret = outputs_stack_profile(stdout, r, o->report_profile, o->report_svg, o->report_inverted,
+	ret = outputs_stack_profile(stdout, r, o->report_profile, o->report_svg,
+				    (struct stack_profile_layout){.inverted = o->report_inverted,
+								  .reversed = o->report_reversed},
 				    command);
 	if (ret) {
 		fprintf(stderr, "tsarun: report: cannot write the %s view: %s\n",

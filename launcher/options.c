@@ -22,7 +22,8 @@ static const char usage[] =
     "                      [--html FILE] [--flame-diff DIR] [--wide]\n"
     "       tsarun report RUN.json [--format table|markdown|folded|svg|trace|html|\n"
     "                      csv|runs-csv|hyperfine]\n"
-    "                      [--view VIEW] [--inverted] [--sort KEY] [--top N] [--wide]\n"
+    "                      [--view VIEW] [--inverted] [--reverse] [--sort KEY]\n"
+    "                      [--top N] [--wide]\n"
     "       tsarun -p PID [--interval DUR] [--count N] [--output table|json]\n"
     "       tsarun doctor [--json]\n"
     "\n"
@@ -238,7 +239,9 @@ static const char usage[] =
     "                           --flame) as folded text or a flame graph, --view\n"
     "                           wall (every thread's life, the default), offcpu\n"
     "                           or oncpu, and with --inverted an icicle graph (the\n"
-    "                           root on top); --format trace: Chrome Trace Event JSON\n"
+    "                           root on top), with --reverse the stacks reversed\n"
+    "                           (rooted where they end, callers above, merged);\n"
+    "                           --format trace: Chrome Trace Event JSON\n"
     "                           for ui.perfetto.dev, a track per thread (its states\n"
     "                           with --timeline, else its life and account);\n"
     "                           --format html: the run's HTML page (as --html);\n"
@@ -487,6 +490,7 @@ enum {
 	OPT_TIMELINE_MAX,
 	OPT_WIDE,
 	OPT_INVERTED,
+	OPT_REVERSE,
 	OPT_CRITICAL_PATH,
 };
 
@@ -696,6 +700,7 @@ static const struct option report_opts[] = {
     {"format", required_argument, NULL, 'f'},
     {"view", required_argument, NULL, OPT_VIEW},
     {"inverted", no_argument, NULL, OPT_INVERTED},
+    {"reverse", no_argument, NULL, OPT_REVERSE},
     {"sort", required_argument, NULL, OPT_SORT},
     {"top", required_argument, NULL, OPT_TOP},
     {"wide", no_argument, NULL, OPT_WIDE},
@@ -754,6 +759,9 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 		case OPT_INVERTED:
 			o->report_inverted = true;
 			break;
+		case OPT_REVERSE:
+			o->report_reversed = true;
+			break;
 		case OPT_COLOR:
 			i = parse_enum(optarg, colors, 3);
 			if (i < 0)
@@ -792,6 +800,8 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 	}
 	if (o->report_inverted && !o->report_svg)
 		return errf(err, errlen, "report: --inverted is for --format svg (a flame graph)");
+	if (o->report_reversed && !o->report_svg)
+		return errf(err, errlen, "report: --reverse is for --format svg (a flame graph)");
 	for (i = optind + 1; i < argc; i++, npos++)
 		if (npos == 0)
 			o->report_artifact = argv[i];

@@ -133,6 +133,7 @@ struct tsarun_opts {
 	int report_profile;   /* --format folded|svg: enum report_profile (-1: a table) */
 	bool report_svg;      /* ... as an SVG flame graph, not folded text */
 	bool report_inverted; /* report --format svg --inverted: an icicle graph */
+	bool report_reversed; /* report --format svg --reverse: stacks leaf first */
 	int report_export;    /* --format csv (1), runs-csv (2), hyperfine (3); 0: none */
 	bool report_trace;    /* --format trace: Chrome Trace Event JSON (Perfetto) */
 	bool report_html;     /* --format html: the self-contained HTML page */

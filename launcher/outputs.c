@@ -899,8 +899,8 @@ static int write_run_html(const struct session *s, const struct tsarun_opts *o, 
 
 enum { PROF_FOLDED, PROF_SVG, PROF_BASH_SVG, PROF_TRACE, PROF_CRITPATH_FOLDED, PROF_CRITPATH_SVG };
 
-int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, bool inverted,
-			  const char *command)
+int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg,
+			  struct stack_profile_layout layout, const char *command)
 {
 	static const char *const titles[] = {"Off-CPU time: where threads blocked",
 					     "On-CPU samples: where threads ran",
@@ -915,15 +915,18 @@ int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, boo
 		       : which == 1 ? stacks_write_oncpu_folded(f, r)
 				    : stacks_write_wall_folded(f, r);
 	fl = flame__new();
-	snprintf(sub, sizeof(sub), "tsarun -- %s (run %d)%s", command ? command : "", r->index,
-		 inverted ? ", inverted: the root on top" : "");
+	snprintf(sub, sizeof(sub), "tsarun -- %s (run %d)%s%s", command ? command : "", r->index,
+		 layout.inverted ? ", inverted: the root on top" : "",
+		 layout.reversed ? ", reversed: rooted where stacks end, callers above" : "");
+	if (fl)
+		flame__set_reversed(fl, layout.reversed);
 	ret = fl ? stacks_flame(fl, r, which) : -ENOMEM;
 	if (!ret)
 		ret = flame__write_svg(fl, f,
 				       &(struct flame_svg_opts){.title = titles[which],
 								.subtitle = sub,
 								.units = units[which],
-								.inverted = inverted});
+								.inverted = layout.inverted});
 	flame__free(fl);
 	return ret;
 }
@@ -978,7 +981,8 @@ static int render_profile(FILE *f, const void *ctx)
 		flame__free(fl);
 		return ret;
 	}
-	return outputs_stack_profile(f, p->r, p->which, p->kind == PROF_SVG, false, p->command);
+	return outputs_stack_profile(f, p->r, p->which, p->kind == PROF_SVG,
+				     (struct stack_profile_layout){0}, p->command);
 }
 
 static int write_profile(struct outputs *out, int i, const struct run *r, int which, int kind,

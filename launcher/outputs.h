@@ -75,11 +75,16 @@ bool outputs_use_color(const struct tsarun_opts *o, FILE *f);
 /*
  * One stacked view of a run (enum report_profile: off-CPU, on-CPU, wall)
  * to f, as folded text or an SVG flame graph titled for command: the
- * files --flame writes, and tsarun report --format folded|svg. Returns 0,
+ * files --flame writes, and tsarun report --format folded|svg. The SVG
+ * drawn as an icicle (inverted: the root on top) and with every stack
+ * reversed (flamegraph.pl's --reverse) on report's asking. Returns 0,
  * -ENOENT when the run has no stacks, or -errno.
  */
-int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg, bool inverted,
-			  const char *command);
+struct stack_profile_layout {
+	bool inverted, reversed;
+};
+int outputs_stack_profile(FILE *f, const struct run *r, int which, bool svg,
+			  struct stack_profile_layout layout, const char *command);
 
 /* The two sides of a comparison, their runs (with their parts). */
 struct comparison_sides {

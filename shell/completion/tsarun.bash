@@ -12,7 +12,7 @@ _tsarun_opts_arg='--json --out-dir --report --html --export-csv --export-runs-cs
 _tsarun_opts_flag='--no-table --quiet -q --wide --verbose -v --no-sandbox --no-delayacct --bash
 	--bash-no-follow --stacks --waker --flame --timeline --critical-path --show-idle --no-header --help -h
 	--version -V'
-_tsarun_report_opts='--format -f --view --inverted --sort --top --wide --color --help -h'
+_tsarun_report_opts='--format -f --view --inverted --reverse --sort --top --wide --color --help -h'
 # compare's options that take a value, beyond the run's (_tsarun_opts_arg)
 _tsarun_compare_arg='--flame-diff'
 _tsarun_compare_opts='--fail-over --metric --inconclusive --junit --markdown --html --flame-diff --wide --color

@@ -158,6 +158,34 @@ check "offcpu.svg names them without it, and says kernel" \
 equal "report --format svg --inverted: exit 0" "$?" 0
 check "... an icicle graph, well-formed" sh -c "grep -q 'data-inverted=\"1\"' '$T_TMP/fl/icicle.svg' &&
 	python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' '$T_TMP/fl/icicle.svg'"
+# --reverse (flamegraph.pl's): rooted where the stacks end. The frames right
+# above "all" are the folded stacks' last frames, and the largest is there.
+"$TSARUN" report --format svg --view offcpu --reverse "$J" >"$T_TMP/fl/rev.svg"
+equal "report --format svg --reverse: exit 0" "$?" 0
+check "... says so under its title" grep -q 'reversed: rooted where stacks end' "$T_TMP/fl/rev.svg"
+rev_roots() {
+	python3 - "$1" "$2" <<'EOP'
+import collections, html, re, sys
+leaf = collections.Counter()
+for line in open(sys.argv[1]):
+    stack, v = line.rstrip("\n").rsplit(" ", 1)
+    last = stack.split(";")[-1]
+    leaf[last[:-4] + " [kernel]" if last.endswith("_[k]") else last] += int(v)
+frames = [(html.unescape(t).split("\n")[0], float(y)) for t, y in
+          re.findall(r'<title>([^<]*)</title><rect[^>]*? y="([0-9.]+)"', open(sys.argv[2]).read())]
+y_all = [y for n, y in frames if n == "all"][0]
+above = {n for n, y in frames if y < y_all and y >= max(y for n, y in frames if y < y_all)}
+top = leaf.most_common(1)[0][0]
+print("ok" if above and above <= set(leaf) and top in above else
+      "roots %s, leaves %s" % (sorted(above)[:5], leaf.most_common(5)))
+EOP
+}
+equal "... the frames above the root are the stacks' last frames, the largest among them" \
+	"$(rev_roots "$T_TMP/fl/s.offcpu.folded" "$T_TMP/fl/rev.svg")" ok
+equal "... not so without --reverse (the check can fail)" \
+	"$(rev_roots "$T_TMP/fl/s.offcpu.folded" "$T_TMP/fl/s.offcpu.svg" | cut -c1-6)" "roots "
+"$TSARUN" report --format folded --reverse "$J" >/dev/null 2>"$T_TMP/fl/rev.err"
+equal "report --reverse without svg: refused (125)" "$?" 125
 "$TSARUN" report --format folded --inverted "$J" >/dev/null 2>"$T_TMP/fl/inv.err"
 equal "report --inverted without svg: refused (125)" "$?" 125
 samples=$(jq '[.runs[0].stacks.oncpu_stacks[] | select(.comm == "spinsleep") | .count] | add' "$J")

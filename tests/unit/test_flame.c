@@ -384,6 +384,69 @@ static void test_flamegraph_conventions(void **state)
 	flame__free(f);
 }
 
+/*
+ * --reverse: stacks go in leaf first, so where they end is the root's
+ * child, merged across callers, and the callers stand above it. A folded
+ * line parsed and a stack with frame categories go the same way; a diff
+ * walks its path back the same way.
+ */
+static void test_reversed(void **state)
+{
+	struct flame *f = flame__new(), *d = flame__new();
+	char *svg;
+
+	assert_non_null(f);
+	flame__set_reversed(f, true);
+	assert_int_equal(flame__add(f, (const char *[]){"main", "a", "read"}, 3, 30, 0), 0);
+	assert_int_equal(flame__add(f, (const char *[]){"main", "b", "read"}, 3, 10, 0), 0);
+	assert_int_equal(flame__parse_folded(f, "main;b;write 5\n", 15, 0, NULL), 0);
+	assert_int_equal(
+	    flame__add_ex(f, (const char *[]){"t", "read"}, (const int[]){-1, 2}, 2, 1, 0), 0);
+	svg = render(f, &(struct flame_svg_opts){.units = "samples"});
+	/* read is one frame of 41 under the root, its callers above it. */
+	assert_non_null(strstr(svg, "<title>read\n41 samples"));
+	assert_non_null(strstr(svg, "<title>write\n5 samples"));
+	assert_non_null(strstr(svg, "<title>a\n30 samples"));
+	assert_non_null(
+	    strstr(svg, "<title>b\n10 samples"));	  /* b under read; b under write apart */
+	assert_int_equal(count(svg, "<title>main\n"), 3); /* above a, b (read) and b (write) */
+	assert_true(frame_y(svg, "read") > frame_y(svg, "a"));
+	assert_true(frame_y(svg, "a") > frame_y(svg, "main"));
+	free(svg);
+	flame__free(f);
+
+	assert_non_null(d);
+	flame__set_reversed(d, true);
+	assert_int_equal(flame__add_diff(d, (const char *[]){"main", "read"}, 2, 10, 30), 0);
+	svg = render(d, &(struct flame_svg_opts){.units = "ns"});
+	assert_non_null(strstr(svg, "<title>read\n"));
+	assert_true(frame_y(svg, "read") > frame_y(svg, "main"));
+	assert_non_null(strstr(svg, "grown: baseline 10 ns, new 30 ns"));
+	free(svg);
+	flame__free(d);
+}
+
+/* Every colour a frame is drawn in is in the legend, with no time of its own too. */
+static void test_legend_names_every_colour_drawn(void **state)
+{
+	struct flame *f = flame__new();
+	char *svg;
+
+	assert_non_null(f);
+	flame__set_category(f, 0, "command", FLAME_PAL_HOT);
+	flame__set_category(f, 3, "trap", FLAME_PAL_PURPLE);
+	flame__set_category(f, 4, "unused", FLAME_PAL_GREEN);
+	assert_int_equal(flame__add_ex(f, (const char *[]){"TRAP (EXIT)", "echo"},
+				       (const int[]){3, 0}, 2, 100, 0),
+			 0);
+	svg = render(f, &(struct flame_svg_opts){.units = "ns"});
+	assert_non_null(strstr(svg, ">command 100 ns (100.0%)</text>"));
+	assert_non_null(strstr(svg, ">trap (frames)</text>"));
+	assert_null(strstr(svg, ">unused"));
+	free(svg);
+	flame__free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +461,8 @@ int main(void)
 	    cmocka_unit_test(test_json),
 	    cmocka_unit_test(test_empty),
 	    cmocka_unit_test(test_golden_small),
+	    cmocka_unit_test(test_reversed),
+	    cmocka_unit_test(test_legend_names_every_colour_drawn),
 	};
 
 	return cmocka_run_group_tests_name("flame", tests, NULL, NULL);
