@@ -67,6 +67,29 @@ equal() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', expected '$3'"; fi
 }
 
+# svg_in_chromium SHOTS FILE.svg FRAME ...: tests/html/check-flame-svg's
+# checks of each flame graph opened in headless Chromium, as TAP lines.
+# Without Chromium or python3-websocket: skipped, or failed in CI.
+svg_in_chromium() {
+	local out l
+	if ! command -v chromium >/dev/null || ! /usr/bin/python3 -c 'import websocket' 2>/dev/null; then
+		if [ "${CI:-}" = true ]; then
+			not_ok "flame graphs in Chromium" "cannot run in CI: chromium or python3-websocket is not installed"
+		else
+			skip "flame graphs in Chromium" "chromium or python3-websocket is not installed"
+		fi
+		return 0
+	fi
+	out=$(timeout 300 /usr/bin/python3 "$REPO/tests/html/check-flame-svg" "$@" 2>&1)
+	while IFS= read -r l; do
+		case "$l" in
+		"ok "*) ok "in Chromium: ${l#ok }" ;;
+		"not ok "*) not_ok "in Chromium: ${l#not ok }" ;;
+		esac
+	done <<<"$out"
+	grep -q '^ok .*Reset Zoom gives' <<<"$out" || not_ok "flame graphs in Chromium: ran" "$(tail -5 <<<"$out")"
+}
+
 # Root and BPF are required on CI machines: elsewhere, say why and skip;
 # in CI (CI=true), where both must work, a missing one is a failure.
 cannot_run() {

@@ -184,6 +184,12 @@ equal "... the frames above the root are the stacks' last frames, the largest am
 	"$(rev_roots "$T_TMP/fl/s.offcpu.folded" "$T_TMP/fl/rev.svg")" ok
 equal "... not so without --reverse (the check can fail)" \
 	"$(rev_roots "$T_TMP/fl/s.offcpu.folded" "$T_TMP/fl/s.offcpu.svg" | cut -c1-6)" "roots "
+# Each flame graph as a user sees it, in headless Chromium (screenshots kept
+# in build/tests/shots/ to look at).
+"$TSARUN" report --format svg --view offcpu --inverted --reverse "$J" >"$T_TMP/fl/icirev.svg"
+svg_in_chromium "$REPO/build/tests/shots/stacks" \
+	"$T_TMP/fl/s.offcpu.svg" main "$T_TMP/fl/s.oncpu.svg" spin_cpu_ms "$T_TMP/fl/s.wall.svg" main \
+	"$T_TMP/fl/icicle.svg" main "$T_TMP/fl/rev.svg" main "$T_TMP/fl/icirev.svg" main
 "$TSARUN" report --format folded --reverse "$J" >/dev/null 2>"$T_TMP/fl/rev.err"
 equal "report --reverse without svg: refused (125)" "$?" 125
 "$TSARUN" report --format folded --inverted "$J" >/dev/null 2>"$T_TMP/fl/inv.err"

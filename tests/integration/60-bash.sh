@@ -112,6 +112,8 @@ printf '%s\n' 'trap "echo t >/dev/null" EXIT' 'f() { sleep 0.01; }' f >"$T_TMP/f
 check "--flame: a trap's frame is drawn" grep -q '<title>TRAP (EXIT): echo t' "$T_TMP/fl/t.bash.svg"
 check "... and the legend names it" grep -q '<text x="[0-9]*" y="54">trap (frames)' "$T_TMP/fl/t.bash.svg"
 check "... and the function's colour" grep -q '<text x="[0-9]*" y="54">function, source, eval ' "$T_TMP/fl/t.bash.svg"
+svg_in_chromium "$REPO/build/tests/shots/bash" "$T_TMP/fl/t.bash.svg" "3: f" \
+	"$T_TMP/fl/a.bash.svg" '6: n=$((n + 1))' "$T_TMP/fl/a.bash-cpu.svg" '6: n=$((n + 1))'
 
 # A strict-mode script with traps, a coproc, process substitution and nested
 # bash -c: the same output and status as without tsarun.
