@@ -10,6 +10,7 @@
 #                   (tests/kernels/; KERNELS="6.1 host" selects some,
 #                   KERNELS_SUITES="kernel-variants" some of its suites)
 #   make fuzz       each fuzz target for FUZZ_TIME seconds (libFuzzer, clang)
+#   make fuzz-nightly  the bash records' analysis an hour a target, the rest 10 min
 #   make demo       build, then run tsarun on the bundled example
 #   make samples    regenerate examples/samples/ from real runs (root)
 #   make deps       install the Debian packages the build and tests need
@@ -150,7 +151,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 	$(OUTPUT)/bpf/sched_usual.bpf.o $(OUTPUT)/bpf/sched_usual_nt.bpf.o \
 	$(OUTPUT)/vmlinux.h
 .PHONY: all clean check unit integration bench demo samples deps deps-run install format format-check \
-	asan tests workloads fuzz fuzz-bins check-asan check-kernels
+	asan tests workloads fuzz fuzz-nightly fuzz-bins check-asan check-kernels
 
 all: $(TSARUN) $(SHELL_SO) $(SHELL_ENV)
 
@@ -347,6 +348,13 @@ fuzz:
 		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
 		EXTRA_LDFLAGS="$(FUZZ_SAN)" fuzz-bins
 	$(Q)OUTPUT=$(OUTPUT) FUZZ_TIME=$(FUZZ_TIME) tests/run-suites fuzz
+
+# A nightly campaign: what a profiled script controls (its records and the
+# tree built from them) an hour a target, every other parser ten minutes. The
+# corpus libFuzzer grows is kept in $(OUTPUT)/fuzz/corpus/NAME/ for the next.
+fuzz-nightly:
+	$(Q)FUZZ_TIME_bashprof=3600 FUZZ_TIME_bashtree=3600 \
+		$(MAKE) --no-print-directory fuzz FUZZ_TIME=600
 
 BENCH_BINS := $(OUTPUT)/tests/bench/bashprof_rate $(OUTPUT)/tests/bench/empty_switch \
 	$(OUTPUT)/tests/bench/empty_switch.bpf.o
