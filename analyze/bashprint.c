@@ -333,6 +333,12 @@ struct layout {
 	size_t before; /* columns taken before the command (the tree's indent) */
 };
 
+/* Where the start-up part of the trap's cost came from (bashprof.h, cal_cached). */
+static const char *cal_how(const struct bash_quality *q)
+{
+	return q->cal_cached ? "measured by an earlier run and cached" : "measured at start-up";
+}
+
 static struct layout layout_for(unsigned width)
 {
 	struct layout l = width && width < 120 ? (struct layout){12, 0, 9, 6, 0, 9, 5, 0}
@@ -632,18 +638,18 @@ void bashprof__print(const struct bashprof *bp, FILE *f, const struct bashprof_p
 	if (q->calibrated && q->timed_runs)
 		say(f, W,
 		    "times exclude the trap's own cost: %.2f us a command on average, timed as "
-		    "each ran, plus %.2f us CPU measured at start-up (+%.2f us once a process "
+		    "each ran, plus %.2f us CPU %s (+%.2f us once a process "
 		    "has had children), x%.2f in wall time (waits for a CPU)\n",
 		    (double)q->timed_ns / (double)q->timed_runs / 1e3,
-		    q->cal[BASH_COST_BASE].cpu_ns / 1e3,
+		    q->cal[BASH_COST_BASE].cpu_ns / 1e3, cal_how(q),
 		    (q->cal[BASH_COST_TTY].cpu_ns + q->cal[BASH_COST_JOBS].cpu_ns) / 1e3,
 		    q->stretch_milli / 1e3);
 	else if (q->calibrated)
 		say(f, W,
-		    "times exclude the trap's own cost, measured at start-up: %.2f us CPU per "
+		    "times exclude the trap's own cost, %s: %.2f us CPU per "
 		    "command (+%.2f us once a process has had children), x%.2f in wall time "
 		    "(waits for a CPU)\n",
-		    q->cal[BASH_COST_BASE].cpu_ns / 1e3,
+		    cal_how(q), q->cal[BASH_COST_BASE].cpu_ns / 1e3,
 		    (q->cal[BASH_COST_TTY].cpu_ns + q->cal[BASH_COST_JOBS].cpu_ns) / 1e3,
 		    q->stretch_milli / 1e3);
 	else

@@ -974,6 +974,8 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 			}
 			bp->q.calibrated = true;
 			bp->q.cal_pre_permille = h->cal_pre_permille;
+			bp->q.cal_cached = (h->hflags & TSA_HF_CAL_CACHED) != 0;
+			bp->q.cal_spent_cpu_ns = h->cal_spent_cpu_ns;
 		}
 	}
 	/* Unknown (not measured, or out of range): half before the clock read. */

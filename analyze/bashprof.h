@@ -183,8 +183,10 @@ struct bash_quality {
 	uint64_t timed_ns;
 	uint64_t guessed_parts;
 	uint64_t stall_ns;
-	bool fallback;	 /* recorded by the pure-bash trap */
-	bool calibrated; /* the trap's cost was measured (cal is set) */
+	bool fallback;		   /* recorded by the pure-bash trap */
+	bool calibrated;	   /* the trap's cost was measured (cal is set) */
+	bool cal_cached;	   /* ... in an earlier run, read from the user's cache */
+	uint64_t cal_spent_cpu_ns; /* CPU the script's bash spent measuring it in this run */
 	/*
 	 * One trap run, as measured at start-up (tsa_wire.h, enum tsa_cost_kind),
 	 * besides what was timed (timed_ns): the base, and what bash adds to a trap run's tail once a process has

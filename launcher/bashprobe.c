@@ -288,6 +288,10 @@ static int set_env(struct bash_probe *b, const struct tsarun_opts *o)
 		setenv(TSA_ENV_NOFOLLOW, "1", 1);
 	else
 		unsetenv(TSA_ENV_NOFOLLOW);
+	if (o->bash_recalibrate)
+		setenv(TSA_ENV_RECAL, "1", 1);
+	else
+		unsetenv(TSA_ENV_RECAL);
 	return 0;
 }
 

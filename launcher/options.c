@@ -111,6 +111,8 @@ static const char usage[] =
     "                           for another interpreter (not bash, sh) is refused.\n"
     "      --bash -c CMDS [ARG...]  the same for a command string, as bash -c\n"
     "      --bash-no-follow     do not profile nested bash processes (bash -c, ...)\n"
+    "      --bash-recalibrate   measure the trap's cost again, not from the cache of\n"
+    "                           an earlier run (~/.cache/tsarun/bash-trap-cost)\n"
     "      --bash-top N         the N costliest commands first, by self and by total\n"
     "                           time (default 5; 0: none)\n"
     "      --bash-depth N       the tree to depth N (default: all; a tree of more\n"
@@ -451,6 +453,7 @@ enum {
 	OPT_WARMUP,
 	OPT_BASH,
 	OPT_BASH_NO_FOLLOW,
+	OPT_BASH_RECALIBRATE,
 	OPT_BASH_TOP,
 	OPT_BASH_DEPTH,
 	OPT_NO_SANDBOX,
@@ -527,6 +530,7 @@ static const struct option long_opts[] = {
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"bash", no_argument, NULL, OPT_BASH},
     {"bash-no-follow", no_argument, NULL, OPT_BASH_NO_FOLLOW},
+    {"bash-recalibrate", no_argument, NULL, OPT_BASH_RECALIBRATE},
     {"bash-top", required_argument, NULL, OPT_BASH_TOP},
     {"bash-depth", required_argument, NULL, OPT_BASH_DEPTH},
     {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
@@ -893,6 +897,7 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case OPT_RINGBUF:
 		case OPT_FREQ:
 		case OPT_BASH_NO_FOLLOW:
+		case OPT_BASH_RECALIBRATE:
 		case OPT_BASH_TOP:
 		case OPT_BASH_DEPTH:
 		case OPT_STREAM:
@@ -1131,6 +1136,9 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 		case OPT_BASH_NO_FOLLOW:
 			o->bash_no_follow = true;
 			break;
+		case OPT_BASH_RECALIBRATE:
+			o->bash_recalibrate = true;
+			break;
 		case OPT_BASH_TOP:
 			if (parse_uint(optarg, 0, 100000, &v))
 				return errf(err, errlen,
@@ -1303,6 +1311,9 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 	if (o->bash_no_follow && !o->bash)
 		return errf(err, errlen,
 			    "--bash-no-follow is for --bash (give it before --bash SCRIPT)");
+	if (o->bash_recalibrate && !o->bash)
+		return errf(err, errlen,
+			    "--bash-recalibrate is for --bash (give it before --bash SCRIPT)");
 	if ((o->bash_top >= 0 || o->bash_depth) && !o->bash)
 		return errf(err, errlen,
 			    "--bash-top and --bash-depth are for --bash (give them before --bash "

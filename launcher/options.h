@@ -106,8 +106,9 @@ struct tsarun_opts {
 	bool bash;
 	bool bash_command; /* -c */
 	bool bash_no_follow;
-	int bash_top;	     /* --bash-top: hot commands listed first (0: none; -1: not given) */
-	unsigned bash_depth; /* --bash-depth: tree levels shown (0: all) */
+	bool bash_recalibrate; /* measure the trap's cost, not from the user's cache */
+	int bash_top;	       /* --bash-top: hot commands listed first (0: none; -1: not given) */
+	unsigned bash_depth;   /* --bash-depth: tree levels shown (0: all) */
 	/* The regression gate: a baseline, what is gated and how. */
 	const char *baseline_path; /* --baseline FILE: an earlier artifact */
 	const char *baseline_cmd;  /* --baseline-cmd 'CMD': paired mode */

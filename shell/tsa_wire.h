@@ -42,6 +42,8 @@
 #define TSA_ENV_ROOT	 "TSARUN_BASH_ROOT"	/* pid of the profiled script's bash */
 /* posix mode for the script: "--posix" (its #! line), or "=VALUE" (POSIXLY_CORRECT's) */
 #define TSA_ENV_POSIX	 "TSARUN_BASH_POSIX"
+/* set: measure the trap's cost at start-up whatever the user's cache holds */
+#define TSA_ENV_RECAL	 "TSARUN_BASH_RECALIBRATE"
 
 struct tsa_chunk {
 	uint32_t magic;
@@ -84,6 +86,8 @@ enum tsa_hello_flags {
 	TSA_HF_FALLBACK = 1u << 0, /* recorded by the pure-bash trap, not the builtin */
 	TSA_HF_CALIBRATED = 1u << 1,
 	TSA_HF_ROOT = 1u << 2, /* the profiled script itself */
+	/* CALIBRATED from the user's cache of an earlier measurement, not in this run */
+	TSA_HF_CAL_CACHED = 1u << 3,
 };
 
 /*

@@ -46,7 +46,9 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,6 +125,7 @@ static int is_root;
 static struct tsa_cost cal[TSA_COST_NR];
 static int have_cal; /* cal holds a measurement (this process's, or its first bash's) */
 static uint64_t cal_spent_cpu;
+static int cal_cached;	 /* cal came from the user's cache (cal_cache_load) */
 static uint32_t cal_pre; /* permille of a trap run before the builtin's clock read */
 static uint64_t debug_t; /* when the last trap run read the clock */
 
@@ -433,7 +436,8 @@ static void hello(uint32_t how, uint64_t t, uint64_t cpu)
 	h->cal_pre_permille = cal_pre;
 	h->span_med_ns = span_head ? clamp16(span_med[0] + span_med[1]) : 0;
 	h->span_tty_ns = span_head && span_tty ? clamp16(span_tty_med) : 0;
-	h->hflags = (have_cal ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0);
+	h->hflags = (have_cal ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0) |
+		    (cal_cached ? TSA_HF_CAL_CACHED : 0);
 	h->bash_version = 502;
 }
 
@@ -2051,6 +2055,209 @@ static void calibrate(void)
 	have_cal = 1;
 }
 
+/* The start-up figures as one line of text: TSA_ENV_CAL's value, and the cache's. */
+#define CAL_TEXT_MAX 160
+
+static void cal_format(char *v, size_t n)
+{
+	snprintf(v, n, "%u %u %u %u %u %u %u %d %d %d %d %u %u %u", cal[0].wall_ns, cal[0].cpu_ns,
+		 cal[1].wall_ns, cal[1].cpu_ns, cal[2].wall_ns, cal[2].cpu_ns, cal_pre, span_head,
+		 span_tail, span_tty, span_jobs, span_med[0], span_med[1], span_tty_med);
+}
+
+static int cal_parse(const char *v)
+{
+	return sscanf(v, "%u %u %u %u %u %u %u %d %d %d %d %u %u %u", &cal[0].wall_ns,
+		      &cal[0].cpu_ns, &cal[1].wall_ns, &cal[1].cpu_ns, &cal[2].wall_ns,
+		      &cal[2].cpu_ns, &cal_pre, &span_head, &span_tail, &span_tty, &span_jobs,
+		      &span_med[0], &span_med[1], &span_tty_med) == 2 * TSA_COST_NR + 8;
+}
+
+/*
+ * The start-up figures kept between runs. Measuring them takes bash some
+ * 70 ms of CPU, more than many scripts run, and they depend on the machine
+ * and on the programs, not on the script; so the first run measures them
+ * and later ones read them from the user's cache,
+ * $XDG_CACHE_HOME/tsarun/bash-trap-cost (else ~/.cache/...). This process
+ * runs as the script's user, so the file is the user's own, read and
+ * written with the user's rights and nobody else's: a script that forges
+ * it skews only its own user's profiles, as it could by forging records.
+ *
+ * The key is what the figures depend on: this builtin and the bash running
+ * it (device, inode, size and change time of each), the kernel (release,
+ * build, machine), the CPU's model and how many CPUs are online. An entry
+ * for another key, older than CAL_CACHE_MAX_AGE, not the user's own
+ * regular file, or out of bounds is measured again and replaced; so is
+ * every entry under `tsarun --bash-recalibrate` (TSA_ENV_RECAL). A
+ * profile says which it used (TSA_HF_CAL_CACHED; the artifact's
+ * trap_cost.calibration).
+ */
+#define CAL_KEY_MAX	  512
+#define CAL_CACHE_MAX_AGE (24 * 3600)
+#define CAL_CACHE_NAME	  "bash-trap-cost"
+#define CAL_CACHE_MAGIC	  "tsarun bash trap cost 1"
+
+static int stat_key(char *p, size_t n, const char *path)
+{
+	struct stat st;
+
+	if (!path || stat(path, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	return snprintf(p, n, "%llx:%llu:%lld:%lld.%09ld", (unsigned long long)st.st_dev,
+			(unsigned long long)st.st_ino, (long long)st.st_size,
+			(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
+/* The first "model name" of /proc/cpuinfo (else its first line), printable. */
+static void cpu_model(char *m, size_t n)
+{
+	char buf[4096];
+	ssize_t len = 0;
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	char *p, *e;
+
+	snprintf(m, n, "?");
+	if (fd < 0)
+		return;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = 0;
+	p = strstr(buf, "model name");
+	if (!p)
+		p = buf;
+	e = strchr(p, '\n');
+	if (e)
+		*e = 0;
+	if (p != buf && strchr(p, ':'))
+		p = strchr(p, ':') + 1 + (strchr(p, ':')[1] == ' ');
+	snprintf(m, n, "%.*s", (int)n - 1, p);
+	for (p = m; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			*p = '_';
+}
+
+static int cal_key(char *key, size_t n)
+{
+	struct utsname u;
+	char so[96], sh[96], model[128];
+
+	if (stat_key(so, sizeof(so), getenv(TSA_ENV_SO)) < 0 ||
+	    stat_key(sh, sizeof(sh), "/proc/self/exe") < 0 || uname(&u))
+		return 0;
+	cpu_model(model, sizeof(model));
+	return snprintf(key, n, "so=%s bash=%s kernel=%s %s %s cpus=%ld cpu=%s", so, sh, u.release,
+			u.version, u.machine, sysconf(_SC_NPROCESSORS_ONLN), model) < (int)n;
+}
+
+/* The cache's directory ($XDG_CACHE_HOME/tsarun, an absolute path), made if missing. */
+static int cal_cache_dir(char *dir, size_t n, int make)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int len;
+
+	if (x && *x == '/')
+		len = snprintf(dir, n, "%s", x);
+	else if (home && *home == '/')
+		len = snprintf(dir, n, "%s/.cache", home);
+	else
+		return -1;
+	if (len <= 0 || (size_t)len + sizeof("/tsarun/" CAL_CACHE_NAME ".XXXXXX") > n)
+		return -1;
+	if (make && mkdir(dir, 0700) && errno != EEXIST)
+		return -1;
+	strcat(dir, "/tsarun");
+	if (make && mkdir(dir, 0700) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static int cal_bounded(void)
+{
+	/* A trap run costs microseconds; anything near a millisecond is not a measurement. */
+	for (int k = 0; k < TSA_COST_NR; k++)
+		if (cal[k].cpu_ns > 1000000 || cal[k].wall_ns > 1000000)
+			return 0;
+	return cal[0].cpu_ns > 0 && cal_pre <= 1000 && span_head >= 0 && span_tail >= 0 &&
+	       span_tty >= 0 && span_jobs >= 0 && span_med[0] <= 1000000 &&
+	       span_med[1] <= 1000000 && span_tty_med <= 1000000;
+}
+
+static int cal_cache_load(const char *key)
+{
+	char dir[PATH_MAX], buf[CAL_KEY_MAX + CAL_TEXT_MAX + 128], *line[4], *p;
+	struct stat st;
+	long long when;
+	ssize_t len;
+	int fd, n = 0;
+
+	if (cal_cache_dir(dir, sizeof(dir), 0))
+		return 0;
+	strcat(dir, "/" CAL_CACHE_NAME);
+	fd = open(dir, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_size >= (off_t)sizeof(buf)) {
+		close(fd);
+		return 0;
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = 0;
+	for (p = buf; n < 4 && (line[n] = p) && (p = strchr(p, '\n')); n++)
+		*p++ = 0;
+	if (n != 4 || strcmp(line[0], CAL_CACHE_MAGIC) || strncmp(line[1], "key ", 4) ||
+	    strcmp(line[1] + 4, key) || sscanf(line[2], "measured %lld", &when) != 1 ||
+	    strncmp(line[3], "cal ", 4) || !cal_parse(line[3] + 4))
+		goto stale;
+	if (when > (long long)time(NULL) + 60 || when < (long long)time(NULL) - CAL_CACHE_MAX_AGE ||
+	    !cal_bounded())
+		goto stale;
+	cal_cached = 1;
+	cal_spent_cpu = 0;
+	have_cal = 1;
+	return 1;
+stale:
+	memset(cal, 0, sizeof(cal));
+	cal_pre = 0;
+	span_head = span_tail = span_tty = span_jobs = 0;
+	span_med[0] = span_med[1] = span_tty_med = 0;
+	return 0;
+}
+
+/* Written new and renamed over the old, so that a reader sees one whole entry or none. */
+static void cal_cache_store(const char *key)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX + sizeof("/" CAL_CACHE_NAME ".XXXXXX")], v[CAL_TEXT_MAX];
+	FILE *f;
+	int fd, ok;
+
+	if (!cal_bounded() || cal_cache_dir(dir, sizeof(dir), 1))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s/%s.XXXXXX", dir, CAL_CACHE_NAME);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	cal_format(v, sizeof(v));
+	fprintf(f, "%s\nkey %s\nmeasured %lld\ncal %s\n", CAL_CACHE_MAGIC, key,
+		(long long)time(NULL), v);
+	ok = !ferror(f);
+	ok &= fclose(f) == 0;
+	strcat(dir, "/" CAL_CACHE_NAME);
+	if (!ok || rename(tmp, dir))
+		unlink(tmp);
+}
+
 /* bash expands BASH_ENV before reading it; so do we with the user's. */
 static void source_user_env(void)
 {
@@ -2144,11 +2351,7 @@ static int start(void)
 		export_var(TSA_ENV_ROOT, pidbuf);
 	}
 	/* A nested bash takes its first one's figures (TSA_ENV_CAL: cal, cal_pre, the spans). */
-	have_cal = cal_env &&
-		   sscanf(cal_env, "%u %u %u %u %u %u %u %d %d %d %d %u %u %u", &cal[0].wall_ns,
-			  &cal[0].cpu_ns, &cal[1].wall_ns, &cal[1].cpu_ns, &cal[2].wall_ns,
-			  &cal[2].cpu_ns, &cal_pre, &span_head, &span_tail, &span_tty, &span_jobs,
-			  &span_med[0], &span_med[1], &span_tty_med) == 2 * TSA_COST_NR + 8;
+	have_cal = cal_env && cal_parse(cal_env);
 	if (!have_cal)
 		memset(cal, 0, sizeof(cal));
 	if (!registered) {
@@ -2163,13 +2366,15 @@ static int start(void)
 	}
 	source_user_env();
 	if (!have_cal) {
-		char v[160];
+		char key[CAL_KEY_MAX], v[CAL_TEXT_MAX];
+		int keyed = cal_key(key, sizeof(key));
 
-		calibrate();
-		snprintf(v, sizeof(v), "%u %u %u %u %u %u %u %d %d %d %d %u %u %u", cal[0].wall_ns,
-			 cal[0].cpu_ns, cal[1].wall_ns, cal[1].cpu_ns, cal[2].wall_ns,
-			 cal[2].cpu_ns, cal_pre, span_head, span_tail, span_tty, span_jobs,
-			 span_med[0], span_med[1], span_tty_med);
+		if (!keyed || getenv(TSA_ENV_RECAL) || !cal_cache_load(key)) {
+			calibrate();
+			if (keyed)
+				cal_cache_store(key);
+		}
+		cal_format(v, sizeof(v));
 		export_var(TSA_ENV_CAL, v);
 	}
 	if (registered == 1) {

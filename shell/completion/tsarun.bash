@@ -10,7 +10,7 @@ _tsarun_opts_arg='--json --out-dir --report --html --export-csv --export-runs-cs
 	--timeline-buffer --timeline-max --pid -p --interval --count --output --tid --comm --stream
 	--stream-backlog --bash-top --bash-depth'
 _tsarun_opts_flag='--no-table --quiet -q --wide --verbose -v --no-sandbox --no-delayacct --bash
-	--bash-no-follow --stacks --waker --flame --timeline --critical-path --show-idle --no-header --help -h
+	--bash-no-follow --bash-recalibrate --stacks --waker --flame --timeline --critical-path --show-idle --no-header --help -h
 	--version -V'
 _tsarun_report_opts='--format -f --view --inverted --reverse --sort --top --wide --color --help -h'
 # compare's options that take a value, beyond the run's (_tsarun_opts_arg)

@@ -42,6 +42,7 @@ complete -c tsarun -n '__tsarun_run' -s r -l runs -x -d 'run the command N times
 complete -c tsarun -n '__tsarun_run' -l warmup -x -d 'runs before the measured ones'
 complete -c tsarun -n '__tsarun_run' -l bash -d 'profile a bash script'
 complete -c tsarun -n '__tsarun_run' -l bash-no-follow -d 'do not profile nested bash'
+complete -c tsarun -n '__tsarun_run' -l bash-recalibrate -d 'measure the trap cost again'
 complete -c tsarun -n '__tsarun_run' -l bash-top -x -d 'the N costliest commands first'
 complete -c tsarun -n '__tsarun_run' -l critical-path -d 'the chain that made the wall time'
 complete -c tsarun -n '__tsarun_run' -l bash-depth -x -d 'the tree to depth N'

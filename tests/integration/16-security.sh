@@ -211,6 +211,15 @@ cases() {
 		"dirname \"\$TSARUN_BASH_FALLBACK\" >'$CH/wd'" 2>"$T_TMP/err"
 	check "$L 9 the bash work directory is in TMPDIR" grep -q "^$CH/tmp/tsarun-bash\." "$CH/wd"
 	equal "$L 9 ... and is gone after the run" "$(ls -A "$CH/tmp")" ""
+	# The trap's cost cache is written by the script's bash, as the caller.
+	XDG_CACHE_HOME=$CH/cache caller -q --json "$CH/b.json" --bash -c true 2>"$T_TMP/err"
+	equal "$L 9 the bash trap-cost cache is the caller's" \
+		"$(stat -c '%u %a' "$CH/cache/tsarun" "$CH/cache/tsarun/bash-trap-cost" | tr '\n' ' ')" \
+		"$CU 700 $CU 600 "
+	XDG_CACHE_HOME=$ROOTD/cache caller -q --json "$CH/b.json" --bash -c true 2>"$T_TMP/err"
+	equal "$L 9 ... and never made where only root could write" \
+		"$(ls -A "$ROOTD" | grep -c cache) $(jq -r .bash.trap_cost.calibration "$CH/b.json")" \
+		"0 measured"
 	as_a ln -s "$CDATA" "$SH/link"
 	caller -q --out-dir "$SH/link/run" -- touch "$CH/ran" 2>"$T_TMP/err"
 	refused "$L 9 --out-dir below another user's link" $?

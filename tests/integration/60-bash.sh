@@ -266,6 +266,62 @@ at_most "... parts that held a wait, charged at their start-up median (% of runs
 at_most "... what start-up still estimates is a small part of a run (% of the timed part)" \
 	"$(jqv "$J" '.bash.trap_cost.cpu_ns / .bash.trap_cost.timed.avg_ns * 100')" 25
 
+# The trap's start-up figures are kept in the user's cache: the first run
+# measures them (some 70 ms of bash's CPU), later ones read them. Whatever
+# is in the cache that is not a fresh, well-formed entry of the user's own
+# for this builtin, bash, kernel and CPU is measured again and replaced;
+# a link there is replaced, never followed.
+XC=$T_TMP/xdg
+cal_run() { XDG_CACHE_HOME=$XC "$TSARUN" -q --json "$J" "$@" --bash -c 'echo ok' >"$T_TMP/out" 2>&1 &&
+	jq -r '"\(.bash.trap_cost.calibration) \(.bash.trap_cost.calibration_cpu_ns) \(.bash.trap_cost.cpu_ns)"' "$J"; }
+CF=$XC/tsarun/bash-trap-cost
+read -r how spent cost <<<"$(cal_run)"
+equal "trap cost: a first run measures it" "$how" measured
+at_least "... which took the script's bash CPU before its first command (ms)" \
+	"$(awk -v s="$spent" 'BEGIN { print s / 1e6 }')" 1
+validate "$J"
+equal "... and keeps it in the user's cache, a private file in a private directory" \
+	"$(stat -c '%F %a' "$XC/tsarun" "$CF" | tr '\n' ' ')" "directory 700 regular file 600 "
+read -r how spent cost2 <<<"$(cal_run)"
+equal "... a second run takes it from there" "$how $spent" "cached 0"
+equal "... the same figures" "$cost2" "$cost"
+equal "... the script ran as it did" "$(cat "$T_TMP/out")" ok
+read -r how _ <<<"$(cal_run --bash-recalibrate)"
+equal "--bash-recalibrate measures it again" "$how" measured
+good=$(cat "$CF")
+# recal_after WHAT: the next run measures again, and the run after it is cached again.
+recal_after() {
+	local a b
+	read -r a _ <<<"$(cal_run)"
+	read -r b _ <<<"$(cal_run)"
+	equal "... measured again after $1, then cached" "$a $b" "measured cached"
+}
+printf 'garbage\n' >"$CF"
+recal_after "garbage in the cache"
+sed 's/^key so=/key so=1/' <<<"$good" >"$CF"
+recal_after "an entry for another builtin (its key)"
+sed 's/^measured [0-9]*/measured 1000000000/' <<<"$good" >"$CF"
+recal_after "an entry older than a day"
+sed 's/^cal [0-9]* [0-9]*/cal 5000000 5000000/' <<<"$good" >"$CF"
+recal_after "figures out of bounds (5 ms a trap run)"
+printf '%s\n' "$good" >"$T_TMP/planted"
+cp -p "$T_TMP/planted" "$T_TMP/planted.orig"
+ln -sfn "$T_TMP/planted" "$CF"
+read -r how _ <<<"$(cal_run)"
+equal "a link at the cache is not followed: measured" "$how" measured
+equal "... the link replaced by a file" "$(stat -c %F "$CF")" "regular file"
+equal "... the file it pointed at untouched" "$(cmp "$T_TMP/planted" "$T_TMP/planted.orig" && echo same)" same
+rm -f "$CF"
+mkfifo "$CF"
+read -r how _ <<<"$(timeout 20 bash -c "$(declare -f cal_run); XC=$XC J=$J T_TMP=$T_TMP TSARUN=$TSARUN cal_run")"
+equal "a FIFO at the cache: not waited on, measured" "$how" measured
+rm -f "$CF"
+XC=$T_TMP/a-file
+: >"$XC"
+read -r how _ <<<"$(cal_run)"
+equal "a cache that cannot be made (XDG_CACHE_HOME a file): measured, and the run goes on" \
+	"$how $(cat "$T_TMP/out")" "measured ok"
+
 # Background jobs side by side: the script's CPU time holds theirs when it
 # reaps them, and its `wait` their wall time, each without their trap runs.
 # Reaped by the script's last command, and run together on the two CPUs, so

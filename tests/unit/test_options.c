@@ -392,6 +392,7 @@ static void test_monitor(void **state)
 		    {"--freq", "50"},
 		    {"--no-delayacct", NULL},
 		    {"--bash-no-follow", NULL},
+		    {"--bash-recalibrate", NULL},
 		    {"--stream", "s.jsonl"},
 		    {"--stream-backlog", "1M"},
 		    {"--timeline", NULL},
@@ -456,6 +457,10 @@ static void test_monitor(void **state)
 	assert_int_equal(PARSE(&o, err, "--bash-no-follow", "--", "true"), -EINVAL);
 	assert_non_null(strstr(err, "--bash"));
 	assert_int_equal(PARSE(&o, err, "--bash-no-follow", "--bash", "s.sh"), 0);
+	assert_int_equal(PARSE(&o, err, "--bash-recalibrate", "--", "true"), -EINVAL);
+	assert_non_null(strstr(err, "--bash-recalibrate is for --bash"));
+	assert_int_equal(PARSE(&o, err, "--bash-recalibrate", "--bash", "s.sh"), 0);
+	assert_true(o.bash_recalibrate);
 	/* --sample with a --backend list that leaves procfs out would sample nothing. */
 	assert_int_equal(PARSE(&o, err, "-b", "ebpf", "--sample", "5ms", "--", "true"), -EINVAL);
 	assert_non_null(strstr(err, "--sample"));
