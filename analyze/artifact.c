@@ -575,9 +575,13 @@ static void add_stack_pair(cJSON *o, const struct run_stacks *s, uint32_t u, uin
 	cJSON_AddItemToObject(o, "kernel", frames_json(s, k));
 	add_str(o, "user_status", trace_status(s, u));
 	add_str(o, "kernel_status", trace_status(s, k));
-	cJSON_AddBoolToObject(o, "truncated",
-			      (u < s->ntraces && s->traces[u].truncated) ||
-				  (k < s->ntraces && s->traces[k].truncated));
+	bool ut = u < s->ntraces && s->traces[u].truncated;
+	bool kt = k < s->ntraces && s->traces[k].truncated;
+
+	cJSON_AddBoolToObject(o, "truncated", ut || kt);
+	/* Each half's own, so that a reader marks the half that was cut (artifact_read.c). */
+	cJSON_AddBoolToObject(o, "user_truncated", ut);
+	cJSON_AddBoolToObject(o, "kernel_truncated", kt);
 	cJSON_AddNumberToObject(o, "repaired_frames", u < s->ntraces ? s->traces[u].repaired : 0);
 }
 

@@ -617,6 +617,25 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 }
 
 /* A stack's frames (root first) as a trace; its status from the *_status key. */
+/*
+ * Whether the half KEY ("user", "kernel") of a stack was cut: its own flag
+ * (user_truncated, kernel_truncated). An artifact written before those has
+ * one flag for the pair, which was the user half's unless the kernel's
+ * stack was deeper than the kernel keeps (127 frames), which it never is
+ * in practice: the user half takes it.
+ */
+static bool half_truncated(const cJSON *o, const char *key)
+{
+	char own[32];
+	const cJSON *f;
+
+	snprintf(own, sizeof(own), "%s_truncated", key);
+	f = item(o, own);
+	if (cJSON_IsBool(f))
+		return cJSON_IsTrue(f);
+	return !strcmp(key, "user") && cJSON_IsTrue(item(o, "truncated"));
+}
+
 static int64_t read_trace(struct run_stacks *s, const cJSON *o, const char *key, bool kernel)
 {
 	char status_key[32];
@@ -639,8 +658,7 @@ static int64_t read_trace(struct run_stacks *s, const cJSON *o, const char *key,
 		if (cJSON_IsString(f))
 			frames[n++] = f->valuestring;
 	}
-	ret = run_stacks__add_trace(s, frames, n, status, kernel,
-				    cJSON_IsTrue(item(o, "truncated")), 0);
+	ret = run_stacks__add_trace(s, frames, n, status, kernel, half_truncated(o, key), 0);
 	free(frames);
 	return ret;
 }

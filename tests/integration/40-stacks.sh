@@ -316,6 +316,21 @@ for w in two_paths two_paths_nofp; do
 	fi
 	equal "$w: ... which is no drop" "$(jq '.runs[0].quality.stack_drops' "$J")" 0
 done
+# report gives back what the run wrote for cut stacks too: the mark goes on
+# the half that was cut (the user's here), never on both.
+mkdir -p "$T_TMP/deep"
+"$TSARUN" -q --stacks --flame --offcpu-min 0 --out-dir "$T_TMP/deep" --json d.json -- \
+	"$WORKLOADS/two_paths_nofp" 1 1 1 30
+equal "cut stacks: the user half marked, the kernel half not" \
+	"$(jq -c '[.runs[0].stacks.offcpu_stacks[] | select(any(.user[]; test("^recurse")))][0] | [.user_truncated, .kernel_truncated]' "$T_TMP/deep/d.json")" \
+	"[true,false]"
+for v in wall offcpu oncpu; do
+	"$TSARUN" report --format folded --view "$v" "$T_TMP/deep/d.json" >"$T_TMP/deep/r-$v.folded"
+	equal "cut stacks: report --format folded --view $v is the $v.folded the run wrote" \
+		"$(cmp "$T_TMP/deep/r-$v.folded" "$T_TMP/deep/d.$v.folded" && echo same)" same
+	"$TSARUN" report --format svg --view "$v" "$T_TMP/deep/d.json" >"$T_TMP/deep/r-$v.svg"
+	equal "... and --format svg the $v.svg" "$(cmp "$T_TMP/deep/r-$v.svg" "$T_TMP/deep/d.$v.svg" && echo same)" same
+done
 
 # A switch-in no event reports (this VM's kernel leaves some out; forced
 # here on every 7th of the tracked threads'): the sleep before it is seen
