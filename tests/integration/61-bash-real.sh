@@ -31,6 +31,16 @@ equal "... its pipelines are in the profile" \
 	"$(jq -r '[.bash.commands[] | select(.kind == "pipeline") | .text] | sort | join(",")' "$J")" \
 	"echo a | cat,echo b | cat"
 
+# ... and issue 23's script, a nested bash behind timeout and sh, then pipelines:
+# root's analysis overflowed its heap (exit 134, no artifact).
+printf '#!/bin/bash\ntimeout 5 sh -c "bash -c true; :"\necho a | cat >/dev/null\necho b | cat >/dev/null\n' >r.sh
+chmod +x r.sh
+same_as_bare "issue 23's nested bash behind timeout and sh, then pipelines" ./r.sh
+validate "$J"
+equal "... its pipelines and the nested bash are in the profile" \
+	"$(jq -r '[.bash.commands[] | select(.kind == "pipeline") | .text] | sort | join(",")' "$J") $(jq '[.bash.commands[] | select(.text == "true")] | length' "$J")" \
+	"echo a | cat > /dev/null,echo b | cat > /dev/null 1"
+
 # 2. The script's own DEBUG trap runs where bash runs it: not in the
 # function nor in the command substitution (functrace is the script's),
 # so its output stays out of the captured value.
