@@ -708,6 +708,14 @@
 					g.restore();
 				}
 			}
+			if (!F.n) {
+				/* An empty graph (a view with no stacks, no samples in a short run): say so, draw nothing. */
+				root.dataset.zoom = "0";
+				root.dataset.zoomName = "";
+				root.dataset.zoomValue = "0";
+				status.textContent = "nothing was recorded in this view";
+				return;
+			}
 			const zname = F.names[F.fj.frames[zoomed][1]];
 			root.dataset.zoom = String(zoomed);
 			root.dataset.zoomName = zname;

@@ -76,6 +76,12 @@ check "--interval: each state's column of the stream's totals sums to the run's 
 		| ([$t.intervals[][$c]] | add) == $r.totals.on_cpu_ns and ($t.intervals | length) == $r.stream.lines' stream.json
 page "stream" stream.html stream.json --shots "$SHOTS/stream"
 
+# A view with nothing in it (no on-CPU sample in a run of sleeps): the page
+# says so; opening it once threw (CI saw it on the bash page by chance).
+"$TSARUN" -q --flame --json idle.json --html idle.html -- sh -c 'sleep 0.05 & sleep 0.03; wait'
+equal "--flame of sleeps: no on-CPU sample" "$(jq '.runs[-1].stacks.oncpu_stacks | length' idle.json)" 0
+page "empty view" idle.html idle.json --shots "$SHOTS/idle"
+
 # A bash script, with a hostile command and a hostile thread name.
 cat >hostile.sh <<'EOF'
 : '<script>window.__tsarun_pwned=1</script><img src=x onerror="window.__tsarun_pwned=1">'
