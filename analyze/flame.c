@@ -1064,7 +1064,12 @@ int flame__write_json(const struct flame *f, FILE *out, const char *units)
 		goto out;
 	fputs("{\"units\":", out);
 	json_name(out, units && *units ? units : "samples");
-	fprintf(out, ",\"total\":%llu,\"categories\":[", (unsigned long long)f->nodes[0].value);
+	fprintf(out, ",\"total\":%llu,", (unsigned long long)f->nodes[0].value);
+	if (f->diff)
+		fprintf(out, "\"diff\":{\"base\":%llu,\"new\":%llu},",
+			(unsigned long long)f->nodes[0].dbase,
+			(unsigned long long)f->nodes[0].dnew);
+	fputs("\"categories\":[", out);
 	for (int c = 0; c < FLAME_MAX_CATS; c++) {
 		char cl[64];
 
@@ -1105,7 +1110,11 @@ int flame__write_json(const struct flame *f, FILE *out, const char *units)
 			f->diff ? diff_rgb(n)
 				: color_rgb(f->cats[node_cat(f, n)].pal, name_of(f, n->name)));
 		/* The split by category, where there is one to show. */
-		if (cats > 1 || (cats == 1 && f->cats[node_cat(f, n)].named)) {
+		if (f->diff) {
+			/* A differential graph's two sides instead of a split (flame.h). */
+			fprintf(out, ",%llu,%llu", (unsigned long long)n->dbase,
+				(unsigned long long)n->dnew);
+		} else if (cats > 1 || (cats == 1 && f->cats[node_cat(f, n)].named)) {
 			bool c1 = true;
 
 			fputs(",[", out);

@@ -122,6 +122,9 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
  * object {"units", "total", "categories": [{id, name, named, value,
  * color}], "names": [...], "frames": [[depth, name, value, color
  * (0xRRGGBB), [cat, value, ...] when the split is worth showing], ...]}.
+ * A differential graph (flame__add_diff) also has "diff": {"base", "new"},
+ * the two sides' totals, and its frames end in base, new instead of a split
+ * (value is the larger, as the frame is drawn; the colour says which grew).
  * Frames come depth-first with children in name order, as the SVG lays
  * them out, so a frame's parent is the last frame before it one level up;
  * every frame is there, however narrow. Names are strict UTF-8 JSON

@@ -134,8 +134,9 @@ static int collect(struct lines *l, const struct run *r, size_t n, int side, enu
 }
 
 int flamediff_write(FILE *f, const struct run *b, size_t nb, const struct run *n, size_t nn,
-		    enum flamediff_view v, bool svg, const char *command)
+		    enum flamediff_view v, enum flamediff_format fmt, const char *command)
 {
+	bool svg = fmt != FLAMEDIFF_FOLDED;
 	static const char *const titles[] = {"Off-CPU time", "On-CPU time", "Wall time"};
 	bool sb = true, sn = true;
 	size_t kb = counting(b, nb, &sb), kn = counting(n, nn, &sn), k = 0;
@@ -192,7 +193,9 @@ int flamediff_write(FILE *f, const struct run *b, size_t nb, const struct run *n
 			ret = flame__add_diff(fl, frames, nf, base, new);
 		}
 	}
-	if (!ret && svg) {
+	if (!ret && fmt == FLAMEDIFF_JSON)
+		ret = flame__write_json(fl, f, "ns");
+	if (!ret && fmt == FLAMEDIFF_SVG) {
 		char title[256], sub[512];
 
 		snprintf(title, sizeof(title), "%s, baseline against new: red grew, blue shrank",

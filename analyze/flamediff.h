@@ -37,8 +37,14 @@ const char *flamediff_view_name(enum flamediff_view v);
 int flamediff_check(const struct run *b, size_t nb, const struct run *n, size_t nn, char *why,
 		    size_t whylen);
 
-/* Write the view as a folded diff (svg false) or an SVG titled for command. Returns 0 or -errno. */
+enum flamediff_format {
+	FLAMEDIFF_FOLDED = 0, /* "frames BASE NEW" lines */
+	FLAMEDIFF_SVG,	      /* the graph, titled for command */
+	FLAMEDIFF_JSON,	      /* the graph as data for a page (flame__write_json) */
+};
+
+/* Write the view in format fmt. Returns 0 or -errno (-ENODATA: a side has no run that counts). */
 int flamediff_write(FILE *f, const struct run *b, size_t nb, const struct run *n, size_t nn,
-		    enum flamediff_view v, bool svg, const char *command);
+		    enum flamediff_view v, enum flamediff_format fmt, const char *command);
 
 #endif /* TSARUN_FLAMEDIFF_H */

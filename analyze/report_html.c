@@ -7,6 +7,7 @@
 
 #include "bashprof.h"
 #include "flame.h"
+#include "flamediff.h"
 #include "gate.h"
 #include "gate_report.h"
 #include "metrics.h"
@@ -245,6 +246,45 @@ static int side_blocks(FILE *f, const struct report_html_side *side, const struc
 	return ret;
 }
 
+/*
+ * With a baseline (compare, or a run's --baseline), both sides' stacks as
+ * differential flame graphs, each view's data as flamediff writes it, or
+ * the reason there are none.
+ */
+static int diff_flames(FILE *out, const struct report_html *h)
+{
+	const struct session *s = h->run.s;
+	const struct run *b = h->base ? h->base->s->runs : s->cmp_base_runs;
+	size_t nb = h->base ? h->base->s->nruns : s->ncmp_base_runs, len = 0;
+	char why[256], *text = NULL;
+	FILE *f;
+	int ret = 0;
+
+	if (!b || !nb)
+		return 0;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	fputc('{', f);
+	if (flamediff_check(b, nb, s->runs, s->nruns, why, sizeof(why))) {
+		fputs("\"reason\":", f);
+		json_str(f, why);
+	} else {
+		for (int v = FLAMEDIFF_WALL; v >= 0 && !ret; v--) {
+			fprintf(f, "%s\"%s\":", v == FLAMEDIFF_WALL ? "" : ",",
+				flamediff_view_name(v));
+			ret = flamediff_write(f, b, nb, s->runs, s->nruns, v, FLAMEDIFF_JSON, NULL);
+		}
+	}
+	fputc('}', f);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (!ret)
+		ret = block(out, "tsarun-diff-flames", text, len);
+	free(text);
+	return ret;
+}
+
 int report_html_write(FILE *f, const struct report_html *h)
 {
 	char page[160];
@@ -264,6 +304,8 @@ int report_html_write(FILE *f, const struct report_html *h)
 		ret = side_blocks(f, h->base, h, "tsarun-base", "tsarun-base-derived", false);
 	if (!ret && h->comparison)
 		ret = block(f, "tsarun-comparison", h->comparison, strlen(h->comparison));
+	if (!ret)
+		ret = diff_flames(f, h);
 	if (ret)
 		return ret;
 	if (fwrite(report_html_tail, 1, sizeof(report_html_tail) - 1, f) !=

@@ -14,6 +14,9 @@
  *                      metric's value per measured run with the median's
  *                      interval
  *   tsarun-base, tsarun-base-derived, tsarun-comparison (compare only)
+ *   tsarun-diff-flames with a baseline (compare, or a run's --baseline):
+ *                      the differential flame graphs of the two sides'
+ *                      stacks (flamediff.h), or why there are none
  *
  * each in a <script type="application/json"> element, escaped by
  * textsafe_json_html so that nothing in the data ends the element. The

@@ -1005,7 +1005,7 @@ static int render_diff(FILE *f, const void *ctx)
 	const struct diff_ctx *c = ctx;
 
 	return flamediff_write(f, c->sides->base, c->sides->nbase, c->sides->new, c->sides->nnew,
-			       c->view, c->svg, c->command);
+			       c->view, c->svg ? FLAMEDIFF_SVG : FLAMEDIFF_FOLDED, c->command);
 }
 
 int outputs_flame_diff(struct outputs *out, const struct comparison_sides *sides,

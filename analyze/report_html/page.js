@@ -738,7 +738,10 @@
 			const i = at(ev);
 			if (i < 0) return hideTip();
 			const f = F.fj.frames[i], lines = [F.names[f[1]], flameValue(F, F.w[i]) + " (" + pct(F.w[i] / (F.total || 1)) + " of all" + (zoomed ? ", " + pct(F.w[i] / (F.w[zoomed] || 1)) + " of the zoomed frame" : "") + ")"];
-			if (f[4]) {
+			if (fj.diff) {
+				const d = diffOf(f);
+				lines.push(d.kind + ": baseline " + flameValue(F, f[4]) + ", new " + flameValue(F, f[5]) + " (" + (d.change >= 0 ? "+" : "-") + flameValue(F, Math.abs(d.change)) + (f[4] ? ", " + (d.change >= 0 ? "+" : "") + (100 * d.change / f[4]).toFixed(1) + "%" : "") + ")");
+			} else if (f[4]) {
 				const parts = [];
 				for (let k = 0; k < f[4].length; k += 2) {
 					const c = fj.categories.find((cc) => cc.id === f[4][k]);
@@ -767,7 +770,14 @@
 			draw();
 		});
 		root.redraw = draw;
+		/* Every frame, for whoever reads the graph (a test): name, width, and a diff's two sides. */
+		root.frames = () => F.fj.frames.map((f) => ({ name: F.names[f[1]], value: f[2], base: fj.diff ? f[4] : null, new: fj.diff ? f[5] : null, kind: fj.diff ? diffOf(f).kind : null }));
 		return root;
+	}
+	/* A differential frame: grown, shrunk or the same (within half a percent of its width, as flame.c colours it). */
+	function diffOf(f) {
+		const change = f[5] - f[4];
+		return { change, kind: Math.abs(change) * 200 <= Math.max(f[4], f[5]) ? "same" : change > 0 ? "grown" : "shrunk" };
 	}
 	function flameTabs(body, views) {
 		const bar = h("div", { class: "toolbar" }), holder = h("div");
@@ -797,6 +807,22 @@
 		if (f.oncpu) views.push({ key: "oncpu", label: "on-CPU", data: f.oncpu, hint: "Where threads ran, from on-CPU samples: width is samples." });
 		flameTabs(body, views);
 		if (f.oncpu_reason) body.append(h("p", { class: "hint" }, "no on-CPU flame graph: " + f.oncpu_reason));
+	}
+
+	/* ---------- section: differential flame graphs (with a baseline) ---------- */
+	function renderDiffFlames(body, ctx) {
+		const f = ctx.diffFlames, views = [];
+		if (f.reason) {
+			body.append(h("p", { class: "hint", "data-field": "diff-flames-reason" }, "no differential flame graphs: " + f.reason));
+			return;
+		}
+		const hint = "Baseline against new, each side's stacks averaged per run: a frame is as wide as the larger side; red where the new runs spent more, blue where less, near white within half a percent. ";
+		if (f.wall) views.push({ key: "diff-wall", label: "wall clock", data: f.wall, hint: hint + "Every thread's life by state, with its stacks." });
+		if (f.offcpu) views.push({ key: "diff-offcpu", label: "off-CPU", data: f.offcpu, hint: hint + "Where threads blocked (S and D)." });
+		if (f.oncpu) views.push({ key: "diff-oncpu", label: "on-CPU", data: f.oncpu, hint: hint + "Where threads ran, from on-CPU samples spread over their CPU time." });
+		const w = f.wall && f.wall.diff;
+		if (w) body.append(h("p", { class: "hint", "data-field": "diff-flames-totals" }, "wall clock per run: baseline " + fmtDur(w.base) + ", new " + fmtDur(w.new) + "."));
+		flameTabs(body, views);
 	}
 
 	/* ---------- section: the bash tree and its flame graphs ---------- */
@@ -956,6 +982,7 @@
 		{ id: "summary", title: "Run", when: () => true, render: renderSummary },
 		{ id: "verdict", title: "Verdict", when: (c) => !!c.comparison, render: renderVerdict },
 		{ id: "explain", title: "Where it moved", when: (c) => !!(c.comparison && c.comparison.explanation && c.comparison.explanation.metrics.length), render: renderExplain },
+		{ id: "diffflames", title: "Differential flame graphs", when: (c) => !!c.diffFlames, render: renderDiffFlames },
 		{ id: "runs", title: "Runs", when: (c) => c.a.runs.filter((r) => !r.warmup).length > 1 || (c.base && c.base.runs.length > 1), render: renderRuns },
 		{ id: "threads", title: "Threads", when: (c) => !c.base && lastRun(c.a).detailed && lastRun(c.a).threads.length > 0, render: renderThreads },
 		{ id: "states", title: "States over time", when: (c) => !c.base && (!!c.timeline || !!c.streamTotals), render: renderStates },
@@ -976,6 +1003,7 @@
 			baseDerived: readData("tsarun-base-derived"),
 		};
 		ctx.comparison = readData("tsarun-comparison") || ctx.a.comparison || null;
+		ctx.diffFlames = readData("tsarun-diff-flames");
 		const r = lastRun(ctx.a);
 		ctx.timeline = r && r.detailed && r.timeline ? timelineLanes(ctx.a) : null;
 		ctx.streamTotals = r && r.detailed && r.stream && r.stream.totals && r.stream.totals.intervals.length ? r.stream.totals : null;

@@ -80,6 +80,19 @@ if command -v chromium >/dev/null && /usr/bin/python3 -c 'import websocket' 2>/d
 		esac
 	done <svg.out
 	grep -q '^ok .*marked grown' svg.out || not_ok "diff SVG in Chromium: ran" "$(tail -5 svg.out)"
+	# The same graphs on compare's HTML page, with the rest of its checks.
+	"$TSARUN" compare -q --fail-over 3% --html cmp.html base.json new.json
+	mkdir -p "$REPO/${OUTPUT:-build}/html"
+	timeout 300 /usr/bin/python3 "$REPO/tests/html/check-page" cmp.html new.json --base base.json \
+		--grown hot_function --shots "$REPO/${OUTPUT:-build}/html/explain-compare" >page.out 2>&1
+	while IFS= read -r l; do
+		case "$l" in
+		"ok "*) ok "compare --html in Chromium: ${l#ok }" ;;
+		"not ok "*) not_ok "compare --html in Chromium: ${l#not ok }" ;;
+		esac
+	done <page.out
+	grep -q '^ok diff flame graphs: hot_function marked grown' page.out ||
+		not_ok "compare --html in Chromium: the diff flame graphs checked" "$(tail -5 page.out)"
 else
 	skip "diff SVG in Chromium" "chromium or python3-websocket is not installed"
 fi
