@@ -260,13 +260,18 @@ static int diff_flames(FILE *out, const struct report_html *h)
 	FILE *f;
 	int ret = 0;
 
-	if (!b || !nb)
+	if ((!b || !nb) && !s->cmp)
 		return 0;
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
 	fputc('{', f);
-	if (flamediff_check(b, nb, s->runs, s->nruns, why, sizeof(why))) {
+	if (!b || !nb) {
+		/* tsarun report of a run's artifact: its verdict, not the baseline's runs. */
+		fputs("\"reason\":", f);
+		json_str(f, "the artifact holds the verdict, not the baseline's stacks: tsarun "
+			    "compare BASE.json NEW.json --html draws them");
+	} else if (flamediff_check(b, nb, s->runs, s->nruns, why, sizeof(why))) {
 		fputs("\"reason\":", f);
 		json_str(f, why);
 	} else {

@@ -672,9 +672,10 @@
 		}
 		root.append(leg);
 		const canvas = h("canvas", { "data-field": "flame-canvas" });
-		const box = h("div", { class: "canvas-box" }, canvas);
+		/* A graph taller than the box scrolls inside it, opened at its root (the bottom). */
+		const box = h("div", { class: "canvas-box flame-box" }, canvas);
 		root.append(box);
-		let zoomed = 0, match = null, width = 0, height = 0;
+		let zoomed = 0, match = null, width = 0, height = 0, atRoot = false;
 		const dpr = window.devicePixelRatio || 1, g = canvas.getContext("2d");
 		function isAncestor(a, b) { for (let p = b; p >= 0; p = F.parent[p]) if (p === a) return true; return false; }
 		function geometry(i) {
@@ -689,6 +690,7 @@
 			height = (F.maxDepth + 1) * RH + 4;
 			canvas.width = width * dpr; canvas.height = height * dpr;
 			canvas.style.width = width + "px"; canvas.style.height = height + "px";
+			if (!atRoot && box.isConnected) { box.scrollTop = box.scrollHeight; atRoot = true; }
 			g.setTransform(dpr, 0, 0, dpr, 0, 0);
 			g.clearRect(0, 0, width, height);
 			g.font = "11px system-ui, sans-serif"; g.textBaseline = "middle";
