@@ -755,6 +755,7 @@ struct render {
 	double pxper; /* pixels per unit of value */
 	double min_px;
 	int height;
+	int top;	/* where the frames begin: below the title and the legend's rows */
 	bool inverted;	/* an icicle graph: the root on top */
 	uint32_t *kids; /* children of node i: kids[kid_off[i] .. kid_off[i+1]) */
 	size_t *kid_off;
@@ -803,7 +804,7 @@ static void frame_svg(struct render *r, uint32_t idx, uint64_t start)
 	const struct fnode *n = &f->nodes[idx];
 	const char *name = name_of(f, n->name);
 	double x = XPAD + (double)start * r->pxper, w = (double)n->value * r->pxper;
-	double y = r->inverted ? TOP_PAD + (double)n->depth * FRAME_H
+	double y = r->inverted ? r->top + (double)n->depth * FRAME_H
 			       : r->height - BOTTOM_PAD - (double)(n->depth + 1) * FRAME_H;
 	char esc[TEXTSAFE_SIZE(300)], label[1024], fill[32], v[48], pct[32], shown[300];
 	int cats = 0, lc;
@@ -906,13 +907,78 @@ static int frames_svg(struct render *r)
 	return 0;
 }
 
+#define LEGEND_ROW_H 16
+
+struct legend_item {
+	char fill[32];
+	char text[320]; /* XML-escaped */
+	int x, row;
+};
+
+/*
+ * What each colour means, with its share of the total, laid out in rows
+ * that fit the picture's width. A category that colours frames of its own
+ * (a trap's frame) may hold no stack's value (its time is its commands'):
+ * named all the same, without a share, so that every colour drawn is in
+ * the legend. Kernel frames: their shade, when the graph has any. Returns
+ * the items; *rows is how many rows they take.
+ */
+static int legend(const struct flame *f, const char *units, int width, struct legend_item *leg,
+		  int *rows)
+{
+	bool drawn[FLAME_MAX_CATS] = {false};
+	char esc[256], cl[64], v[48];
+	int n = 0, x = XPAD, row = 0;
+
+	for (size_t i = 1; i < f->nnodes; i++)
+		if (f->nodes[i].fcat >= 0 && f->nodes[i].fcat < FLAME_MAX_CATS && f->nodes[i].value)
+			drawn[f->nodes[i].fcat] = true;
+	for (int c = 0; c < FLAME_MAX_CATS; c++) {
+		if (!f->cats[c].named || (!f->nodes[0].cat[c] && !drawn[c]))
+			continue;
+		color(f->cats[c].pal, "", leg[n].fill, sizeof(leg[n].fill));
+		xml_text(esc, sizeof(esc), cat_label(f, c, cl, sizeof(cl)), 60);
+		if (!f->nodes[0].cat[c])
+			snprintf(leg[n].text, sizeof(leg[n].text), "%s (frames)", esc);
+		else
+			snprintf(leg[n].text, sizeof(leg[n].text), "%s %s (%.1f%%)", esc,
+				 fmt_value(f->nodes[0].cat[c], units, v, sizeof(v)),
+				 100.0 * (double)f->nodes[0].cat[c] / (double)f->nodes[0].value);
+		n++;
+	}
+	for (size_t i = 1; i < f->nnodes; i++) {
+		if (!is_kernel_frame(name_of(f, f->nodes[i].name)))
+			continue;
+		color(FLAME_PAL_GREY, "kernel_[k]", leg[n].fill, sizeof(leg[n].fill));
+		snprintf(leg[n].text, sizeof(leg[n].text),
+			 "kernel frames: their state's colour, toward orange");
+		n++;
+		break;
+	}
+	for (int i = 0; i < n; i++) {
+		/* The text's width as the frames' labels are measured (an escape counts as its length). */
+		int w = 16 + (int)(strlen(leg[i].text) * FONT_SIZE * FONT_WIDTH);
+
+		if (x > XPAD && x + w > width - XPAD) {
+			x = XPAD;
+			row++;
+		}
+		leg[i].x = x;
+		leg[i].row = row;
+		x += w + 16;
+	}
+	*rows = row + 1;
+	return n;
+}
+
 int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o)
 {
 	struct flame_svg_opts def = {0};
 	struct render r = {.f = f, .out = out};
 	const char *title;
 	char esc[512], v[48];
-	int width, err = 0, legend_x;
+	struct legend_item leg[FLAME_MAX_CATS + 1];
+	int width, err = 0, nleg, rows = 1;
 
 	if (!o)
 		o = &def;
@@ -920,7 +986,9 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 	r.units = o->units && *o->units ? o->units : "samples";
 	width = o->width > 2 * XPAD + 100 ? o->width : 1200;
 	r.min_px = o->min_width_px > 0 ? o->min_width_px : 0.1;
-	r.height = (int)(f->maxdepth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD;
+	nleg = f->diff ? 0 : legend(f, r.units, width, leg, &rows);
+	r.top = TOP_PAD + (rows - 1) * LEGEND_ROW_H;
+	r.height = (int)(f->maxdepth + 1) * FRAME_H + r.top + BOTTOM_PAD;
 	r.inverted = o->inverted;
 	r.pxper = f->nodes[0].value ? (double)(width - 2 * XPAD) / (double)f->nodes[0].value : 0;
 	err = build_kids(&r);
@@ -962,8 +1030,7 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 		width - XPAD - (int)(strlen("Reset Search") * FONT_SIZE * FONT_WIDTH + 0.5) - 4,
 		width - XPAD, r.height - 12, XPAD, r.height - 12);
 
-	/* Legend: what each colour means, with its share of the total. */
-	legend_x = XPAD;
+	/* The legend, in rows that fit the width (legend(), laid out before the frames). */
 	if (f->diff) {
 		char b[48];
 
@@ -976,53 +1043,14 @@ int flame__write_svg(const struct flame *f, FILE *out, const struct flame_svg_op
 		    "<rect x=\"%d\" y=\"44\" width=\"12\" height=\"12\" fill=\"rgb(0,0,255)\"/>"
 		    "<text x=\"%d\" y=\"54\">shrunk (frames as wide as the larger side)</text>\n"
 		    "<text x=\"%d\" y=\"54\">baseline %s, new %s</text>\n",
-		    legend_x, legend_x + 16, legend_x + 80, legend_x + 96, legend_x + 420, b, v);
+		    XPAD, XPAD + 16, XPAD + 80, XPAD + 96, XPAD + 420, b, v);
 	}
-	/*
-	 * A category that colours frames of its own (a trap's frame) may hold
-	 * no stack's value (its time is its commands'): named all the same,
-	 * without a share, so that every colour drawn is in the legend.
-	 */
-	bool drawn[FLAME_MAX_CATS] = {false};
-
-	for (size_t i = 1; i < f->nnodes; i++)
-		if (f->nodes[i].fcat >= 0 && f->nodes[i].fcat < FLAME_MAX_CATS && f->nodes[i].value)
-			drawn[f->nodes[i].fcat] = true;
-	for (int c = 0; !f->diff && c < FLAME_MAX_CATS; c++) {
-		char fill[32], cl[64], item[192];
-		int n;
-
-		if (!f->cats[c].named || (!f->nodes[0].cat[c] && !drawn[c]))
-			continue;
-		color(f->cats[c].pal, "", fill, sizeof(fill));
-		xml_text(esc, sizeof(esc), cat_label(f, c, cl, sizeof(cl)), 60);
-		if (!f->nodes[0].cat[c])
-			n = snprintf(item, sizeof(item), "%s (frames)", esc);
-		else
-			n = snprintf(item, sizeof(item), "%s %s (%.1f%%)", esc,
-				     fmt_value(f->nodes[0].cat[c], r.units, v, sizeof(v)),
-				     100.0 * (double)f->nodes[0].cat[c] /
-					 (double)f->nodes[0].value);
+	for (int i = 0; i < nleg; i++)
 		fprintf(out,
-			"<rect x=\"%d\" y=\"44\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"54\">%s</text>\n",
-			legend_x, fill, legend_x + 16, item);
-		legend_x += 16 + (int)(n * FONT_SIZE * FONT_WIDTH) + 16;
-	}
-	/* Kernel frames: their shade, when the graph has any. */
-	for (size_t i = 1; i < f->nnodes; i++) {
-		char fill[32];
-
-		if (!is_kernel_frame(name_of(f, f->nodes[i].name)))
-			continue;
-		color(FLAME_PAL_GREY, "kernel_[k]", fill, sizeof(fill));
-		fprintf(out,
-			"<rect x=\"%d\" y=\"44\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"54\">kernel frames: their state's colour, toward "
-			"orange</text>\n",
-			legend_x, fill, legend_x + 16);
-		break;
-	}
+			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\">%s</text>\n",
+			leg[i].x, 44 + leg[i].row * LEGEND_ROW_H, leg[i].fill, leg[i].x + 16,
+			54 + leg[i].row * LEGEND_ROW_H, leg[i].text);
 
 	fprintf(out, "<g id=\"frames\">\n");
 	if (f->nodes[0].value)

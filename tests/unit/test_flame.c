@@ -447,6 +447,57 @@ static void test_legend_names_every_colour_drawn(void **state)
 	flame__free(f);
 }
 
+/*
+ * A legend wider than the picture goes on in rows below, and the frames move
+ * down under it: every legend text ends inside the width (as the browser
+ * measures it, 12 px at 0.59 em a character), and no frame starts above the
+ * last row.
+ */
+static void test_legend_wraps_to_the_width(void **state)
+{
+	static const char *const names[] = {"on-CPU", "runqueue", "sleeping (S)",
+					    "uninterruptible (D)", "stopped"};
+	struct flame *f = flame__new();
+	int rows = 0, top_frame = 1 << 30;
+	char *svg;
+
+	assert_non_null(f);
+	for (int c = 0; c < 5; c++) {
+		flame__set_category(f, c, names[c], FLAME_PAL_HOT);
+		assert_int_equal(flame__add(f, (const char *[]){"main", names[c], "read_[k]"}, 3,
+					    123456789 + c, c),
+				 0);
+	}
+	svg = render(f, &(struct flame_svg_opts){.units = "ns", .width = 500});
+	for (const char *p = strstr(svg, "<text x=\""); p; p = strstr(p + 1, "<text x=\"")) {
+		int x, y, n;
+		const char *b, *e;
+
+		if (sscanf(p, "<text x=\"%d\" y=\"%d\">", &x, &y) != 2 || y < 50 || y > 200)
+			continue;
+		/* the legend's rows: y 54, 70, ... (the frames' labels are not in a row of their own) */
+		if ((y - 54) % 16)
+			continue;
+		b = strchr(p, '>') + 1;
+		e = strstr(b, "</text>");
+		n = (int)(e - b);
+		assert_true(x + n * 12 * 0.59 <= 500 - 10 + 1);
+		if ((y - 54) / 16 + 1 > rows)
+			rows = (y - 54) / 16 + 1;
+	}
+	assert_true(rows >= 2);
+	for (const char *p = strstr(svg, "<rect x=\""); p; p = strstr(p + 1, "<rect x=\"")) {
+		double x, y;
+
+		if (sscanf(p, "<rect x=\"%lf\" y=\"%lf\"", &x, &y) == 2 && strstr(p, "rx=") &&
+		    strstr(p, "rx=") < strchr(p, '>') && y < top_frame)
+			top_frame = (int)y;
+	}
+	assert_true(top_frame >= 44 + rows * 16);
+	free(svg);
+	flame__free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +514,7 @@ int main(void)
 	    cmocka_unit_test(test_golden_small),
 	    cmocka_unit_test(test_reversed),
 	    cmocka_unit_test(test_legend_names_every_colour_drawn),
+	    cmocka_unit_test(test_legend_wraps_to_the_width),
 	};
 
 	return cmocka_run_group_tests_name("flame", tests, NULL, NULL);
