@@ -119,7 +119,14 @@ static uint32_t my_pid, my_gen;
 static uint32_t seq; /* records sent before the buffer */
 static uint32_t nrec;
 static size_t blen;
-static char buf[TSA_WIRE_MAX_CHUNK] __attribute__((aligned(8)));
+/*
+ * The large tables (this buffer, frames, texts, rets, udbg_saves) live in
+ * one mapping of their own (tables_map()), not among the small variables:
+ * in .bss they spread those over six pages, each written by every trap run
+ * and so copied again after every fork (a fork of /bin/true under --bash
+ * took 36 more page faults than without).
+ */
+static char *buf;      /* TSA_WIRE_MAX_CHUNK bytes, page-aligned */
 static int need_hello; /* a forked child says HELLO with its first record */
 static int is_root;
 static struct tsa_cost cal[TSA_COST_NR];
@@ -223,7 +230,7 @@ struct frame {
 	uint64_t interrupted; /* TRAP (ERR, RETURN, EXIT): hash of the command it interrupted */
 };
 #define MAX_FRAMES TSA_MAX_FRAMES
-static struct frame frames[MAX_FRAMES];
+static struct frame *frames; /* MAX_FRAMES (tables_map) */
 static int nframes, base_frames, have_base;
 static struct frame base; /* counters at the stream's first command */
 
@@ -237,7 +244,7 @@ struct text_ent {
 };
 #define TEXT_SLOTS	 8192
 #define TEXT_MAX_ENTRIES 6000
-static struct text_ent texts[TEXT_SLOTS];
+static struct text_ent *texts; /* TEXT_SLOTS (tables_map) */
 static uint32_t text_gen = 1, text_count, text_next_id = 1;
 
 static uint64_t mono_ns(void)
@@ -306,7 +313,7 @@ static void *reserve(size_t len, uint8_t type, uint8_t flags, uint32_t arg)
 
 	if (blen == 0)
 		blen = sizeof(struct tsa_chunk);
-	if (blen + len > sizeof(buf)) {
+	if (blen + len > TSA_WIRE_MAX_CHUNK) {
 		flush();
 		blen = sizeof(struct tsa_chunk);
 	}
@@ -753,7 +760,7 @@ struct ret_save {
 	int fn;	     /* funcnest of the function */
 	char *saved; /* the caller's RETURN trap (malloc'd), or NULL: ours (RET_MARK) */
 };
-static struct ret_save rets[MAX_FRAMES];
+static struct ret_save *rets; /* MAX_FRAMES (tables_map) */
 static int nrets, ret_fn = -1;
 static char *ret_hidden; /* a subshell's RETURN trap: listed, not run */
 
@@ -914,7 +921,7 @@ struct udbg_save {
 	int fn;	     /* funcnest of the function that does not inherit it */
 	char *saved; /* the caller's trap */
 };
-static struct udbg_save udbg_saves[MAX_FRAMES];
+static struct udbg_save *udbg_saves; /* MAX_FRAMES (tables_map) */
 static int nudbg, udbg_fn = -1;
 
 static void udbg_set(char *s)
@@ -2320,6 +2327,32 @@ static void xtrace_wrap(void)
 	xtrace_fp = w;
 }
 
+/* The large tables, zeroed, in one private mapping; 0, or -1 when it cannot be had. */
+static int tables_map(void)
+{
+	size_t sz[5] = {TSA_WIRE_MAX_CHUNK, MAX_FRAMES * sizeof(*frames),
+			TEXT_SLOTS * sizeof(*texts), MAX_FRAMES * sizeof(*rets),
+			MAX_FRAMES * sizeof(*udbg_saves)};
+	size_t off[5], total = 0;
+	char *m;
+
+	if (buf)
+		return 0;
+	for (int i = 0; i < 5; i++) {
+		off[i] = total;
+		total += (sz[i] + 63) & ~(size_t)63;
+	}
+	m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	buf = m + off[0];
+	frames = (struct frame *)(m + off[1]);
+	texts = (struct text_ent *)(m + off[2]);
+	rets = (struct ret_save *)(m + off[3]);
+	udbg_saves = (struct udbg_save *)(m + off[4]);
+	return 0;
+}
+
 static int start(void)
 {
 	const char *path = getenv(TSA_ENV_SOCK);
@@ -2437,6 +2470,10 @@ int __tsa_builtin_load(char *name)
 	if (!dist_version || strcmp(dist_version, DISTVERSION) != 0) {
 		builtin_error("tsarun-trap.so: built for bash %s, this is bash %s", DISTVERSION,
 			      dist_version ? dist_version : "?");
+		return 0;
+	}
+	if (tables_map()) {
+		builtin_error("tsarun-trap.so: cannot map its tables: %s", strerror(errno));
 		return 0;
 	}
 	return 1;
