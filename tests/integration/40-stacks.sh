@@ -29,8 +29,21 @@ closes() {
 	fi
 }
 
-# A contended mutex and a nanosleep, every sleep charged.
-"$TSARUN" -q --offcpu-min 0 --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
+# A contended mutex and a nanosleep, every sleep charged. This machine's
+# kernel now and then switches a task in without a sched_switch event
+# (quality.untraced_switch_ins; tsarun repairs the accounting, and the
+# stack the thread slept on is gone by the next event, so the sleep is
+# charged as a dropped stack, "not seen": once in CI, the waiter's 150 ms).
+# These checks are of stacks at switches the kernel reports: a run with an
+# untraced switch-in is run again, at most twice, saying so. What tsarun
+# does at an untraced switch-in is checked below (TSARUN_TEST_DROP_SWITCH_IN).
+for try in 1 2 3; do
+	"$TSARUN" -q --offcpu-min 0 --json "$J" -- "$WORKLOADS/mutex_wait" 150 100
+	untraced=$(jq '.runs[0].quality.untraced_switch_ins' "$J")
+	[ "$untraced" = 0 ] && break
+	echo "# mutex_wait run $try: the kernel left $untraced switch-in(s) untraced" \
+		"($(jq -c '.runs[0].stacks.drops | with_entries(select(.value != 0))' "$J") dropped); again"
+done
 validate "$J"
 u=$(top waiter user) k=$(top waiter kernel)
 check "waiter: the top stack has the workload's function (built with -g)" grep -q 'waiter_blocks_on_mutex' <<<"$u"
