@@ -2158,11 +2158,16 @@ static int cal_key(char *key, size_t n)
 			u.version, u.machine, sysconf(_SC_NPROCESSORS_ONLN), model) < (int)n;
 }
 
-/* The cache's directory ($XDG_CACHE_HOME/tsarun, an absolute path), made if missing. */
+/*
+ * The cache's directory ($XDG_CACHE_HOME/tsarun, an absolute path), made if
+ * missing: a directory of this user's that nobody else can write (not a
+ * link, say to another user's directory in a shared XDG_CACHE_HOME).
+ */
 static int cal_cache_dir(char *dir, size_t n, int make)
 {
 	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	int len;
+	struct stat st;
+	int len, fd;
 
 	if (x && *x == '/')
 		len = snprintf(dir, n, "%s", x);
@@ -2177,7 +2182,12 @@ static int cal_cache_dir(char *dir, size_t n, int make)
 	strcat(dir, "/tsarun");
 	if (make && mkdir(dir, 0700) && errno != EEXIST)
 		return -1;
-	return 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = fstat(fd, &st);
+	close(fd);
+	return len || st.st_uid != geteuid() || (st.st_mode & 022) ? -1 : 0;
 }
 
 static int cal_bounded(void)
@@ -2186,6 +2196,9 @@ static int cal_bounded(void)
 	for (int k = 0; k < TSA_COST_NR; k++)
 		if (cal[k].cpu_ns > 1000000 || cal[k].wall_ns > 1000000)
 			return 0;
+	/* Timed parts need the sigprocmask() hook in this process too (start()). */
+	if (span_head && !real_sigprocmask_hooked())
+		return 0;
 	return cal[0].cpu_ns > 0 && cal_pre <= 1000 && span_head >= 0 && span_tail >= 0 &&
 	       span_tty >= 0 && span_jobs >= 0 && span_med[0] <= 1000000 &&
 	       span_med[1] <= 1000000 && span_tty_med <= 1000000;

@@ -316,6 +316,18 @@ mkfifo "$CF"
 read -r how _ <<<"$(timeout 20 bash -c "$(declare -f cal_run); XC=$XC J=$J T_TMP=$T_TMP TSARUN=$TSARUN cal_run")"
 equal "a FIFO at the cache: not waited on, measured" "$how" measured
 rm -f "$CF"
+# A cache directory that is not the user's alone (another user's, or one others can
+# write) is not used: measured, and nothing is written there.
+rm -f "$CF"
+chown nobody "$XC/tsarun"
+read -r how _ <<<"$(cal_run)"
+equal "a cache directory of another user's: measured, nothing written there" \
+	"$how $(ls -A "$XC/tsarun" | wc -l)" "measured 0"
+chown 0 "$XC/tsarun"
+chmod 770 "$XC/tsarun"
+read -r how _ <<<"$(cal_run)"
+equal "... nor one its group can write" "$how $(ls -A "$XC/tsarun" | wc -l)" "measured 0"
+chmod 700 "$XC/tsarun"
 XC=$T_TMP/a-file
 : >"$XC"
 read -r how _ <<<"$(cal_run)"
