@@ -616,7 +616,6 @@ static int read_detail(struct rd *d, const cJSON *o, struct run *r)
 	return 0;
 }
 
-/* A stack's frames (root first) as a trace; its status from the *_status key. */
 /*
  * Whether the half KEY ("user", "kernel") of a stack was cut: its own flag
  * (user_truncated, kernel_truncated). An artifact written before those has
@@ -636,6 +635,7 @@ static bool half_truncated(const cJSON *o, const char *key)
 	return !strcmp(key, "user") && cJSON_IsTrue(item(o, "truncated"));
 }
 
+/* A stack's frames (root first) as a trace; its status from the *_status key. */
 static int64_t read_trace(struct run_stacks *s, const cJSON *o, const char *key, bool kernel)
 {
 	char status_key[32];
