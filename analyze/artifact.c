@@ -1253,8 +1253,9 @@ static cJSON *explain_json(const struct explain *e)
 	o = cJSON_CreateObject();
 	add_str(o, "method",
 		"difference of medians per part (new - baseline, per run); a part is blamed when "
-		"its change is at least the floor and its percentile bootstrap interval excludes "
-		"0 at the confidence corrected for the parts tested (Bonferroni)");
+		"its percentile bootstrap interval lies wholly beyond the floor (at least floor_ns "
+		"from 0) and a rank-sum test of its values run by run rejects no change, both at "
+		"the confidence corrected for the parts that moved (Bonferroni)");
 	add_frac(o, "confidence", e->confidence);
 	cJSON_AddNumberToObject(o, "resamples", e->resamples);
 	add_u64(o, "seed", e->seed);

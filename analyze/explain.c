@@ -376,7 +376,8 @@ static int explain_level(struct explain_metric *em, enum explain_level l,
 			goto out;
 		p->low = ci.low;
 		p->high = ci.high;
-		p->blamed = (ci.low > 0 || ci.high < 0) &&
+		/* Beyond noise, and by the floor at least: its whole interval past it. */
+		p->blamed = (ci.low >= em->floor_ns || ci.high <= -em->floor_ns) &&
 			    p->p <= (l == EXPLAIN_STACK ? (1 - o->confidence) / siblings(em, ls, p)
 							: 1 - ls->confidence);
 	}

@@ -29,10 +29,13 @@
  * parts at its level that moved at all (Bonferroni:
  * any of them could have been the one past the floor), both a
  * rank-sum test of its values run by run (stats_rank_sum_p) rejects "no
- * change" and its
- * percentile bootstrap interval of that difference excludes zero (the
- * gate's generator and seed): the bootstrap alone is too narrow with a
- * handful of runs, the permutation test is exact whatever the distribution.
+ * change" and its percentile bootstrap interval of that difference lies
+ * wholly beyond the floor, not only beyond zero (the gate's generator and
+ * seed): the bootstrap alone is too narrow with a handful of runs, the
+ * permutation test is exact whatever the distribution, and a part whose
+ * interval reaches back inside the floor may have moved by less than the
+ * floor, which is no cause. An unchanged command is then blamed far less
+ * often than the level says: its parts must move by the floor first.
  * A stack part splits a blamed thread's state: its interval is corrected
  * for every stack below blamed states that moved, its rank-sum test only for
  * the stacks of its thread's state past the floor (the thread's own test

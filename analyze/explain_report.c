@@ -170,8 +170,8 @@ void gate_report_explain(FILE *f, const struct comparison *c, bool color)
 		}
 		if (em->judged)
 			fprintf(f,
-				"; a part is blamed when it moved by %s or more, beyond its "
-				"own run-to-run noise%s\n",
+				"; a part is blamed when its whole interval lies %s or more "
+				"from zero, beyond its own run-to-run noise%s\n",
 				fmt_signed(em->floor_ns, tot, sizeof(tot)) + 1, r);
 		else
 			fprintf(f, "; fewer than %d runs a side: parts are not told from noise%s\n",
@@ -284,8 +284,8 @@ void gate_report_explain_markdown(FILE *f, const struct comparison *c)
 		fprintf(f, "; %zu and %zu runs.", em->nb, em->nn);
 		if (em->judged)
 			fprintf(f,
-				" A part is blamed when it moved by %s or more, beyond its own "
-				"run-to-run noise.\n",
+				" A part is blamed when its whole interval lies %s or more from "
+				"zero, beyond its own run-to-run noise.\n",
 				fmt_signed(em->floor_ns, tot, sizeof(tot)) + 1);
 		else
 			fprintf(f, " Fewer than %d runs a side: parts are not told from noise.\n",

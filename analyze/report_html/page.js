@@ -292,7 +292,7 @@
 	}
 	function renderExplain(body, ctx) {
 		const e = ctx.comparison.explanation;
-		body.append(h("p", { class: "hint" }, "Each part's change is the difference of its medians per run, new less baseline. A part is blamed when it moved by the floor or more and beyond its own run-to-run noise (a rank-sum test and a " + Math.round(100 * e.confidence) + "% bootstrap interval, corrected for the parts that moved); the others are summed as within noise, and what no part holds is the remainder. Shares are of the metric's measured change."));
+		body.append(h("p", { class: "hint" }, "Each part's change is the difference of its medians per run, new less baseline. A part is blamed when it moved by the floor or more beyond its own run-to-run noise (a rank-sum test, and a " + Math.round(100 * e.confidence) + "% bootstrap interval wholly beyond the floor, corrected for the parts that moved); the others are summed as within noise, and what no part holds is the remainder. Shares are of the metric's measured change."));
 		/* the gated metrics first, as the verdict lists them; wall (explained always) after */
 		const gatedOrder = (ctx.comparison.metrics || []).map((x) => x.name);
 		const rank = (m) => (gatedOrder.indexOf(m.name) < 0 ? gatedOrder.length : gatedOrder.indexOf(m.name));

@@ -246,6 +246,38 @@ static void test_identical_blames_nothing(void **state)
 	assert_int_equal(blamed, 0);
 }
 
+/*
+ * A thread moved beyond its noise but maybe by less than the floor: its
+ * interval excludes zero and reaches inside the floor. Not a cause: blamed
+ * only with the whole interval past the floor.
+ */
+static void test_interval_inside_floor_not_blamed(void **state)
+{
+	struct run *b = runs(10, 4, 2, 0, 0.6, 1), *n = runs(10, 4, 2, 0.3, 0.6, 2);
+	struct explain *e = explain_cpu(b, 10, n, 10);
+	const struct explain_metric *em = explain_find(e, METRIC_CPU);
+	const struct explain_part *p = NULL;
+	const struct explain_levelset *th = &em->level[EXPLAIN_THREAD];
+
+	(void)state;
+	for (size_t i = 0; i < th->nparts; i++)
+		if (!strcmp(th->parts[i].thread, "app:t#2"))
+			p = &th->parts[i];
+	assert_non_null(p);
+	print_message("floor %.3f ms, change %.3f ms [%.3f, %.3f] p %.5f (corrected %.5f)\n",
+		      em->floor_ns / MS, p->delta / MS, p->low / MS, p->high / MS, p->p,
+		      1 - th->confidence);
+	/* beyond zero, inside the floor, and the rank-sum test rejects no change */
+	assert_true(p->delta >= em->floor_ns);
+	assert_true(p->low > 0 && p->low < em->floor_ns);
+	assert_true(p->p <= 1 - th->confidence);
+	assert_false(p->blamed);
+	assert_int_equal(th->nblamed, 0);
+	explain__free(e);
+	free_runs(b, 10);
+	free_runs(n, 10);
+}
+
 /* Too few runs to tell a part from noise: parts are ranked, none blamed, and it says so. */
 static void test_few_runs(void **state)
 {
@@ -330,6 +362,7 @@ int main(void)
 	    cmocka_unit_test(test_stable_names),
 	    cmocka_unit_test(test_known_change),
 	    cmocka_unit_test(test_identical_blames_nothing),
+	    cmocka_unit_test(test_interval_inside_floor_not_blamed),
 	    cmocka_unit_test(test_few_runs),
 	    cmocka_unit_test(test_steal_is_not_cpu),
 	    cmocka_unit_test(test_no_parts),
