@@ -168,8 +168,9 @@ echo "# bash: line 3 share $bshare of wall $(jx bnew.json wall '.change_ns / 1e6
 # tenth of the threshold's worth) and its rank-sum test rejects "no change"
 # at 1% corrected for its level's parts: an unchanged command's part must
 # first move by the floor, then be told from noise. None may be blamed in
-# any of the 20; the parts whose interval only excluded zero (what blame
-# beyond zero alone would have taken) are counted and shown.
+# any of the 20. The parts whose interval excludes zero (those that blame
+# beyond zero, the rule before, could have taken with their rank-sum test)
+# are counted and shown.
 blamed=0 compared=0 tested=0 beyond0=0
 for i in $(seq 1 20); do
 	"$TSARUN" -q -r 10 --stacks --baseline-cmd "$W 4 20 2 0" --json same.json -- "$W" 4 20 2 0 2>/dev/null
