@@ -19,6 +19,7 @@
 #include "sched.h"
 #include "stackprobe.h"
 #include "streamprobe.h"
+#include "termwrap.h"
 #include "tsprobe.h"
 
 void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose)
@@ -170,17 +171,19 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	 */
 	ps->delayacct = calloc(1, sizeof(*ps->delayacct));
 	if (ps->delayacct) {
+		size_t width = o->wide ? 0 : termwrap_width(STDERR_FILENO);
 		char stale[256];
 
 		delayacct__acquire(ps->delayacct, ps->ts && !o->no_delayacct, NULL);
 		if (ps->delayacct->repaired[0])
-			fprintf(stderr, "tsarun: %s\n", ps->delayacct->repaired);
+			termwrap_printf(stderr, width, "tsarun: %s\n", ps->delayacct->repaired);
 		else if (delayacct_stale(NULL, stale, sizeof(stale)))
-			fprintf(stderr, "tsarun: warning: %s\n", stale);
+			termwrap_printf(stderr, width, "tsarun: warning: %s\n", stale);
 		if (o->verbose && ps->delayacct->switched_on)
-			fprintf(stderr,
-				"tsarun: kernel.task_delayacct on for the session (was %d)\n",
-				ps->delayacct->before);
+			termwrap_printf(
+			    stderr, width,
+			    "tsarun: kernel.task_delayacct on for the session (was %d)\n",
+			    ps->delayacct->before);
 		if (ps->ts) {
 			bool on = ps->delayacct->switched_on || ps->delayacct->before == 1;
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Terminal width and word wrapping. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -131,4 +132,24 @@ void termwrap_fputs(FILE *f, const char *text, size_t width)
 		wrap_line(f, text, len, width);
 		text += len + (nl ? 1 : 0);
 	}
+}
+
+void termwrap_printf(FILE *f, size_t width, const char *fmt, ...)
+{
+	char *text = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		/* No memory for the text: written as it is, unwrapped. */
+		va_start(ap, fmt);
+		vfprintf(f, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	termwrap_fputs(f, text, width);
+	free(text);
 }

@@ -30,4 +30,8 @@ size_t termwrap_cols(const char *s, size_t len);
  */
 void termwrap_fputs(FILE *f, const char *text, size_t width);
 
+/* The same for a formatted message (a line of tsarun's own on stderr). */
+void termwrap_printf(FILE *f, size_t width, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif /* TSARUN_TERMWRAP_H */

@@ -50,6 +50,25 @@ check "a pipe: every column" grep -q 'SWITCHES' pipe.txt
 check "a pipe: the quality line whole" grep -q '^  quality: residual.*kernel cross-check' pipe.txt
 check "a pipe: units in the header, once" grep -Eq '^ +ms +ms +ms +ms +ms +ms +avg/max us +vol/invol$' pipe.txt
 
+# tsarun's own lines on stderr fit too: a tsarun killed by SIGKILL leaves
+# kernel.task_delayacct on, and the next one restores it and says so (a
+# line of 101 columns once, when another suite's kill was repaired by this
+# suite's first run). Another suite's tsarun may repair it first: then this
+# one has nothing to say.
+"$TSARUN" -q --json "$T_TMP/k.json" -- sleep 7.25 &
+tp=$!
+sleep 0.5
+kill -KILL "$tp"
+wait "$tp" 2>/dev/null
+pkill -f '^sleep 7.25$' || true
+in_pty 80 "'$TSARUN' --json '$T_TMP/k2.json' -- true" >repair80.txt
+if grep -q 'restored kernel.task_delayacct' repair80.txt; then
+	at_most "80 columns: the line saying kernel.task_delayacct was restored fits" "$(widest repair80.txt)" 80
+else
+	skip "80 columns: the line saying kernel.task_delayacct was restored fits" \
+		"another suite's tsarun restored it first"
+fi
+
 # The line of what was written: wrapped at words on a terminal, whole in a pipe.
 long=a-long-artifact-name-that-makes-every-file-name-long.json
 in_pty 80 "'$TSARUN' --json '$long' --flame --timeline -- sleep 0.05" >wrote80.txt

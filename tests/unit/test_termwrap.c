@@ -73,6 +73,26 @@ static void test_width_of_a_file(void **state)
 	fclose(f);
 }
 
+/* A formatted line of tsarun's own (a restored sysctl, at 80 columns), wrapped the same way. */
+static void test_printf(void **state)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+
+	(void)state;
+	assert_non_null(m);
+	termwrap_printf(m, 80,
+			"tsarun: restored kernel.task_delayacct=%d, left at %d by tsarun (pid %d), "
+			"which did not exit cleanly\n",
+			0, 1, 12345);
+	fclose(m);
+	assert_string_equal(
+	    out, "tsarun: restored kernel.task_delayacct=0, left at 1 by tsarun (pid 12345),\n"
+		 "  which did not exit cleanly\n");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -80,6 +100,7 @@ int main(void)
 	    cmocka_unit_test(test_word_boundaries),
 	    cmocka_unit_test(test_long_words_and_escapes),
 	    cmocka_unit_test(test_width_of_a_file),
+	    cmocka_unit_test(test_printf),
 	};
 
 	return cmocka_run_group_tests_name("termwrap", tests, NULL, NULL);
