@@ -1254,7 +1254,7 @@ static cJSON *explain_json(const struct explain *e)
 	add_str(o, "method",
 		"difference of medians per part (new - baseline, per run); a part is blamed when "
 		"its percentile bootstrap interval lies wholly beyond the floor (at least floor_ns "
-		"from 0) and a rank-sum test of its values run by run rejects no change, both at "
+		"from 0, and never reaching 0) and a rank-sum test of its values run by run rejects no change, both at "
 		"the confidence corrected for the parts that moved (Bonferroni)");
 	add_frac(o, "confidence", e->confidence);
 	cJSON_AddNumberToObject(o, "resamples", e->resamples);

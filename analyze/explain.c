@@ -376,8 +376,12 @@ static int explain_level(struct explain_metric *em, enum explain_level l,
 			goto out;
 		p->low = ci.low;
 		p->high = ci.high;
-		/* Beyond noise, and by the floor at least: its whole interval past it. */
-		p->blamed = (ci.low >= em->floor_ns || ci.high <= -em->floor_ns) &&
+		/*
+		 * Beyond noise, and by the floor at least: its whole interval past
+		 * it, and past zero where the floor is zero (a baseline median of 0).
+		 */
+		p->blamed = ((ci.low > 0 && ci.low >= em->floor_ns) ||
+			     (ci.high < 0 && ci.high <= -em->floor_ns)) &&
 			    p->p <= (l == EXPLAIN_STACK ? (1 - o->confidence) / siblings(em, ls, p)
 							: 1 - ls->confidence);
 	}

@@ -168,11 +168,16 @@ void gate_report_explain(FILE *f, const struct comparison *c, bool color)
 			textsafe_fput(f, textsafe_term, em->root, TEXTSAFE_NUL);
 			fputs(")", f);
 		}
-		if (em->judged)
+		if (em->judged && em->floor_ns > 0)
 			fprintf(f,
 				"; a part is blamed when its whole interval lies %s or more "
 				"from zero, beyond its own run-to-run noise%s\n",
 				fmt_signed(em->floor_ns, tot, sizeof(tot)) + 1, r);
+		else if (em->judged)
+			fprintf(f,
+				"; a part is blamed when its whole interval lies beyond zero, "
+				"beyond its own run-to-run noise%s\n",
+				r);
 		else
 			fprintf(f, "; fewer than %d runs a side: parts are not told from noise%s\n",
 				EXPLAIN_MIN_RUNS, r);

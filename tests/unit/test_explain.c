@@ -278,6 +278,56 @@ static void test_interval_inside_floor_not_blamed(void **state)
 	free_runs(n, 10);
 }
 
+/*
+ * A baseline of zeros: the floor is zero too. A part at 0 in every baseline
+ * run and at 1 ms in 7 of 10 new runs moved by 1 ms at the median, its
+ * rank-sum test rejects no change, but its interval starts at zero: it may
+ * not have moved at all, and is not blamed.
+ */
+static void test_zero_floor_interval_from_zero_not_blamed(void **state)
+{
+	struct run b[10], n[10];
+	struct explain *e;
+	const struct explain_metric *em;
+	const struct explain_part *p;
+
+	(void)state;
+	memset(b, 0, sizeof(b));
+	memset(n, 0, sizeof(n));
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; i < 10; i++) {
+			struct run *r = side ? &n[i] : &b[i];
+			uint64_t ns = side && i < 7 ? (uint64_t)MS : 0;
+
+			r->index = i;
+			r->status = RUN_EXITED;
+			r->parts = run_parts__new();
+			assert_non_null(r->parts);
+			r->parts->root = strdup("app:app");
+			run_parts__add(r->parts, PART_THREAD, TSA_ST_ONCPU, "app:app", NULL, ns, ns);
+			r->ru.user_ns = ns;
+			r->wall_ns = 2 * (uint64_t)MS;
+		}
+	e = explain_cpu(b, 10, n, 10);
+	assert_non_null(e);
+	em = explain_find(e, METRIC_CPU);
+	assert_true(em->available && em->judged);
+	assert_true(em->floor_ns == 0);
+	assert_int_equal(em->level[EXPLAIN_THREAD].nparts, 1);
+	p = &em->level[EXPLAIN_THREAD].parts[0];
+	print_message("change %.3f ms [%.3f, %.3f] p %.5f (corrected %.5f)\n", p->delta / MS,
+		      p->low / MS, p->high / MS, p->p, 1 - em->level[EXPLAIN_THREAD].confidence);
+	assert_true(p->delta == MS);
+	assert_true(p->low == 0);
+	assert_true(p->p <= 1 - em->level[EXPLAIN_THREAD].confidence);
+	assert_false(p->blamed);
+	explain__free(e);
+	for (int i = 0; i < 10; i++) {
+		run__free(&b[i]);
+		run__free(&n[i]);
+	}
+}
+
 /* Too few runs to tell a part from noise: parts are ranked, none blamed, and it says so. */
 static void test_few_runs(void **state)
 {
@@ -363,6 +413,7 @@ int main(void)
 	    cmocka_unit_test(test_known_change),
 	    cmocka_unit_test(test_identical_blames_nothing),
 	    cmocka_unit_test(test_interval_inside_floor_not_blamed),
+	    cmocka_unit_test(test_zero_floor_interval_from_zero_not_blamed),
 	    cmocka_unit_test(test_few_runs),
 	    cmocka_unit_test(test_steal_is_not_cpu),
 	    cmocka_unit_test(test_no_parts),
