@@ -52,8 +52,9 @@ check "a pipe: units in the header, once" grep -Eq '^ +ms +ms +ms +ms +ms +ms +a
 
 # tsarun's own lines on stderr fit too: a tsarun killed by SIGKILL leaves
 # kernel.task_delayacct on, and the next one restores it and says so (a
-# line of 101 columns once, when another suite's kill was repaired by this
-# suite's first run). Another suite's tsarun may repair it first: then this
+# line of 101 columns once, when an earlier kill was repaired by this
+# suite's first run). The suites run one after another, but a tsarun of
+# another run of the tests beside this one may repair it first: then this
 # one has nothing to say.
 "$TSARUN" -q --json "$T_TMP/k.json" -- sleep 7.25 &
 tp=$!
@@ -66,7 +67,7 @@ if grep -q 'restored kernel.task_delayacct' repair80.txt; then
 	at_most "80 columns: the line saying kernel.task_delayacct was restored fits" "$(widest repair80.txt)" 80
 else
 	skip "80 columns: the line saying kernel.task_delayacct was restored fits" \
-		"another suite's tsarun restored it first"
+		"a tsarun beside this run of the tests restored it first"
 fi
 
 # The line of what was written: wrapped at words on a terminal, whole in a pipe.
