@@ -19,12 +19,15 @@ static const char usage[] =
     "       tsarun [OPTIONS] --bash -c 'COMMANDS' [ARG...]\n"
     "       tsarun compare BASE.json NEW.json [--fail-over SPEC] [--metric LIST]\n"
     "                      [--inconclusive WHAT] [--junit FILE] [--markdown FILE]\n"
-    "                      [--html FILE] [--flame-diff DIR] [--wide]\n"
+    "                      [--html FILE] [--flame-diff DIR] [--wide] [--color WHEN]\n"
+    "                      [-q]\n"
     "       tsarun report RUN.json [--format table|markdown|folded|svg|trace|html|\n"
     "                      csv|runs-csv|hyperfine]\n"
     "                      [--view VIEW] [--inverted] [--reverse] [--sort KEY]\n"
-    "                      [--top N] [--wide]\n"
+    "                      [--top N] [--wide] [--color WHEN]\n"
     "       tsarun -p PID [--interval DUR] [--count N] [--output table|json]\n"
+    "                      [--tid TID] [--comm PATTERN] [--sort KEY] [--show-idle]\n"
+    "                      [--no-header]\n"
     "       tsarun doctor [--json]\n"
     "\n"
     "Run COMMAND and account for where every thread of it, and of every process\n"
@@ -47,7 +50,8 @@ static const char usage[] =
     "                           with --no-table or -q)\n"
     "      --html FILE          write the whole run as one self-contained HTML page\n"
     "                           (no network): header, threads, flame graphs, the\n"
-    "                           timeline, the bash tree, runs and verdict, as recorded\n"
+    "                           timeline, the bash tree, runs and verdict, as\n"
+    "                           recorded\n"
     "      --export-csv FILE    write the last run's threads as CSV (times in ns)\n"
     "      --export-runs-csv FILE\n"
     "                           write every run as CSV, a row per run\n"
@@ -84,12 +88,13 @@ static const char usage[] =
     "                           debugging: valgrind, strace -f)\n"
     "\n"
     "Sources:\n"
-    "  -b, --backend LIST       where the per-thread figures come from. auto (default):\n"
-    "                           eBPF and taskstats when they work; without eBPF,\n"
-    "                           procfs sampling (and taskstats when it works).\n"
-    "                           Or a list of ebpf, taskstats, proc: only those (and\n"
-    "                           rusage); tsarun fails (125) when one is unavailable.\n"
-    "                           ebpf,proc samples procfs beside eBPF as a cross-check\n"
+    "  -b, --backend LIST       where the per-thread figures come from. auto\n"
+    "                           (default): eBPF and taskstats when they work;\n"
+    "                           without eBPF, procfs sampling (and taskstats when\n"
+    "                           it works). Or a list of ebpf, taskstats, proc: only\n"
+    "                           those (and rusage); tsarun fails (125) when one is\n"
+    "                           unavailable. ebpf,proc samples procfs beside eBPF\n"
+    "                           as a cross-check\n"
     "      --sample DUR         procfs sampling interval (default 10ms, 1ms to 60s)\n"
     "      --no-delayacct       leave kernel.task_delayacct as it is. By default\n"
     "                           tsarun (as root) switches it on for the session, so\n"
@@ -153,8 +158,8 @@ static const char usage[] =
     "                           every sleep); implies --stacks\n"
     "      --waker              also the stacks of whoever woke each sleep; implies\n"
     "                           --stacks\n"
-    "      --flame              --stacks, on-CPU samples, and flame graphs: the folded\n"
-    "                           files STEM.offcpu.folded, STEM.oncpu.folded,\n"
+    "      --flame              --stacks, on-CPU samples, and flame graphs: the\n"
+    "                           folded files STEM.offcpu.folded, STEM.oncpu.folded,\n"
     "                           STEM.wall.folded and interactive SVGs, next to the\n"
     "                           artifact (or in --out-dir); with --bash also\n"
     "                           STEM.bash.svg and STEM.bash-cpu.svg, the script's\n"
@@ -189,7 +194,8 @@ static const char usage[] =
     "                           from procfs samples (every --sample) and taskstats\n"
     "                           queries when permitted; Ctrl-C ends with a report of\n"
     "                           the whole attach. No command is run.\n"
-    "      --interval DUR       report interval (default 1s; a bare number is seconds)\n"
+    "      --interval DUR       report interval (default 1s; a bare number is\n"
+    "                           seconds)\n"
     "      --count N            stop after N intervals (default: until interrupted or\n"
     "                           the process ends)\n"
     "      --output FMT         table (default, on stderr) or json: one JSON line per\n"
@@ -198,8 +204,8 @@ static const char usage[] =
     "      --comm PATTERN       only threads whose name contains PATTERN, or matches\n"
     "                           it when it has * ? or [ (a glob)\n"
     "      --sort KEY           as above but wakeup (default tid)\n"
-    "      --show-idle          also threads that did nothing in the interval (no CPU,\n"
-    "                           no runqueue wait, only seen asleep in S)\n"
+    "      --show-idle          also threads that did nothing in the interval (no\n"
+    "                           CPU, no runqueue wait, only seen asleep in S)\n"
     "      --no-header          no table header\n"
     "\n"
     "Interval stream (a command's run):\n"
@@ -264,7 +270,7 @@ static const char usage[] =
     "  sudo tsarun --bash ./deploy.sh prod     where a bash script spends its time\n"
     "  sudo tsarun --baseline base.json --fail-over 10% -- ./bench\n"
     "                                          fail on a 10% CPU-time regression\n"
-    "  sudo tsarun --baseline-cmd './bench-old' --fail-over cpu=5%,wall=10% -- ./bench\n"
+    "  sudo tsarun --baseline-cmd ./bench-old --fail-over cpu=5%,wall=10% -- ./bench\n"
     "                                          old and new interleaved, in one job\n"
     "  sudo tsarun --interval 1s -- ./long-job where its threads spend each second,\n"
     "                                          live in tsarun.jsonl (tail -f)\n"
@@ -476,7 +482,6 @@ enum {
 	OPT_FLAME,
 	OPT_FREQ,
 	OPT_NO_DELAYACCT,
-	OPT_BACKEND,
 	OPT_SAMPLE,
 	OPT_INTERVAL,
 	OPT_COUNT,
@@ -514,7 +519,7 @@ static const struct option long_opts[] = {
     {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
     {"ringbuf", required_argument, NULL, OPT_RINGBUF},
     {"no-delayacct", no_argument, NULL, OPT_NO_DELAYACCT},
-    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"backend", required_argument, NULL, 'b'},
     {"sample", required_argument, NULL, OPT_SAMPLE},
     {"pid", required_argument, NULL, 'p'},
     {"interval", required_argument, NULL, OPT_INTERVAL},
@@ -636,7 +641,8 @@ static int parse_compare(struct tsarun_opts *o, int argc, char **argv, char *err
 	optind = 0;
 	opterr = 0;
 	/* Permuting: options may come before, between or after the two files. */
-	while ((c = getopt_long(argc - 1, argv + 1, ":qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, argv + 1, options_short_table(MODE_COMPARE), opts,
+				NULL)) != -1) {
 		ret = gate_option(o, c, optarg, &used, err, errlen);
 		if (ret <= 0) {
 			if (ret)
@@ -727,7 +733,8 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 	o->mode = MODE_REPORT;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc - 1, argv + 1, ":f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, argv + 1, options_short_table(MODE_REPORT), opts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			format = parse_enum(optarg, formats, 9);
@@ -817,18 +824,38 @@ static int parse_report(struct tsarun_opts *o, int argc, char **argv, char *err,
 	return 0;
 }
 
+static const struct option doctor_opts[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* doctor takes flags only, each whole (no abbreviation, no value). */
 static int parse_doctor(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
 	o->mode = MODE_DOCTOR;
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			o->doctor_json = true;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			o->mode = MODE_HELP;
+		const struct option *l = doctor_opts;
+
+		if (!strcmp(argv[i], "-h"))
+			l = &doctor_opts[1];
+		else if (!strncmp(argv[i], "--", 2))
+			while (l->name && strcmp(argv[i] + 2, l->name))
+				l++;
 		else
+			l = &doctor_opts[2];
+		switch (l->val) {
+		case OPT_JSON:
+			o->doctor_json = true;
+			break;
+		case 'h':
+			o->mode = MODE_HELP;
+			break;
+		default:
 			return errf(err, errlen,
 				    "doctor: unknown argument '%s' (try 'tsarun doctor --json')",
 				    argv[i]);
+		}
 	}
 	return 0;
 }
@@ -842,6 +869,25 @@ const struct option *options_long_table(enum tsarun_mode mode)
 		return compare_opts;
 	case MODE_REPORT:
 		return report_opts;
+	case MODE_DOCTOR:
+		return doctor_opts;
+	default:
+		return NULL;
+	}
+}
+
+const char *options_short_table(enum tsarun_mode mode)
+{
+	switch (mode) {
+	case MODE_RUN:
+		/* '+': stop at the first non-option, which belongs to the command. */
+		return "+:hVqvr:b:p:";
+	case MODE_COMPARE:
+		return ":qh";
+	case MODE_REPORT:
+		return ":f:h";
+	case MODE_DOCTOR:
+		return "h";
 	default:
 		return NULL;
 	}
@@ -880,8 +926,8 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 
 	optind = 0; /* GNU: full reinitialisation, so repeated calls (tests) work */
 	opterr = 0;
-	/* '+': stop at the first non-option, which belongs to the command. */
-	while (!o->bash && (c = getopt_long(argc, argv, "+:hVqvr:b:p:", long_opts, NULL)) != -1) {
+	while (!o->bash && (c = getopt_long(argc, argv, options_short_table(MODE_RUN), long_opts,
+					    NULL)) != -1) {
 		switch (c) {
 		case OPT_NO_TABLE:
 		case 'q':
@@ -1005,7 +1051,6 @@ int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_
 			o->no_delayacct = true;
 			break;
 		case 'b':
-		case OPT_BACKEND:
 			if (parse_backends(optarg, &o->backends))
 				return errf(err, errlen,
 					    "--backend: '%s' is not auto or a list of ebpf, "

@@ -164,12 +164,14 @@ void options_defaults(struct tsarun_opts *o);
 int options_parse(struct tsarun_opts *o, int argc, char **argv, char *err, size_t errlen);
 
 /*
- * The getopt_long table of a mode's parser (MODE_RUN, MODE_COMPARE,
- * MODE_REPORT; NULL for the others), so that tests can cover every option
- * that takes a value, including the ones added later.
+ * The long options of a mode's parser (MODE_RUN, which -p's monitor mode
+ * shares, MODE_COMPARE, MODE_REPORT, MODE_DOCTOR; NULL for the others) and
+ * its getopt short-option string, as the parser itself reads them: tests
+ * hold every option that takes a value, --help and the man page to them.
  */
 struct option;
 const struct option *options_long_table(enum tsarun_mode mode);
+const char *options_short_table(enum tsarun_mode mode);
 
 /* The --help text. */
 const char *options_usage(void);
