@@ -11,10 +11,12 @@
 #include "confine.h"
 #include "gating.h"
 #include "options.h"
+#include "outputs.h"
 #include "privdrop.h"
 #include "probes.h"
 #include "sandbox.h"
 #include "symbolize.h"
+#include "textsafe.h"
 #include "user.h"
 #include "watchdog.h"
 
@@ -126,4 +128,69 @@ int confine_supervisor(struct confine *c, char *err, size_t errlen)
 		return ret ? ret : gating__check_machine(c->g, c->ps, err, errlen);
 	}
 	return 0;
+}
+
+int confine_act_for(const struct target_user *u, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	if (u->on_behalf)
+		ret = fscreds_set_default(&(struct fscreds){.uid = u->caller_uid,
+							    .gid = u->caller_gid,
+							    .groups = u->caller_groups,
+							    .ngroups = u->caller_ngroups});
+	else
+		ret = fscreds_set_default(NULL);
+	if (!ret && u->change && u->uid != 0)
+		ret = fscreds_set_reader(&(struct fscreds){
+		    .uid = u->uid, .gid = u->gid, .groups = u->groups, .ngroups = u->ngroups});
+	if (ret)
+		snprintf(err, errlen, "cannot act for the user: %s", strerror(-ret));
+	return ret;
+}
+
+int confine_offline(const struct tsarun_opts *o, struct outputs **out)
+{
+	struct target_user u;
+	struct sandbox_opts so = {.work_dir = -1, .work_parent = -1};
+	char why[600];
+	int dirs[32], ret = 0;
+
+	if (target_user__resolve(&u, NULL, why, sizeof(why)) ||
+	    confine_act_for(&u, why, sizeof(why))) {
+		textsafe_term_line(stderr, "tsarun: ", why, "");
+		return -EINVAL;
+	}
+	/* Its files (--junit, --markdown, the step summary), planned as a run's are. */
+	if (out) {
+		*out = outputs__plan(o, NULL, false, why, sizeof(why));
+		if (!*out) {
+			textsafe_term_line(stderr, "tsarun: ", why, "");
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	if (o->no_sandbox)
+		goto out;
+	/* Nothing here needs a privilege: under sudo, the invoking user; root keeps its file rights. */
+	if (geteuid() == 0) {
+		struct privdrop_opts po = {
+		    .change_user = u.on_behalf,
+		    .uid = u.caller_uid,
+		    .gid = u.caller_gid,
+		    .groups = u.caller_groups,
+		    .ngroups = u.caller_ngroups,
+		    .keep = u.on_behalf ? 0 : privdrop_caps(PRIVDROP_NEED_ROOT_FS),
+		};
+
+		if (privdrop_apply(&po, why, sizeof(why)))
+			fprintf(stderr, "tsarun: warning: keeping root: %s\n", why);
+	}
+	so.nwrite_dirs = outfile_dirs(dirs, 32);
+	so.write_dirs = dirs;
+	if (sandbox_enter(&so, why, sizeof(why)))
+		fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
+out:
+	target_user__free(&u);
+	return ret;
 }

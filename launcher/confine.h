@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 struct gating;
+struct outputs;
 struct probeset;
 struct sandbox_opts;
 struct target_user;
@@ -42,5 +43,21 @@ void confine_sandbox_opts(const struct confine *c, struct sandbox_opts *so, int 
 
 /* Returns 0, or -errno with a message in err (the run is then not released). */
 int confine_supervisor(struct confine *c, char *err, size_t errlen);
+
+/*
+ * Whom tsarun works for: under sudo, the files it makes or opens for the
+ * user are made with the user's rights (lib/fscreds.h), and what the
+ * command's user could have put in place is read with that user's. 0 or
+ * -errno with a message.
+ */
+int confine_act_for(const struct target_user *u, char *err, size_t errlen);
+
+/*
+ * compare and report read artifacts anyone may have written: they do it
+ * under the supervisor's filter (sandbox.h), which allows all they need,
+ * as the invoking user under sudo. Their files are planned into *out
+ * first (when out is given). 0, or -EINVAL once the reason is printed.
+ */
+int confine_offline(const struct tsarun_opts *o, struct outputs **out);
 
 #endif /* TSARUN_CONFINE_H */
