@@ -14,6 +14,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "report_html.h"
+#include "report_text.h"
 #include "run.h"
 #include "stacks.h"
 #include "table.h"
@@ -135,26 +136,20 @@ int cmd_report(const struct tsarun_opts *o)
 	} else if (o->report_markdown) {
 		gate_report_session_markdown(stdout, &s, o->top, o->sort);
 	} else {
-		const struct run *r = &s.runs[s.nruns - 1];
-		bool color = outputs_use_color(o, stdout);
-		struct table_opts to = {
-		    .sort = o->sort,
-		    .top = o->top,
-		    .color = color,
-		    .command = command,
-		    .artifact = o->report_artifact,
-		    .width = o->wide ? 0 : termwrap_width(STDOUT_FILENO),
+		struct report_text_opts ro = {
+		    .table =
+			{
+			    .sort = o->sort,
+			    .top = o->top,
+			    .color = outputs_use_color(o, stdout),
+			    .command = command,
+			    .artifact = o->report_artifact,
+			    .width = o->wide ? 0 : termwrap_width(STDOUT_FILENO),
+			},
+		    .stored = true,
 		};
 
-		table_print(stdout, r, &to);
-		if (s.nruns > 1)
-			gate_report_runs(stdout, s.runs, s.nruns, color, to.width);
-		if (s.cmp)
-			gate_report_comparison(stdout, s.cmp, command, color, to.width);
-		if (!strcmp(s.mode, "bash"))
-			printf("\n  the bash profile is in the artifact's \"bash\" key, and in "
-			       "the file its bash.folded names (none when the artifact went to a "
-			       "device)\n");
+		report_text_print(stdout, &s, &ro);
 	}
 	if (fflush(stdout) || ferror(stdout))
 		code = EXIT_TSARUN;

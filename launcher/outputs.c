@@ -22,6 +22,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "report_html.h"
+#include "report_text.h"
 #include "run.h"
 #include "stacks.h"
 #include "table.h"
@@ -653,36 +654,26 @@ struct table_ctx {
 static int render_table(FILE *f, const void *ctx)
 {
 	const struct table_ctx *c = ctx;
-	const struct session *s = c->s;
-	const struct run *r = &s->runs[s->nruns - 1];
-	struct table_opts to = {
-	    .sort = c->o->sort,
-	    .top = c->o->top,
-	    .command = session_command(s),
-	    .artifact = c->artifact_path,
-	    .artifact_keeps_old = outfile__keeps_old(c->out->f[OUT_ARTIFACT]),
-	};
-
-	to.color = outputs_use_color(c->o, f);
-	to.width = c->o->wide ? 0 : termwrap_width(fileno(f));
-	table_print(f, r, &to);
-	if (s->nruns > 1)
-		gate_report_runs(f, s->runs, s->nruns, to.color, to.width);
-	if (r->bash) {
-		struct bashprof_print_opts bo = {
-		    .color = to.color,
+	struct report_text_opts ro = {
+	    .table =
+		{
+		    .sort = c->o->sort,
+		    .top = c->o->top,
+		    .color = outputs_use_color(c->o, f),
+		    .artifact = c->artifact_path,
+		    .artifact_keeps_old = outfile__keeps_old(c->out->f[OUT_ARTIFACT]),
+		    .width = c->o->wide ? 0 : termwrap_width(fileno(f)),
+		},
+	    .bash =
+		{
 		    .max_depth = c->o->bash_depth,
 		    .min_percent = -1,
 		    .top = c->o->bash_top,
 		    .script = !c->o->bash_command && c->o->argc ? c->o->argv[0] : NULL,
-		    .width = to.width,
-		};
+		},
+	};
 
-		bashprof__print(r->bash, f, &bo);
-	}
-	if (s->cmp)
-		gate_report_comparison(f, s->cmp, session_command(s), to.color, to.width);
-	return ferror(f) ? -EIO : 0;
+	return report_text_print(f, c->s, &ro);
 }
 
 /* Returns 0, or -errno when the --report file could not be written whole. */

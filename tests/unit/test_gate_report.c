@@ -9,6 +9,7 @@
 #include "gate.h"
 #include "gate_report.h"
 #include "metrics.h"
+#include "report_text.h"
 #include "run.h"
 
 /* n runs: cpu = cpu_ms[i] * scale, wall = 1.1 x that, runqueue runq_ms. */
@@ -177,6 +178,49 @@ static void test_session_markdown_command(void **state)
 	comparison__free(&c);
 }
 
+/*
+ * The report a run prints and the one `tsarun report` prints of its
+ * artifact are one composition: table, runs, verdict, in that order; a
+ * stored --bash session (whose tree is not read back) adds where its
+ * profile is, and nothing else differs.
+ */
+static void test_report_text_live_and_stored(void **state)
+{
+	char *argv[] = {"bash", "-c", "make test", NULL};
+	struct session s = {.tool_version = "tsarun 0", .argv = argv, .argc = 3, .mode = "bash"};
+	struct report_text_opts ro = {.table = {.sort = SORT_WALL, .top = 20}};
+	struct comparison c;
+	char *text[2] = {NULL, NULL}, *note, *table, *runs, *verdict;
+	size_t len;
+
+	(void)state;
+	make(&c, "cpu=10%", 1.0, 1);
+	s.runs = runs_of(base10, 5, 1, 1);
+	s.nruns = 5;
+	s.cmp = &c;
+	for (int stored = 0; stored < 2; stored++) {
+		FILE *f = open_memstream(&text[stored], &len);
+
+		ro.stored = stored;
+		assert_int_equal(report_text_print(f, &s, &ro), 0);
+		fclose(f);
+	}
+	table = strstr(text[1], "tsarun: make test: exit 0\n");
+	runs = strstr(text[1], "5 measured runs");
+	verdict = strstr(text[1], "\nregression gate: make test against");
+	note = strstr(text[1], "\n  the bash profile is in the artifact's \"bash\" key");
+	assert_true(table && runs && verdict && note);
+	assert_true(table < runs && runs < verdict && verdict < note);
+	assert_null(strstr(text[0], "the bash profile is in the artifact"));
+	/* the live report is the stored one less the note */
+	assert_int_equal(strlen(text[0]), (size_t)(note - text[1]));
+	assert_memory_equal(text[0], text[1], strlen(text[0]));
+	free(text[0]);
+	free(text[1]);
+	free(s.runs);
+	comparison__free(&c);
+}
+
 /* A row of figures in one unit, its reference's: never 1.677 s beside 133.17 ms. */
 static void test_one_unit_a_row(void **state)
 {
@@ -293,6 +337,7 @@ int main(void)
 	    cmocka_unit_test(test_junit_structure),
 	    cmocka_unit_test(test_one_unit_a_row),
 	    cmocka_unit_test(test_session_markdown_command),
+	    cmocka_unit_test(test_report_text_live_and_stored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
