@@ -17,7 +17,6 @@
 
 #include "bashprobe.h"
 #include "bashprof.h"
-#include "options.h"
 #include "probe.h"
 #include "run.h"
 #include "textsafe.h"
@@ -248,7 +247,7 @@ static int make_socket(struct bash_probe *b)
 	return 0;
 }
 
-static int set_env(struct bash_probe *b, const struct tsarun_opts *o)
+static int set_env(struct bash_probe *b, const struct bash_probe_opts *o)
 {
 	const char *user_env = getenv("BASH_ENV");
 
@@ -284,18 +283,18 @@ static int set_env(struct bash_probe *b, const struct tsarun_opts *o)
 	/* A tsarun inside a profiled script starts a tree of its own. */
 	unsetenv(TSA_ENV_ROOT);
 	unsetenv(TSA_ENV_CAL);
-	if (o->bash_no_follow)
+	if (o->no_follow)
 		setenv(TSA_ENV_NOFOLLOW, "1", 1);
 	else
 		unsetenv(TSA_ENV_NOFOLLOW);
-	if (o->bash_recalibrate)
+	if (o->recalibrate)
 		setenv(TSA_ENV_RECAL, "1", 1);
 	else
 		unsetenv(TSA_ENV_RECAL);
 	return 0;
 }
 
-struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct target_user *u,
+struct bash_probe *bash_probe__new(const struct bash_probe_opts *o, const struct target_user *u,
 				   char *err, size_t errlen)
 {
 	struct bash_probe *b = calloc(1, sizeof(*b));
@@ -356,12 +355,12 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 		snprintf(err, errlen, "cannot set the environment: %s", strerror(-ret));
 		goto out_dir;
 	}
-	if (!o->bash_command && o->argc) {
+	if (!o->command && o->argc) {
 		nopts = read_shebang(b, o->argv[0], opts, o->quiet, err, errlen);
 		if (nopts < 0)
 			goto out_dir;
 	}
-	b->argc = o->argc + 1 + (o->bash_command ? 1 : 0) + nopts;
+	b->argc = o->argc + 1 + (o->command ? 1 : 0) + nopts;
 	b->argv = calloc((size_t)b->argc + 1, sizeof(*b->argv));
 	b->prof = bashprof__new();
 	if (!b->argv || !b->prof) {
@@ -369,7 +368,7 @@ struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct tar
 		goto out_dir;
 	}
 	b->argv[0] = "bash";
-	if (o->bash_command) {
+	if (o->command) {
 		b->argv[1] = "-c";
 		for (int i = 0; i < o->argc; i++)
 			b->argv[2 + i] = o->argv[i];

@@ -12,14 +12,24 @@
 #ifndef TSARUN_BASHPROBE_H
 #define TSARUN_BASHPROBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct bash_probe;
 struct probe;
 struct target_user;
-struct tsarun_opts;
 
-struct bash_probe *bash_probe__new(const struct tsarun_opts *o, const struct target_user *u,
+/* What --bash was given (options.h holds them for the run). */
+struct bash_probe_opts {
+	char *const *argv; /* SCRIPT ARG..., or CMDS ARG... with command */
+	int argc;
+	bool command;	  /* -c: argv[0] is a command string */
+	bool no_follow;	  /* --bash-no-follow */
+	bool recalibrate; /* --bash-recalibrate */
+	bool quiet;	  /* -q: no notes on stderr */
+};
+
+struct bash_probe *bash_probe__new(const struct bash_probe_opts *o, const struct target_user *u,
 				   char *err, size_t errlen);
 void bash_probe__free(struct bash_probe *b);
 

@@ -76,7 +76,13 @@ int cmd_run(struct tsarun_opts *o)
 	if (o->interval_given)
 		stream_fd = outputs__take_stream(out, &stream_name, &stream_shared);
 	/* A baseline is read now, parsed once tsarun is confined, refused before the command runs. */
-	if (o->gate && gating__prepare(&g, o, err, sizeof(err))) {
+	if (o->gate && gating__prepare(&g,
+				       &(struct gating_opts){.baseline_path = o->baseline_path,
+							     .baseline_cmd = o->baseline_cmd,
+							     .spec = &o->gate_spec,
+							     .bash = o->bash,
+							     .verbose = o->verbose},
+				       err, sizeof(err))) {
 		textsafe_term_line(stderr, "tsarun: ", err, "");
 		goto out_path;
 	}
@@ -111,7 +117,16 @@ int cmd_run(struct tsarun_opts *o)
 	}
 	/* --bash: the environment and command line the spawner hands to bash. */
 	if (o->bash) {
-		bash = bash_probe__new(o, &user, err, sizeof(err));
+		struct bash_probe_opts bo = {
+		    .argv = o->argv,
+		    .argc = o->argc,
+		    .command = o->bash_command,
+		    .no_follow = o->bash_no_follow,
+		    .recalibrate = o->bash_recalibrate,
+		    .quiet = o->quiet,
+		};
+
+		bash = bash_probe__new(&bo, &user, err, sizeof(err));
 		if (!bash) {
 			textsafe_term_line(stderr, "tsarun: --bash: ", err, "");
 			goto out_sigfd;

@@ -14,7 +14,6 @@
 #include "gate_report.h"
 #include "gating.h"
 #include "outputs.h"
-#include "options.h"
 #include "probes.h"
 #include "series.h"
 
@@ -93,7 +92,7 @@ out:
 
 int gating__parse(struct gating *g, char *err, size_t errlen)
 {
-	const struct tsarun_opts *o = g->o;
+	const struct gating_opts *o = &g->o;
 	char what[600];
 	int ret;
 
@@ -117,7 +116,7 @@ int gating__parse(struct gating *g, char *err, size_t errlen)
 		ret = gate_check_mode(g->base.mode, o->bash ? "bash" : "run", what, "this run", err,
 				      errlen);
 		if (!ret)
-			ret = gate_check_available(&o->gate_spec, &g->bside, what, err, errlen);
+			ret = gate_check_available(o->spec, &g->bside, what, err, errlen);
 		if (!ret)
 			ret = gate_check_runs(&g->bside, what, err, errlen);
 		if (ret)
@@ -129,12 +128,12 @@ int gating__parse(struct gating *g, char *err, size_t errlen)
 	}
 }
 
-int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, size_t errlen)
+int gating__prepare(struct gating *g, const struct gating_opts *o, char *err, size_t errlen)
 {
 	int ret;
 
 	memset(g, 0, sizeof(*g));
-	g->o = o;
+	g->o = *o;
 	if (o->baseline_path)
 		return read_baseline(g, o->baseline_path, err, errlen);
 	/*
@@ -171,7 +170,7 @@ int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, si
 int gating__check_machine(const struct gating *g, const struct probeset *ps, char *err,
 			  size_t errlen)
 {
-	const struct gate_spec *spec = &g->o->gate_spec;
+	const struct gate_spec *spec = g->o.spec;
 
 	for (int m = 0; m < METRIC_NR; m++) {
 		const char *why = NULL;
@@ -219,14 +218,13 @@ static int compare(struct gating *g, struct series *se, struct session *s, char 
 	}
 	/* The command ran on this machine; a metric missing now is a surprise worth naming. */
 	snprintf(what, sizeof(what), "this run");
-	ret = gate_check_available(&g->o->gate_spec, &nside, what, err, errlen);
+	ret = gate_check_available(g->o.spec, &nside, what, err, errlen);
 	if (!ret && paired)
-		ret = gate_check_available(&g->o->gate_spec, &bside, "the baseline command's run",
-					   err, errlen);
+		ret = gate_check_available(g->o.spec, &bside, "the baseline command's run", err,
+					   errlen);
 	if (!ret) {
 		g->cmp.new_command = session_command(s);
-		ret = gate_compare(&g->o->gate_spec, paired ? &bside : &g->bside, &nside, paired,
-				   &g->cmp);
+		ret = gate_compare(g->o.spec, paired ? &bside : &g->bside, &nside, paired, &g->cmp);
 		if (!ret)
 			outputs_stamp(&g->cmp);
 	}
@@ -253,8 +251,8 @@ int gating__run(struct gating *g, struct series *se, struct session *s, char *er
 		return 0;
 	ret = compare(g, se, s, err, errlen);
 	while (!ret && !se->stopped && gate_wants_more(&g->cmp) &&
-	       se->measured[SERIES_NEW] < g->o->gate_spec.max_runs) {
-		if (g->o->verbose)
+	       se->measured[SERIES_NEW] < g->o.spec->max_runs) {
+		if (g->o.verbose)
 			fprintf(stderr, "tsarun: inconclusive after %u runs: one more\n",
 				se->measured[SERIES_NEW]);
 		if (se->progress) {
@@ -263,7 +261,7 @@ int gating__run(struct gating *g, struct series *se, struct session *s, char *er
 			gate_report_headline(&g->cmp, head, sizeof(head));
 			snprintf(se->added_why, sizeof(se->added_why), "%.*s",
 				 (int)sizeof(se->added_why) - 1, head);
-			se->max_runs = g->o->gate_spec.max_runs;
+			se->max_runs = g->o.spec->max_runs;
 		}
 		ret = series_run(se, 0, 1, err, errlen);
 		if (ret || se->stopped)

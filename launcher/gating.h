@@ -17,10 +17,18 @@
 
 struct probeset;
 struct series;
-struct tsarun_opts;
+
+/* What the gate was given: --baseline or --baseline-cmd, and its spec. */
+struct gating_opts {
+	const char *baseline_path;    /* --baseline FILE, or NULL */
+	const char *baseline_cmd;     /* --baseline-cmd CMD, or NULL */
+	const struct gate_spec *spec; /* --fail-over, --metric, --max-runs, --inconclusive */
+	bool bash;		      /* the run is a --bash profile */
+	int verbose;
+};
 
 struct gating {
-	const struct tsarun_opts *o;
+	struct gating_opts o;
 	struct session base; /* --baseline: the artifact read back */
 	struct gate_side bside;
 	bool have_bside;
@@ -42,7 +50,7 @@ struct gating {
  * tsarun works for, never blocking on what is not a file or a pipe), or
  * split the baseline command. Returns 0, or -errno with a message (exit 125).
  */
-int gating__prepare(struct gating *g, const struct tsarun_opts *o, char *err, size_t errlen);
+int gating__prepare(struct gating *g, const struct gating_opts *o, char *err, size_t errlen);
 
 /*
  * Parse and check the baseline read by gating__prepare(): the baseline is

@@ -117,7 +117,12 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 		probeset__unavailable(ps, "perf", err, o->verbose);
 	if (o->stacks && ps->sched) {
 		/* After the scheduler probe: it folds the threads the stacks belong to. */
-		ps->stacks = stacks_probe__new(o, ps->sched, err, sizeof(err));
+		struct stacks_probe_opts so = {.offcpu_min_ns = o->offcpu_min_ns,
+					       .waker = o->waker,
+					       .flame = o->flame,
+					       .freq = o->freq};
+
+		ps->stacks = stacks_probe__new(&so, ps->sched, err, sizeof(err));
 		if (ps->stacks)
 			stacks_probe__as_probe(ps->stacks, &ps->probes[ps->nprobes++]);
 		else

@@ -16,7 +16,6 @@
 
 #include "oncpu.skel.h"
 #include "oncpu_compat.skel.h"
-#include "options.h"
 #include "probe.h"
 #include "run.h"
 #include "sched.h"
@@ -131,7 +130,7 @@ static int oncpu_load(struct stacks_probe *p, char *err, size_t errlen)
 	return 0;
 }
 
-struct stacks_probe *stacks_probe__new(const struct tsarun_opts *o, struct sched_probe *sched,
+struct stacks_probe *stacks_probe__new(const struct stacks_probe_opts *o, struct sched_probe *sched,
 				       char *err, size_t errlen)
 {
 	struct stacks_probe *p = calloc(1, sizeof(*p));

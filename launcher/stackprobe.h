@@ -15,15 +15,24 @@
 #ifndef TSARUN_STACKPROBE_H
 #define TSARUN_STACKPROBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct probe;
 struct sched_probe;
 struct stacks_probe;
-struct tsarun_opts;
+
+/* What --stacks, --offcpu-min, --waker, --flame and --freq asked for. */
+struct stacks_probe_opts {
+	uint64_t offcpu_min_ns; /* shorter sleeps are counted, not charged to a stack */
+	bool waker;		/* the waker's stacks too */
+	bool flame;		/* on-CPU samples too */
+	unsigned freq;		/* on-CPU samples per second of a thread's CPU time */
+};
 
 /* NULL with errno set and a reason in err. */
-struct stacks_probe *stacks_probe__new(const struct tsarun_opts *o, struct sched_probe *sched,
+struct stacks_probe *stacks_probe__new(const struct stacks_probe_opts *o, struct sched_probe *sched,
 				       char *err, size_t errlen);
 void stacks_probe__free(struct stacks_probe *p);
 
