@@ -13,6 +13,7 @@
 #include "run.h"
 #include "stream.h"
 #include "textsafe.h"
+#include "vec.h"
 
 /* Fields a source does not measure: null in every row, with the reason once per line. */
 static const struct {
@@ -43,22 +44,16 @@ struct jbuf {
 
 static void put(struct jbuf *b, const char *s, size_t n)
 {
+	char *p;
+
 	if (b->oom)
 		return;
-	if (b->len + n + 2 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (b->len + n + 2 > cap)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	p = vec_grow(b->p, &b->cap, b->len + n + 2, 1, 4096);
+	if (!p) {
+		b->oom = true;
+		return;
 	}
+	b->p = p;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
 }

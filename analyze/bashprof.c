@@ -23,6 +23,7 @@
 #include "hash.h"
 #include "run.h"
 #include "tsa_wire.h"
+#include "vec.h"
 
 _Static_assert((int)BASH_COST_NR == (int)TSA_COST_NR && (int)BASH_COST_TTY == (int)TSA_COST_TTY &&
 		   (int)BASH_COST_JOBS == (int)TSA_COST_JOBS,
@@ -2097,11 +2098,8 @@ static void renumber(struct bashprof *bp)
 		for (c = nd->child; c; c = c->next)
 			nk++;
 		if (sp + nk > cap) {
-			struct bash_node **ns;
+			struct bash_node **ns = vec_grow(stack, &cap, sp + nk, sizeof(*ns), 64);
 
-			while (sp + nk > cap)
-				cap *= 2;
-			ns = realloc(stack, cap * sizeof(*ns));
 			if (!ns) {
 				/* Out of memory: keep the old order, ids as they were. */
 				for (size_t i = 0; i < bp->nnodes; i++)

@@ -8,6 +8,7 @@
 #include "critpath.h"
 #include "hash.h"
 #include "textsafe.h"
+#include "vec.h"
 #include "flame.h"
 #include "run.h"
 #include "table.h"
@@ -143,15 +144,10 @@ static int emit(struct walk *w, const struct cp_thread *t, int kind, int state, 
 			return 0;
 		}
 	}
-	if (w->nseg == w->cap) {
-		size_t c = w->cap ? w->cap * 2 : 256;
-		void *p = realloc(w->seg, c * sizeof(*w->seg));
-
-		if (!p)
-			return -ENOMEM;
-		w->seg = p;
-		w->cap = c;
-	}
+	s = vec_grow(w->seg, &w->cap, w->nseg + 1, sizeof(*s), 256);
+	if (!s)
+		return -ENOMEM;
+	w->seg = s;
 	s = &w->seg[w->nseg++];
 	memset(s, 0, sizeof(*s));
 	s->start_ns = start;

@@ -10,22 +10,23 @@
 #include "run.h"
 #include "taskstats.h"
 
-static const struct ts_record *const *g_recs;
-static const struct thread_acct *g_threads;
-
-static int cmp_rec(const void *a, const void *b)
+/* Indexes into the records (arg), by tid, then by when each was received. */
+static int cmp_rec(const void *a, const void *b, void *arg)
 {
-	const struct ts_record *x = g_recs[*(const size_t *)a], *y = g_recs[*(const size_t *)b];
+	const struct ts_record *const *recs = arg;
+	const struct ts_record *x = recs[*(const size_t *)a], *y = recs[*(const size_t *)b];
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
 	return x->recv_ns < y->recv_ns ? -1 : x->recv_ns > y->recv_ns;
 }
 
-static int cmp_thread(const void *a, const void *b)
+/* Indexes into the threads (arg), by tid, then by the task's start. */
+static int cmp_thread(const void *a, const void *b, void *arg)
 {
-	const struct thread_acct *x = &g_threads[*(const size_t *)a];
-	const struct thread_acct *y = &g_threads[*(const size_t *)b];
+	const struct thread_acct *threads = arg;
+	const struct thread_acct *x = &threads[*(const size_t *)a];
+	const struct thread_acct *y = &threads[*(const size_t *)b];
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
@@ -393,10 +394,8 @@ int delays_attach(struct run *r, const struct ts_record *const *recs, size_t n,
 	}
 	for (size_t i = 0; i < nt; i++)
 		ti[i] = i;
-	g_recs = rp;
-	g_threads = r->threads;
-	qsort(ri, n, sizeof(*ri), cmp_rec);
-	qsort(ti, nt, sizeof(*ti), cmp_thread);
+	qsort_r(ri, n, sizeof(*ri), cmp_rec, rp);
+	qsort_r(ti, nt, sizeof(*ti), cmp_thread, r->threads);
 
 	/* One tid at a time: its records against its threads. */
 	for (size_t a = 0, b = 0; a < n;) {

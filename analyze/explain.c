@@ -11,6 +11,7 @@
 #include "parts.h"
 #include "run.h"
 #include "stats.h"
+#include "vec.h"
 
 struct explain *explain__new(void)
 {
@@ -119,18 +120,14 @@ struct obsv {
 static int obs_add(struct obsv *o, const char *thread, int state, const char *stack, int side,
 		   size_t run, double v)
 {
+	struct obs *nv;
 	char st[8];
 	size_t len;
 
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? 2 * o->cap : 256;
-		struct obs *nv = realloc(o->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		o->v = nv;
-		o->cap = cap;
-	}
+	nv = vec_grow(o->v, &o->cap, o->n + 1, sizeof(*nv), 256);
+	if (!nv)
+		return -ENOMEM;
+	o->v = nv;
 	snprintf(st, sizeof(st), "%d", state);
 	len = strlen(thread ? thread : "") + strlen(st) + strlen(stack ? stack : "") + 3;
 	o->v[o->n].key = malloc(len);
@@ -299,7 +296,7 @@ static int explain_level(struct explain_metric *em, enum explain_level l,
 	struct explain_levelset *ls = &em->level[l];
 	struct obsv ob = {0};
 	double *bv = NULL, *nv = NULL, *tmp = NULL, sign = em->total < 0 ? -1 : 1, sum = 0;
-	size_t cap = 0, *from = NULL, *to = NULL;
+	size_t parts_cap = 0, from_cap = 0, to_cap = 0, *from = NULL, *to = NULL;
 	int ret;
 
 	ret = collect(&ob, l, runs, nruns, st, em->metric);
@@ -315,28 +312,23 @@ static int explain_level(struct explain_metric *em, enum explain_level l,
 	}
 	/* One part per key: its value in each run (0 where a run does not have it), medians. */
 	for (size_t i = 0, j; i < ob.n; i = j) {
-		struct explain_part *p;
+		struct explain_part *p, *np;
+		size_t *nf, *nt;
 
 		for (j = i; j < ob.n && !strcmp(ob.v[j].key, ob.v[i].key); j++)
 			;
-		if (ls->nparts == cap) {
-			struct explain_part *np;
-			size_t *nf, *nt;
-
-			cap = cap ? 2 * cap : 32;
-			np = realloc(ls->parts, cap * sizeof(*np));
-			if (np)
-				ls->parts = np;
-			nf = realloc(from, cap * sizeof(*nf));
-			if (nf)
-				from = nf;
-			nt = realloc(to, cap * sizeof(*nt));
-			if (nt)
-				to = nt;
-			if (!np || !nf || !nt) {
-				ret = -ENOMEM;
-				goto out;
-			}
+		np = vec_grow(ls->parts, &parts_cap, ls->nparts + 1, sizeof(*np), 32);
+		if (np)
+			ls->parts = np;
+		nf = vec_grow(from, &from_cap, ls->nparts + 1, sizeof(*nf), 32);
+		if (nf)
+			from = nf;
+		nt = vec_grow(to, &to_cap, ls->nparts + 1, sizeof(*nt), 32);
+		if (nt)
+			to = nt;
+		if (!np || !nf || !nt) {
+			ret = -ENOMEM;
+			goto out;
 		}
 		p = &ls->parts[ls->nparts];
 		from[ls->nparts] = i;

@@ -13,6 +13,7 @@
 #include "flame.h"
 #include "hash.h"
 #include "textsafe.h"
+#include "vec.h"
 
 struct fnode {
 	uint32_t parent;
@@ -72,23 +73,6 @@ static const char *name_of(const struct flame *f, uint32_t id)
 	return f->arena + f->name_off[id];
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	n = realloc(*p, c * elem);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = c;
-	return 0;
-}
-
 static int name_tab_rehash(struct flame *f, size_t cap)
 {
 	uint32_t *t = calloc(cap, sizeof(*t));
@@ -112,6 +96,8 @@ static int name_tab_rehash(struct flame *f, size_t cap)
 /* The id of name s[0..n), interned on first sight. Returns -ENOMEM or the id. */
 static int64_t intern(struct flame *f, const char *s, size_t n)
 {
+	uint32_t *off;
+	char *arena;
 	size_t i;
 	int err;
 
@@ -128,9 +114,14 @@ static int64_t intern(struct flame *f, const char *s, size_t n)
 			return f->name_tab[i] - 1;
 		i = (i + 1) & (f->name_tab_cap - 1);
 	}
-	if (grow((void **)&f->arena, &f->acap, f->alen + n + 1, 1) ||
-	    grow((void **)&f->name_off, &f->names_cap, f->nnames + 1, sizeof(*f->name_off)))
+	arena = vec_grow(f->arena, &f->acap, f->alen + n + 1, 1, 64);
+	if (!arena)
 		return -ENOMEM;
+	f->arena = arena;
+	off = vec_grow(f->name_off, &f->names_cap, f->nnames + 1, sizeof(*off), 64);
+	if (!off)
+		return -ENOMEM;
+	f->name_off = off;
 	memcpy(f->arena + f->alen, s, n);
 	f->arena[f->alen + n] = '\0';
 	f->name_off[f->nnames] = (uint32_t)f->alen;
@@ -177,8 +168,10 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 			return f->edge_tab[i];
 		i = (i + 1) & (f->edge_tab_cap - 1);
 	}
-	if (grow((void **)&f->nodes, &f->nodes_cap, f->nnodes + 1, sizeof(*f->nodes)))
+	n = vec_grow(f->nodes, &f->nodes_cap, f->nnodes + 1, sizeof(*n), 64);
+	if (!n)
 		return -ENOMEM;
+	f->nodes = n;
 	n = &f->nodes[f->nnodes];
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
@@ -194,16 +187,19 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 struct flame *flame__new(void)
 {
 	struct flame *f = calloc(1, sizeof(*f));
+	struct fnode *nodes;
 	int64_t root;
 
 	if (!f)
 		return NULL;
 	root = intern(f, "all", 3);
-	if (root < 0 || grow((void **)&f->nodes, &f->nodes_cap, 1, sizeof(*f->nodes))) {
+	nodes = root < 0 ? NULL : vec_grow(f->nodes, &f->nodes_cap, 1, sizeof(*nodes), 64);
+	if (!nodes) {
 		flame__free(f);
 		errno = ENOMEM;
 		return NULL;
 	}
+	f->nodes = nodes;
 	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
 	f->nodes[0].name = (uint32_t)root;
 	f->nodes[0].fcat = -1;

@@ -12,6 +12,7 @@
 #include "parts.h"
 #include "run.h"
 #include "tsarun.h"
+#include "vec.h"
 
 #define MAX_FRAMES 512
 
@@ -112,15 +113,10 @@ static int collect(struct lines *l, const struct run *r, size_t n, int side, enu
 
 			if (x->kind != PART_STACK || !in_view(v, x->state))
 				continue;
-			if (l->n == l->cap) {
-				size_t cap = l->cap ? 2 * l->cap : 256;
-				struct line *nv = realloc(l->v, cap * sizeof(*nv));
-
-				if (!nv)
-					return -ENOMEM;
-				l->v = nv;
-				l->cap = cap;
-			}
+			e = vec_grow(l->v, &l->cap, l->n + 1, sizeof(*e), 256);
+			if (!e)
+				return -ENOMEM;
+			l->v = e;
 			e = &l->v[l->n];
 			e->key = key_of(x, v);
 			if (!e->key)

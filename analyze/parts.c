@@ -10,6 +10,7 @@
 #include "parts.h"
 #include "run.h"
 #include "stacks.h"
+#include "vec.h"
 
 #define NAME_MAX_LEN 512
 
@@ -36,15 +37,10 @@ int run_parts__add(struct run_parts *p, enum part_kind kind, int state, const ch
 {
 	struct part *x;
 
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 64;
-		struct part *v = realloc(p->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	x = vec_grow(p->v, &p->cap, p->n + 1, sizeof(*x), 64);
+	if (!x)
+		return -ENOMEM;
+	p->v = x;
 	x = &p->v[p->n];
 	memset(x, 0, sizeof(*x));
 	x->kind = (uint8_t)kind;

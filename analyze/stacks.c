@@ -8,6 +8,7 @@
 #include "hash.h"
 #include "run.h"
 #include "stacks.h"
+#include "vec.h"
 
 struct run_stacks *run_stacks__new(void)
 {
@@ -51,15 +52,10 @@ int64_t run_stacks__add_trace(struct run_stacks *s, const char *const *frames, s
 {
 	struct stack_trace *t;
 
-	if (s->ntraces == s->traces_cap) {
-		size_t cap = s->traces_cap ? s->traces_cap * 2 : 64;
-		struct stack_trace *nt = realloc(s->traces, cap * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		s->traces = nt;
-		s->traces_cap = cap;
-	}
+	t = vec_grow(s->traces, &s->traces_cap, s->ntraces + 1, sizeof(*t), 64);
+	if (!t)
+		return -ENOMEM;
+	s->traces = t;
 	t = &s->traces[s->ntraces];
 	memset(t, 0, sizeof(*t));
 	t->frames = calloc(n ? n : 1, sizeof(*t->frames));
@@ -96,15 +92,11 @@ int64_t run_stacks__add_missing(struct run_stacks *s, bool kernel, uint8_t statu
 
 int run_stacks__add_agg(struct run_stacks *s, const struct stack_agg *a)
 {
-	if (s->naggs == s->aggs_cap) {
-		size_t cap = s->aggs_cap ? s->aggs_cap * 2 : 64;
-		struct stack_agg *na = realloc(s->aggs, cap * sizeof(*na));
+	struct stack_agg *na = vec_grow(s->aggs, &s->aggs_cap, s->naggs + 1, sizeof(*na), 64);
 
-		if (!na)
-			return -ENOMEM;
-		s->aggs = na;
-		s->aggs_cap = cap;
-	}
+	if (!na)
+		return -ENOMEM;
+	s->aggs = na;
 	s->aggs[s->naggs++] = *a;
 	return 0;
 }

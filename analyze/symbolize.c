@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fscreds.h"
+#include "vec.h"
 
 #include "symbolize.h"
 
@@ -192,6 +193,7 @@ int symbolizer__load_kallsyms(struct symbolizer *s, const char *text, size_t len
 		const char *p = line, *name, *mod = NULL;
 		size_t name_len, mod_len = 0, need;
 		unsigned long long addr = 0;
+		struct ksym *k;
 		char type;
 		int digits = 0, v;
 
@@ -220,14 +222,10 @@ int symbolizer__load_kallsyms(struct symbolizer *s, const char *text, size_t len
 		}
 		if (addr)
 			nonzero++;
-		if (s->nksyms == cap) {
-			struct ksym *k = realloc(s->ksyms, (cap ? cap * 2 : 65536) * sizeof(*k));
-
-			if (!k)
-				return -ENOMEM;
-			s->ksyms = k;
-			cap = cap ? cap * 2 : 65536;
-		}
+		k = vec_grow(s->ksyms, &cap, s->nksyms + 1, sizeof(*k), 65536);
+		if (!k)
+			return -ENOMEM;
+		s->ksyms = k;
 		need = name_len + (mod ? mod_len + 3 : 0) + 1; /* "name [mod]" */
 		if (s->knames_len + need > names_cap) {
 			size_t ncap = names_cap ? names_cap * 2 : 1 << 21;
@@ -303,18 +301,15 @@ int symbolizer__load_kernel(struct symbolizer *s)
 		return err;
 	}
 	for (;;) {
+		char *t = vec_grow(text, &cap, len + 65536, 1, 1 << 22);
 		size_t n;
 
-		if (len + 65536 > cap) {
-			char *t = realloc(text, cap = cap ? cap * 2 : 1 << 22);
-
-			if (!t) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = t;
+		if (!t) {
+			free(text);
+			fclose(f);
+			return -ENOMEM;
 		}
+		text = t;
 		n = fread(text + len, 1, cap - len, f);
 		len += n;
 		if (!n)
@@ -361,15 +356,10 @@ static struct space *new_space(struct symbolizer *s, uint32_t pid, uint64_t t, b
 {
 	struct space *sp;
 
-	if (s->nspaces == s->spaces_cap) {
-		size_t cap = s->spaces_cap ? s->spaces_cap * 2 : 64;
-		struct space *n = realloc(s->spaces, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->spaces = n;
-		s->spaces_cap = cap;
-	}
+	sp = vec_grow(s->spaces, &s->spaces_cap, s->nspaces + 1, sizeof(*sp), 64);
+	if (!sp)
+		return NULL;
+	s->spaces = sp;
 	sp = &s->spaces[s->nspaces++];
 	memset(sp, 0, sizeof(*sp));
 	sp->pid = pid;
@@ -419,15 +409,10 @@ static int64_t module_for(struct symbolizer *s, const char *path, const uint8_t 
 		if (m->build_id_len == bid_len && (!bid_len || !memcmp(m->build_id, bid, bid_len)))
 			return (int64_t)i;
 	}
-	if (s->nmods == s->mods_cap) {
-		size_t cap = s->mods_cap ? s->mods_cap * 2 : 32;
-		struct module *n = realloc(s->mods, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->mods = n;
-		s->mods_cap = cap;
-	}
+	m = vec_grow(s->mods, &s->mods_cap, s->nmods + 1, sizeof(*m), 32);
+	if (!m)
+		return -ENOMEM;
+	s->mods = m;
 	m = &s->mods[s->nmods];
 	memset(m, 0, sizeof(*m));
 	m->path = strdup(path);
@@ -446,6 +431,7 @@ int symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time_ns, uint6
 		     size_t build_id_len)
 {
 	struct space *sp = space_at(s, pid, time_ns);
+	struct mapping *maps;
 	int64_t mod;
 
 	if (!path || (path[0] != '/' && path[0] != '['))
@@ -458,15 +444,10 @@ int symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time_ns, uint6
 	mod = module_for(s, path, build_id, build_id ? build_id_len : 0);
 	if (mod < 0)
 		return (int)mod;
-	if (sp->nmaps == sp->cap) {
-		size_t cap = sp->cap ? sp->cap * 2 : 16;
-		struct mapping *n = realloc(sp->maps, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		sp->maps = n;
-		sp->cap = cap;
-	}
+	maps = vec_grow(sp->maps, &sp->cap, sp->nmaps + 1, sizeof(*maps), 16);
+	if (!maps)
+		return -ENOMEM;
+	sp->maps = maps;
 	sp->maps[sp->nmaps++] = (struct mapping){time_ns, start, len, pgoff, (uint32_t)mod};
 	s->nmappings++;
 	return 0;
@@ -513,19 +494,11 @@ static int add_name(struct module *m, const char *name, uint32_t *off)
 {
 	const char *at = strchr(name, '@');
 	size_t l = (at && at != name ? (size_t)(at - name) : strlen(name)) + 1;
+	char *n = vec_grow(m->names, &m->names_cap, m->names_len + l, 1, 65536);
 
-	if (m->names_len + l > m->names_cap) {
-		size_t cap = m->names_cap ? m->names_cap * 2 : 65536;
-		char *n;
-
-		while (cap < m->names_len + l)
-			cap *= 2;
-		n = realloc(m->names, cap);
-		if (!n)
-			return -ENOMEM;
-		m->names = n;
-		m->names_cap = cap;
-	}
+	if (!n)
+		return -ENOMEM;
+	m->names = n;
 	memcpy(m->names + m->names_len, name, l - 1);
 	m->names[m->names_len + l - 1] = '\0';
 	*off = (uint32_t)m->names_len;
@@ -600,6 +573,7 @@ static int read_symbols(struct module *m, Elf *e, bool dynsym_too)
 			continue;
 		n = sh.sh_size / sh.sh_entsize;
 		for (size_t i = 0; i < n; i++) {
+			struct esym *ns;
 			GElf_Sym sym;
 			const char *name;
 
@@ -613,15 +587,10 @@ static int read_symbols(struct module *m, Elf *e, bool dynsym_too)
 			name = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			if (m->nsyms == cap) {
-				struct esym *ns =
-				    realloc(m->syms, (cap ? cap * 2 : 1024) * sizeof(*ns));
-
-				if (!ns)
-					return -ENOMEM;
-				m->syms = ns;
-				cap = cap ? cap * 2 : 1024;
-			}
+			ns = vec_grow(m->syms, &cap, m->nsyms + 1, sizeof(*ns), 1024);
+			if (!ns)
+				return -ENOMEM;
+			m->syms = ns;
 			m->syms[m->nsyms].addr = sym.st_value;
 			m->syms[m->nsyms].size = sym.st_size;
 			/* Public names first; glibc's internal aliases (__GI_...) last. */
@@ -841,15 +810,12 @@ static void index_fdes(struct module *m)
 
 			if (read_encoded(&q, end, c.fde_enc, at, &begin) &&
 			    read_encoded(&q, end, c.fde_enc & 0x0f, 0, &range) && range) {
-				if (m->nfdes == cap) {
-					struct fde *n =
-					    realloc(m->fdes, (cap ? cap * 2 : 1024) * sizeof(*n));
+				struct fde *n =
+				    vec_grow(m->fdes, &cap, m->nfdes + 1, sizeof(*n), 1024);
 
-					if (!n)
-						break;
-					m->fdes = n;
-					cap = cap ? cap * 2 : 1024;
-				}
+				if (!n)
+					break;
+				m->fdes = n;
 				m->fdes[m->nfdes++] =
 				    (struct fde){begin, begin + range, (uint32_t)off};
 			}

@@ -10,6 +10,7 @@
 #include "table.h"
 #include "termwrap.h"
 #include "textsafe.h"
+#include "vec.h"
 #include "critpath.h"
 #include "timeline.h"
 
@@ -247,15 +248,10 @@ static struct trow *ttable_add(struct ttable *t, enum trow_kind kind)
 {
 	struct trow *r;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 32;
-		struct trow *v = realloc(t->rows, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->rows = v;
-		t->cap = cap;
-	}
+	r = vec_grow(t->rows, &t->cap, t->n + 1, sizeof(*r), 32);
+	if (!r)
+		return NULL;
+	t->rows = r;
 	r = &t->rows[t->n++];
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;

@@ -35,6 +35,7 @@
 #include "sampling.h"
 #include "sandbox.h"
 #include "taskstats_client.h"
+#include "lib/vec.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -91,15 +92,11 @@ struct dent {
 
 static struct mthread *add_thread(struct monitor *m)
 {
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct mthread *t = realloc(m->t, cap * sizeof(*t));
+	struct mthread *t = vec_grow(m->t, &m->cap, m->n + 1, sizeof(*t), 64);
 
-		if (!t)
-			return NULL;
-		m->t = t;
-		m->cap = cap;
-	}
+	if (!t)
+		return NULL;
+	m->t = t;
 	memset(&m->t[m->n], 0, sizeof(m->t[0]));
 	return &m->t[m->n++];
 }

@@ -19,6 +19,7 @@
 #include "run.h"
 #include "sampling.h"
 #include "spawn.h"
+#include "lib/vec.h"
 
 /* What getdents64(2) returns (glibc's struct dirent64 needs _LARGEFILE64_SOURCE). */
 struct dent {
@@ -167,15 +168,11 @@ void proc_probe__free(struct proc_probe *p)
 
 static int add_proc(struct proc_probe *p, uint32_t pid)
 {
-	if (p->nprocs == p->proccap) {
-		size_t cap = p->proccap ? 2 * p->proccap : 16;
-		struct pproc *n = realloc(p->procs, cap * sizeof(*n));
+	struct pproc *n = vec_grow(p->procs, &p->proccap, p->nprocs + 1, sizeof(*n), 16);
 
-		if (!n)
-			return -ENOMEM;
-		p->procs = n;
-		p->proccap = cap;
-	}
+	if (!n)
+		return -ENOMEM;
+	p->procs = n;
 	p->procs[p->nprocs] = (struct pproc){.pid = pid};
 	p->nprocs++;
 	return pidset_put(&p->tree, pid, p->nprocs);
@@ -183,15 +180,11 @@ static int add_proc(struct proc_probe *p, uint32_t pid)
 
 static struct smp_thread *new_thread(struct proc_probe *p)
 {
-	if (p->nthreads == p->threadcap) {
-		size_t cap = p->threadcap ? 2 * p->threadcap : 64;
-		struct smp_thread *n = realloc(p->threads, cap * sizeof(*n));
+	struct smp_thread *n = vec_grow(p->threads, &p->threadcap, p->nthreads + 1, sizeof(*n), 64);
 
-		if (!n)
-			return NULL;
-		p->threads = n;
-		p->threadcap = cap;
-	}
+	if (!n)
+		return NULL;
+	p->threads = n;
 	return &p->threads[p->nthreads++];
 }
 
@@ -228,6 +221,7 @@ static int discover(struct proc_probe *p, bool baseline)
 			struct procfs_stat st;
 			char path[32], *end;
 			unsigned long pid;
+			void *g;
 
 			off += de->d_reclen;
 			pid = strtoul(de->d_name, &end, 10);
@@ -245,17 +239,12 @@ static int discover(struct proc_probe *p, bool baseline)
 				if (len <= 0 || procfs_parse_stat(sb, (size_t)len, &st))
 					continue;
 			}
-			if (nfresh == cap) {
-				void *g;
-
-				cap = cap ? 2 * cap : 32;
-				g = realloc(fresh, cap * sizeof(*fresh));
-				if (!g) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				fresh = g;
+			g = vec_grow(fresh, &cap, nfresh + 1, sizeof(*fresh), 32);
+			if (!g) {
+				ret = -ENOMEM;
+				goto out;
 			}
+			fresh = g;
 			fresh[nfresh].pid = (uint32_t)pid;
 			fresh[nfresh].ppid = (uint32_t)st.ppid;
 			nfresh++;

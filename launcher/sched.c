@@ -28,6 +28,7 @@
 #include "spawn.h"
 #include "symbolize.h"
 #include "timeline.h"
+#include "lib/vec.h"
 
 _Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread changed size");
 
@@ -1280,16 +1281,11 @@ struct snap_sink {
 static int snap_cb(void *ctx, const struct tsa_thread *t)
 {
 	struct snap_sink *s = ctx;
+	struct thread_acct *a = vec_grow(s->a, &s->cap, s->n + 1, sizeof(*a), 64);
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct thread_acct *a = realloc(s->a, cap * sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		s->a = a;
-		s->cap = cap;
-	}
+	if (!a)
+		return -ENOMEM;
+	s->a = a;
 	fold_convert(&s->a[s->n++], t, s->p->origin ? *s->p->origin : 0);
 	return 0;
 }

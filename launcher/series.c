@@ -14,6 +14,7 @@
 #include "supervise.h"
 #include "table.h"
 #include "termwrap.h"
+#include "vec.h"
 
 static const char *side_name(int side)
 {
@@ -36,17 +37,12 @@ static int run_one(struct series *se, int side, bool warmup, char *err, size_t e
 	char st[96];
 	int ret;
 
-	if (se->n[side] == se->cap[side]) {
-		size_t cap = se->cap[side] ? 2 * se->cap[side] : 8;
-		struct run *nr = realloc(se->runs[side], cap * sizeof(*nr));
-
-		if (!nr) {
-			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
-		se->runs[side] = nr;
-		se->cap[side] = cap;
+	r = vec_grow(se->runs[side], &se->cap[side], se->n[side] + 1, sizeof(*r), 8);
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
+	se->runs[side] = r;
 	/* The previous run of this side gives up its detail: only the last keeps it. */
 	if (se->n[side])
 		run__free_detail(&se->runs[side][se->n[side] - 1]);

@@ -24,6 +24,7 @@
 #include "stacks.h"
 #include "symbolize.h"
 #include "tsarun.h"
+#include "lib/vec.h"
 
 _Static_assert(sizeof(struct tsa_stack_id) == 16, "struct tsa_stack_id changed size");
 _Static_assert(sizeof(struct tsa_offcpu_key) % 8 == 0, "struct tsa_offcpu_key needs no padding");
@@ -301,15 +302,11 @@ static int open_events(struct stacks_probe *p, pid_t pid)
 
 static int add_rec(struct stacks_probe *p, const struct prec *r)
 {
-	if (p->nrecs == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		struct prec *n = realloc(p->recs, cap * sizeof(*n));
+	struct prec *n = vec_grow(p->recs, &p->cap, p->nrecs + 1, sizeof(*n), 256);
 
-		if (!n)
-			return -ENOMEM;
-		p->recs = n;
-		p->cap = cap;
-	}
+	if (!n)
+		return -ENOMEM;
+	p->recs = n;
 	p->recs[p->nrecs++] = *r;
 	return 0;
 }
@@ -472,12 +469,11 @@ static void *map_keys(int fd, size_t ksz, size_t *n)
 		memcpy(prev, keys + cnt * ksz, ksz);
 		first = false;
 		if (++cnt == cap) {
-			uint8_t *nk = realloc(keys, cap * 2 * ksz);
+			uint8_t *nk = vec_grow(keys, &cap, cnt + 1, ksz, 1024);
 
 			if (!nk)
 				break;
 			keys = nk;
-			cap *= 2;
 		}
 	}
 	*n = cnt;

@@ -252,20 +252,17 @@ static void flush(struct stream_probe *sp)
 
 static int push(struct stream_probe *sp, char *line, size_t len, size_t off)
 {
+	struct pending *q;
+
 	if (sp->qhead && sp->qn == sp->qcap) {
 		memmove(sp->q, sp->q + sp->qhead, (sp->qn - sp->qhead) * sizeof(*sp->q));
 		sp->qn -= sp->qhead;
 		sp->qhead = 0;
 	}
-	if (sp->qn == sp->qcap) {
-		size_t cap = sp->qcap ? 2 * sp->qcap : 16;
-		struct pending *q = realloc(sp->q, cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		sp->q = q;
-		sp->qcap = cap;
-	}
+	q = vec_grow(sp->q, &sp->qcap, sp->qn + 1, sizeof(*q), 16);
+	if (!q)
+		return -ENOMEM;
+	sp->q = q;
 	sp->q[sp->qn++] = (struct pending){.p = line, .len = len, .off = off, .gen = sp->gen};
 	sp->qbytes += len - off;
 	if (sp->r && sp->qbytes > sp->r->stream.backlog_peak)

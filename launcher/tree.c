@@ -9,6 +9,7 @@
 
 #include "procfs.h"
 #include "tree.h"
+#include "lib/vec.h"
 
 struct node {
 	pid_t pid, ppid;
@@ -48,6 +49,7 @@ int tree_descendants(pid_t ancestor, pid_t **out, size_t *nout)
 		return -errno;
 	while ((de = readdir(d))) {
 		struct procfs_stat st;
+		struct node *nn;
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
@@ -55,17 +57,12 @@ int tree_descendants(pid_t ancestor, pid_t **out, size_t *nout)
 			continue;
 		if (tree_read_stat((pid_t)pid, &st) || st.state == 'X')
 			continue;
-		if (n == cap) {
-			struct node *nn;
-
-			cap = cap ? cap * 2 : 256;
-			nn = realloc(nodes, cap * sizeof(*nn));
-			if (!nn) {
-				err = -ENOMEM;
-				goto out;
-			}
-			nodes = nn;
+		nn = vec_grow(nodes, &cap, n + 1, sizeof(*nn), 256);
+		if (!nn) {
+			err = -ENOMEM;
+			goto out;
 		}
+		nodes = nn;
 		nodes[n].pid = (pid_t)pid;
 		nodes[n].ppid = st.ppid;
 		/* A zombie is not counted, but its children are: they may not be reparented yet. */

@@ -25,6 +25,7 @@
 
 #include "fscreds.h"
 #include "outfile.h"
+#include "vec.h"
 
 #ifndef O_TMPFILE
 #define O_TMPFILE (020000000 | O_DIRECTORY)
@@ -278,7 +279,7 @@ static int open_no_links(int start, const char *path)
 
 static struct outdir *dir_register(int pathfd, const char *path, int *err)
 {
-	struct outdir *d;
+	struct outdir *d, **nd;
 	struct stat st;
 	int fd;
 
@@ -293,18 +294,13 @@ static struct outdir *dir_register(int pathfd, const char *path, int *err)
 			dirs[i]->refs++;
 			return dirs[i];
 		}
-	if (ndirs == dirs_cap) {
-		size_t cap = dirs_cap ? 2 * dirs_cap : 8;
-		struct outdir **nd = realloc(dirs, cap * sizeof(*nd));
-
-		if (!nd) {
-			close(pathfd);
-			*err = -ENOMEM;
-			return NULL;
-		}
-		dirs = nd;
-		dirs_cap = cap;
+	nd = vec_grow(dirs, &dirs_cap, ndirs + 1, sizeof(*nd), 8);
+	if (!nd) {
+		close(pathfd);
+		*err = -ENOMEM;
+		return NULL;
 	}
+	dirs = nd;
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		close(pathfd);
