@@ -16,6 +16,7 @@
 #include "outfile.h"
 
 #include "artifact.h"
+#include "artifact_fields.h"
 #include "artifact_json.h"
 #include "artifact_timeline.h"
 #include "gate.h"
@@ -91,15 +92,32 @@ static void add_u64_or_null(cJSON *o, const char *name, uint64_t v, bool null)
 /* Off-CPU time a source did not split by state is null there, and in the residual. */
 static cJSON *states_json(cJSON *o, const uint64_t *st, uint64_t residual, uint32_t unmeasured)
 {
-	bool split = !(unmeasured & ACCT_NO_STATES);
+	for (size_t i = 0; i < artifact_nstate_fields; i++) {
+		const struct artifact_state_field *f = &artifact_state_fields[i];
 
-	add_u64(o, "on_cpu_ns", st[TSA_ST_ONCPU]);
-	add_u64(o, "runqueue_ns", st[TSA_ST_RUNQ]);
-	add_u64_or_null(o, "sleeping_ns", st[TSA_ST_SLEEP], !split);
-	add_u64_or_null(o, "uninterruptible_ns", st[TSA_ST_DISK], !split);
-	add_u64_or_null(o, "stopped_ns", st[TSA_ST_STOPPED], !split);
+		add_u64_or_null(o, f->name, st[f->state], unmeasured & f->unmeasured);
+	}
 	add_u64(o, "residual_ns", residual);
 	return o;
+}
+
+/*
+ * A row's counts, in the table's order (artifact_fields.h): null where the
+ * row's source could not count them. A sum over threads one of which could
+ * not count it is no count either.
+ */
+static void counts_json(cJSON *o, enum artifact_row kind, const void *row, uint32_t unmeasured,
+			bool ebpf)
+{
+	for (size_t i = 0; i < artifact_ncount_fields; i++) {
+		const struct artifact_count_field *f = &artifact_count_fields[i];
+		size_t off = artifact_field_off(f, kind);
+
+		if (off == ARTIFACT_FIELD_NONE)
+			continue;
+		add_u64_or_null(o, f->name, *(const uint64_t *)((const char *)row + off),
+				(unmeasured & f->unmeasured) || (f->ebpf_only && !ebpf));
+	}
 }
 
 static cJSON *latency_json(uint64_t sum, uint64_t n, uint64_t max)
@@ -211,17 +229,7 @@ static cJSON *thread_json(const struct thread_acct *t)
 	states_json(o, t->state_ns, t->residual_ns, t->unmeasured);
 	add_str(o, "accounting_source", acct_source_name(t->source));
 	/* What the source could not measure is null, never 0. */
-	add_u64_or_null(o, "slices", t->slices, t->unmeasured & ACCT_NO_SLICES);
-	add_u64_or_null(o, "voluntary_switches", t->voluntary, t->unmeasured & ACCT_NO_SWITCHES);
-	add_u64_or_null(o, "involuntary_switches", t->involuntary,
-			t->unmeasured & ACCT_NO_SWITCHES);
-	add_u64_or_null(o, "wakeups", t->wakeups, t->unmeasured & ACCT_NO_WAKEUPS);
-	add_u64_or_null(o, "migrations", t->migrations, t->unmeasured & ACCT_NO_MIGRATIONS);
-	add_u64_or_null(o, "untraced_switch_ins", t->untraced, t->source != ACCT_SRC_EBPF);
-	add_u64_or_null(o, "unstamped_wait_ns", t->unstamped_wait_ns, t->source != ACCT_SRC_EBPF);
-	add_u64_or_null(o, "steal_ns", t->steal_ns, t->unmeasured & ACCT_NO_STEAL);
-	add_u64_or_null(o, "throttled_ns", t->throttled_ns, t->unmeasured & ACCT_NO_THROTTLE);
-	add_u64_or_null(o, "rt_throttled_ns", t->rt_throttled_ns, t->unmeasured & ACCT_NO_THROTTLE);
+	counts_json(o, ARTIFACT_ROW_THREAD, t, t->unmeasured, t->source == ACCT_SRC_EBPF);
 	if (t->unmeasured & ACCT_NO_WAKEUPS)
 		cJSON_AddNullToObject(o, "wakeup_latency_ns");
 	else
@@ -344,16 +352,7 @@ static cJSON *totals_json(const struct run_totals *t)
 	cJSON_AddNumberToObject(o, "threads", t->threads);
 	add_u64(o, "lifetime_ns", t->lifetime_ns);
 	states_json(o, t->state_ns, t->residual_ns, t->unmeasured);
-	/* A sum over threads one of which could not count it is no count. */
-	add_u64_or_null(o, "slices", t->slices, t->unmeasured & ACCT_NO_SLICES);
-	add_u64_or_null(o, "voluntary_switches", t->voluntary, t->unmeasured & ACCT_NO_SWITCHES);
-	add_u64_or_null(o, "involuntary_switches", t->involuntary,
-			t->unmeasured & ACCT_NO_SWITCHES);
-	add_u64_or_null(o, "wakeups", t->wakeups, t->unmeasured & ACCT_NO_WAKEUPS);
-	add_u64_or_null(o, "migrations", t->migrations, t->unmeasured & ACCT_NO_MIGRATIONS);
-	add_u64_or_null(o, "steal_ns", t->steal_ns, t->unmeasured & ACCT_NO_STEAL);
-	add_u64_or_null(o, "throttled_ns", t->throttled_ns, t->unmeasured & ACCT_NO_THROTTLE);
-	add_u64_or_null(o, "rt_throttled_ns", t->rt_throttled_ns, t->unmeasured & ACCT_NO_THROTTLE);
+	counts_json(o, ARTIFACT_ROW_TOTALS, t, t->unmeasured, true);
 	if (t->unmeasured & ACCT_NO_WAKEUPS)
 		cJSON_AddNullToObject(o, "wakeup_latency_ns");
 	else
@@ -1254,7 +1253,8 @@ static cJSON *explain_json(const struct explain *e)
 	add_str(o, "method",
 		"difference of medians per part (new - baseline, per run); a part is blamed when "
 		"its percentile bootstrap interval lies wholly beyond the floor (at least floor_ns "
-		"from 0, and never reaching 0) and a rank-sum test of its values run by run rejects no change, both at "
+		"from 0, and never reaching 0) and a rank-sum test of its values run by run "
+		"rejects no change, both at "
 		"the confidence corrected for the parts that moved (Bonferroni)");
 	add_frac(o, "confidence", e->confidence);
 	cJSON_AddNumberToObject(o, "resamples", e->resamples);

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "artifact.h"
+#include "artifact_fields.h"
 #include "explain.h"
 #include "parts.h"
 #include "gate.h"
@@ -232,33 +233,47 @@ static int read_sources(struct rd *d, const cJSON *q, struct run *r)
 	return 0;
 }
 
-static const struct {
-	const char *key;
-	int st;
-} state_keys[] = {
-    {"on_cpu_ns", TSA_ST_ONCPU},    {"runqueue_ns", TSA_ST_RUNQ},
-    {"sleeping_ns", TSA_ST_SLEEP},  {"uninterruptible_ns", TSA_ST_DISK},
-    {"stopped_ns", TSA_ST_STOPPED},
-};
-
 /* S, D and stopped are null where a source did not split the off-CPU time (*unmeasured). */
 static int read_states(struct rd *d, const cJSON *o, uint64_t *st, uint64_t *residual,
 		       uint32_t *unmeasured)
 {
 	int ret = 0;
 
-	for (size_t i = 0; i < sizeof(state_keys) / sizeof(state_keys[0]) && !ret; i++) {
-		bool always = state_keys[i].st == TSA_ST_ONCPU || state_keys[i].st == TSA_ST_RUNQ;
+	for (size_t i = 0; i < artifact_nstate_fields && !ret; i++) {
+		const struct artifact_state_field *f = &artifact_state_fields[i];
 
-		if (!always && cJSON_IsNull(item(o, state_keys[i].key))) {
-			st[state_keys[i].st] = 0;
-			*unmeasured |= ACCT_NO_STATES;
+		if (f->unmeasured && cJSON_IsNull(item(o, f->name))) {
+			st[f->state] = 0;
+			*unmeasured |= f->unmeasured;
 			continue;
 		}
-		ret = get_u64(d, o, state_keys[i].key, true, &st[state_keys[i].st]);
+		ret = get_u64(d, o, f->name, true, &st[f->state]);
 	}
 	if (!ret)
 		ret = get_u64(d, o, "residual_ns", false, residual);
+	return ret;
+}
+
+/* A row's counts the table says are read back (artifact_fields.h); a null sets its bits. */
+static int read_counts(struct rd *d, const cJSON *o, enum artifact_row kind, void *row,
+		       uint32_t *unmeasured)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < artifact_ncount_fields && !ret; i++) {
+		const struct artifact_count_field *f = &artifact_count_fields[i];
+		size_t off = artifact_field_off(f, kind);
+
+		if (off == ARTIFACT_FIELD_NONE)
+			continue;
+		if (cJSON_IsNull(item(o, f->name))) {
+			*unmeasured |= f->unmeasured;
+			continue;
+		}
+		if (f->read || (f->required & kind))
+			ret = get_u64(d, o, f->name, (f->required & kind) != 0,
+				      (uint64_t *)(void *)((char *)row + off));
+	}
 	return ret;
 }
 
@@ -272,25 +287,8 @@ static int read_totals(struct rd *d, const cJSON *t, struct run_totals *tot)
 	ret = read_states(d, t, tot->state_ns, &tot->residual_ns, &tot->unmeasured);
 	if (!ret)
 		ret = get_u64(d, t, "lifetime_ns", false, &tot->lifetime_ns);
-	/* null: a thread's source could not count them (procfs); absent: not an artifact. */
-	if (cJSON_IsNull(item(t, "voluntary_switches")))
-		tot->unmeasured |= ACCT_NO_SWITCHES;
-	else if (!ret)
-		ret = get_u64(d, t, "voluntary_switches", true, &tot->voluntary);
-	if (!ret && !cJSON_IsNull(item(t, "involuntary_switches")))
-		ret = get_u64(d, t, "involuntary_switches", true, &tot->involuntary);
-	if (cJSON_IsNull(item(t, "wakeups")))
-		tot->unmeasured |= ACCT_NO_WAKEUPS;
 	if (!ret)
-		ret = get_u64(d, t, "slices", false, &tot->slices);
-	if (!ret)
-		ret = get_u64(d, t, "wakeups", false, &tot->wakeups);
-	if (!ret)
-		ret = get_u64(d, t, "steal_ns", false, &tot->steal_ns);
-	if (!ret)
-		ret = get_u64(d, t, "throttled_ns", false, &tot->throttled_ns);
-	if (!ret)
-		ret = get_u64(d, t, "rt_throttled_ns", false, &tot->rt_throttled_ns);
+		ret = read_counts(d, t, ARTIFACT_ROW_TOTALS, tot, &tot->unmeasured);
 	if (!ret)
 		ret = get_u64(d, t, "processes", false, &v);
 	tot->processes = (uint32_t)v;
@@ -363,19 +361,7 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 	if (!ret)
 		ret = read_states(d, o, t->state_ns, &t->residual_ns, &t->unmeasured);
 	if (!ret)
-		ret = get_u64(d, o, "slices", false, &t->slices);
-	if (!ret)
-		ret = get_u64(d, o, "voluntary_switches", false, &t->voluntary);
-	if (!ret)
-		ret = get_u64(d, o, "involuntary_switches", false, &t->involuntary);
-	if (!ret)
-		ret = get_u64(d, o, "wakeups", false, &t->wakeups);
-	if (!ret)
-		ret = get_u64(d, o, "steal_ns", false, &t->steal_ns);
-	if (!ret)
-		ret = get_u64(d, o, "throttled_ns", false, &t->throttled_ns);
-	if (!ret)
-		ret = get_u64(d, o, "rt_throttled_ns", false, &t->rt_throttled_ns);
+		ret = read_counts(d, o, ARTIFACT_ROW_THREAD, t, &t->unmeasured);
 	if (!ret && cJSON_IsObject(lat)) {
 		ret = get_u64(d, lat, "count", false, &t->wakeup_lat_count);
 		if (!ret)
@@ -412,20 +398,8 @@ static int read_thread(struct rd *d, const cJSON *o, struct thread_acct *t)
 		t->source = src && !strcmp(src, "procfs")      ? ACCT_SRC_PROC
 			    : src && !strcmp(src, "taskstats") ? ACCT_SRC_TASKSTATS
 							       : ACCT_SRC_EBPF;
-		if (cJSON_IsNull(item(o, "voluntary_switches")))
-			t->unmeasured |= ACCT_NO_SWITCHES;
-		if (cJSON_IsNull(item(o, "wakeups")))
-			t->unmeasured |= ACCT_NO_WAKEUPS;
-		if (cJSON_IsNull(item(o, "migrations")))
-			t->unmeasured |= ACCT_NO_MIGRATIONS;
-		if (cJSON_IsNull(item(o, "steal_ns")))
-			t->unmeasured |= ACCT_NO_STEAL;
-		if (cJSON_IsNull(item(o, "throttled_ns")))
-			t->unmeasured |= ACCT_NO_THROTTLE;
 		if (cJSON_IsNull(item(o, "offcpu_hist_log2_us")))
 			t->unmeasured |= ACCT_NO_HIST;
-		if (cJSON_IsNull(item(o, "slices")))
-			t->unmeasured |= ACCT_NO_SLICES;
 	}
 	return ret;
 }

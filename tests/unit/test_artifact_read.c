@@ -6,9 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "unit.h"
 
 #include "artifact.h"
+#include "artifact_fields.h"
 #include "fixtures.h"
 #include "fold.h"
 #include "gate.h"
@@ -81,6 +84,187 @@ static void make_session(struct session *s, struct run *r)
 	r[2].quality.taskstats_drops = 5;
 	r[2].quality.delayacct = (struct delayacct_quality){
 	    .known = true, .before = 0, .during = -1, .reason = "off for the run"};
+}
+
+/* The whole file at SRCDIR/rel, NUL-terminated (malloc'd). */
+static char *slurp(const char *rel, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	char *text;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", SRCDIR, rel);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return text;
+}
+
+/* The thread of r that is t, by identity (tid and start), or NULL. */
+static const struct thread_acct *same_thread(const struct run *r, const struct thread_acct *t)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].tid == t->tid && r->threads[i].start_ns == t->start_ns)
+			return &r->threads[i];
+	return NULL;
+}
+
+/* Each figure of the field tables that the reader reads: the same in a and b. */
+static void assert_rows_same(const char *file, enum artifact_row kind, const void *a, const void *b,
+			     uint32_t ua, uint32_t ub)
+{
+	for (size_t i = 0; i < artifact_ncount_fields; i++) {
+		const struct artifact_count_field *f = &artifact_count_fields[i];
+		size_t off = artifact_field_off(f, kind);
+		uint64_t va, vb;
+
+		if (off == ARTIFACT_FIELD_NONE || !f->read)
+			continue;
+		memcpy(&va, (const char *)a + off, sizeof(va));
+		memcpy(&vb, (const char *)b + off, sizeof(vb));
+		if (va != vb)
+			fail_msg("%s: %s %llu read back as %llu", file, f->name,
+				 (unsigned long long)va, (unsigned long long)vb);
+		if ((ua & f->unmeasured) != (ub & f->unmeasured))
+			fail_msg("%s: %s null on one side only", file, f->name);
+	}
+}
+
+/*
+ * Each field of the tables the reader reads, in the document as written
+ * (from) and as written again from what was read (to): the same number,
+ * or null in both. Rows are matched by tid and start_ns.
+ */
+static size_t assert_json_same(const char *file, const cJSON *from, const cJSON *to)
+{
+	const cJSON *rf, *rt;
+	size_t compared = 0;
+
+	for (rf = cJSON_GetObjectItem(from, "runs")->child,
+	    rt = cJSON_GetObjectItem(to, "runs")->child;
+	     rf && rt; rf = rf->next, rt = rt->next) {
+		const cJSON *tf;
+
+		for (int k = 0; k < 2; k++) {
+			enum artifact_row kind = k ? ARTIFACT_ROW_THREAD : ARTIFACT_ROW_TOTALS;
+			const cJSON *rows_f = k ? cJSON_GetObjectItem(rf, "threads") : NULL;
+
+			for (tf = k ? (rows_f ? rows_f->child : NULL)
+				    : cJSON_GetObjectItem(rf, "totals");
+			     tf; tf = k ? tf->next : NULL) {
+				const cJSON *tt = NULL;
+
+				if (k) {
+					cJSON_ArrayForEach(tt, cJSON_GetObjectItem(rt, "threads"))
+					{
+						if (cJSON_Compare(cJSON_GetObjectItem(tt, "tid"),
+								  cJSON_GetObjectItem(tf, "tid"),
+								  1) &&
+						    cJSON_Compare(
+							cJSON_GetObjectItem(tt, "start_ns"),
+							cJSON_GetObjectItem(tf, "start_ns"), 1))
+							break;
+					}
+				} else {
+					tt = cJSON_GetObjectItem(rt, "totals");
+				}
+				assert_non_null(tt);
+				for (size_t i = 0; i < artifact_ncount_fields; i++) {
+					const struct artifact_count_field *f =
+					    &artifact_count_fields[i];
+					const cJSON *a = cJSON_GetObjectItem(tf, f->name),
+						    *b = cJSON_GetObjectItem(tt, f->name);
+
+					if (artifact_field_off(f, kind) == ARTIFACT_FIELD_NONE ||
+					    !f->read)
+						continue;
+					if (!a || !b || !cJSON_Compare(a, b, 1))
+						fail_msg("%s: %s %s is %s written again", file,
+							 k ? "a thread's" : "the totals'", f->name,
+							 b ? cJSON_PrintUnformatted(b) : "missing");
+					compared++;
+				}
+			}
+		}
+	}
+	return compared;
+}
+
+/*
+ * Every sample and golden artifact, read, written and read again, gives
+ * back each figure of the field tables (artifact_fields.h) the reader
+ * reads, and null where it was null: the writer and the reader use one
+ * description of the format.
+ */
+static void test_tables_round_trip(void **state)
+{
+	static const char *const files[] = {
+	    "examples/samples/run.json",    "examples/samples/base.json",
+	    "examples/samples/bash.json",   "examples/samples/gate.json",
+	    "examples/samples/stacks.json", "tests/golden/artifact-basic.json",
+	};
+	static const struct artifact_read_opts detail = {.what = "artifact", .detail = true};
+	size_t threads = 0, fields = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		struct session a, b;
+		char err[512], *text, *again;
+		size_t len;
+
+		text = slurp(files[k], &len);
+		if (artifact_parse(text, len, files[k], &detail, &a, err, sizeof(err)))
+			fail_msg("%s: %s", files[k], err);
+		again = artifact_render(&a);
+		assert_non_null(again);
+		{
+			cJSON *from = cJSON_Parse(text), *to = cJSON_Parse(again);
+
+			assert_true(from && to);
+			fields += assert_json_same(files[k], from, to);
+			cJSON_Delete(from);
+			cJSON_Delete(to);
+		}
+		if (artifact_parse(again, strlen(again), files[k], &detail, &b, err, sizeof(err)))
+			fail_msg("%s written again: %s", files[k], err);
+		assert_int_equal(a.nruns, b.nruns);
+		for (size_t r = 0; r < a.nruns; r++) {
+			const struct run *ra = &a.runs[r], *rb = &b.runs[r];
+
+			assert_rows_same(files[k], ARTIFACT_ROW_TOTALS, &ra->totals, &rb->totals,
+					 ra->totals.unmeasured, rb->totals.unmeasured);
+			for (size_t s = 0; s < TSA_ST_NR; s++)
+				assert_true(ra->totals.state_ns[s] == rb->totals.state_ns[s]);
+			assert_int_equal(ra->nthreads, rb->nthreads);
+			for (size_t i = 0; i < ra->nthreads; i++) {
+				const struct thread_acct *ta = &ra->threads[i],
+							 *tb = same_thread(rb, ta);
+
+				assert_non_null(tb);
+				assert_rows_same(files[k], ARTIFACT_ROW_THREAD, ta, tb,
+						 ta->unmeasured, tb->unmeasured);
+				assert_int_equal(ta->unmeasured, tb->unmeasured);
+				for (size_t s = 0; s < TSA_ST_NR; s++)
+					assert_true(ta->state_ns[s] == tb->state_ns[s]);
+				threads++;
+			}
+		}
+		session__free(&a);
+		session__free(&b);
+		free(again);
+		free(text);
+	}
+	print_message("%zu thread rows read, written and read again; %zu figures compared\n",
+		      threads, fields);
+	assert_true(threads >= 20);
 }
 
 static void test_round_trip(void **state)
@@ -458,6 +642,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_tables_round_trip),
 	    cmocka_unit_test(test_bad_input),
 	    cmocka_unit_test(test_detail_and_comparison),
 	    cmocka_unit_test(test_unbounded_interval),
