@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "delays.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "taskstats.h"
 

@@ -119,7 +119,7 @@ int metric_value(const struct run *r, enum metric_id m, double *v, char *why, si
 			snprintf(why, whylen, "the ebpf source was not used in this run");
 		return -ENODATA;
 	}
-	/* Lost records' times are in the totals (fold.c); a thread with no record is not. */
+	/* Lost records' times are in the totals (account.c); a thread with no record is not. */
 	if (r->quality.unsettled) {
 		if (why)
 			snprintf(

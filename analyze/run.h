@@ -428,7 +428,7 @@ struct run_stream_point {
 /* The intervals kept per run (56 bytes each): 100,000 is 17 minutes at 10 ms, 27 hours at 1 s. */
 #define RUN_STREAM_POINTS_MAX 100000
 
-/* --interval: what became of the run's lines in the stream (streamprobe.c). */
+/* --interval: what became of the run's lines in the stream (probe_stream.c). */
 struct run_stream {
 	bool on;	  /* the run was streamed */
 	bool nonblocking; /* written without ever waiting (FIFO, pipe, socket, terminal) */

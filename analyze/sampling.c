@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "sampling.h"
 

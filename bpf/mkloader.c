@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Build time, on the host: describe the scheduler probe's object for
- * launcher/sched.c, and write as C the loader program of its usual set of
+ * launcher/probe_sched.c, and write as C the loader program of its usual set of
  * programs, so that tsarun need neither open the object nor write the
  * loader at each start (about 2.5 ms of its start-up on a PVM guest).
  *
@@ -20,7 +20,7 @@
  * Usage: mkloader sched.bpf.o sched_usual.bpf.o sched_usual_nt.bpf.o sched_compat.bpf.o
  *	  > sched.loader.h
  * The objects must have the same maps and programs, in the same order, and
- * the same .rodata: sched.c names them by their place in any of them, and
+ * the same .rodata: probe_sched.c names them by their place in any of them, and
  * opens the one for kernels before 5.17 (TSA_COMPAT) with sched.skel.h's
  * skeleton.
  */
@@ -109,7 +109,7 @@ static int same_layout(struct bpf_object *a, struct bpf_object *b)
 
 /*
  * Does b have a's maps (by name, with the same type, sizes and .rodata) and
- * programs, in any order (the object for older kernels: sched.c finds what
+ * programs, in any order (the object for older kernels: probe_sched.c finds what
  * it opens by name)?
  */
 static int same_set(struct bpf_object *a, struct bpf_object *b)

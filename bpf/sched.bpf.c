@@ -214,7 +214,7 @@ const volatile bool targ_test_fail = false;
  * and as constants the code they rule out is gone before the kernel sees
  * the programs, rather than checked and removed by it at every load
  * (tsa_switch: 2,358 instructions instead of 5,121; 1.5 to 2 ms less of
- * the loader's run here). launcher/sched.c loads it with these values only.
+ * the loader's run here). launcher/probe_sched.c loads it with these values only.
  */
 #ifdef TSA_USUAL
 #define targ_switch_has_state true
@@ -394,7 +394,7 @@ struct rqinfo {
 /*
  * Linux 6.2 and later. The object built with it is the one whose loader is
  * written at build time (bpf/mkloader.c); tried first where the kernel may
- * have the kfunc, it falls back to the object without (sched.c).
+ * have the kfunc, it falls back to the object without (probe_sched.c).
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 #endif

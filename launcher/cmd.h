@@ -2,7 +2,7 @@
 /*
  * tsarun's commands, one file each, for main() to dispatch to: a command's
  * run (cmd_run.c), compare (cmd_compare.c) and report (cmd_report.c);
- * monitor mode (-p) is attach.c's, doctor doctor.c's. Each returns the
+ * monitor mode (-p) is cmd_monitor.c's, doctor cmd_doctor.c's. Each returns the
  * process's exit status: the command's own for a run (128+N for a signal,
  * 126/127 when it could not be executed or found), EXIT_GATE when the
  * regression gate failed, EXIT_TSARUN when tsarun itself did. Nothing here

@@ -13,7 +13,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "privdrop.h"
-#include "probes.h"
+#include "probe_set.h"
 #include "sandbox.h"
 #include "symbolize.h"
 #include "textsafe.h"

@@ -14,7 +14,7 @@
 #include "gate_report.h"
 #include "gating.h"
 #include "outputs.h"
-#include "probes.h"
+#include "probe_set.h"
 #include "series.h"
 
 /*

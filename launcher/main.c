@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attach.h"
+#include "cmd_monitor.h"
 #include "cmd.h"
 #include "delayacct.h"
-#include "doctor.h"
+#include "cmd_doctor.h"
 #include "options.h"
 #include "sandbox.h"
 #include "textsafe.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "parts.h"
-#include "probes.h"
+#include "probe_set.h"
 #include "run.h"
 #include "series.h"
 #include "status.h"

@@ -52,7 +52,7 @@ fi
 	[[ $__tsa_xv != *x* ]] || set -x
 	[[ $__tsa_xv != *v* ]] || set -v
 	# Posix mode, which reads no BASH_ENV, turned on here for the script
-	# (#!/bin/bash --posix, POSIXLY_CORRECT: launcher/bashprobe.c).
+	# (#!/bin/bash --posix, POSIXLY_CORRECT: launcher/probe_bash.c).
 	if [[ -n ${TSARUN_BASH_POSIX-} ]]; then
 		[[ $TSARUN_BASH_POSIX == --posix ]] || export POSIXLY_CORRECT="${TSARUN_BASH_POSIX#=}"
 		unset TSARUN_BASH_POSIX

@@ -12,7 +12,7 @@
 
 #include "artifact.h"
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "status.h"
 

@@ -13,7 +13,7 @@
 #include "artifact.h"
 #include "artifact_fields.h"
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "gate.h"
 #include "metrics.h"
 #include "run.h"

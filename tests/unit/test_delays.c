@@ -7,7 +7,7 @@
 
 #include "delays.h"
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "sampling.h"
 #include "taskstats.h"

@@ -7,7 +7,7 @@
 
 #include "export.h"
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "status.h"
 

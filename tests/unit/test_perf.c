@@ -18,7 +18,7 @@
 
 #include "unit.h"
 
-#include "perf.h"
+#include "probe_perf.h"
 
 static uint64_t tv_ns(const struct timeval *tv)
 {

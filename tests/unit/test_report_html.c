@@ -11,7 +11,7 @@
 
 #include "artifact.h"
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "report_html.h"
 #include "run.h"
 #include "status.h"

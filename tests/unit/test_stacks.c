@@ -7,7 +7,7 @@
 #include "artifact.h"
 #include "fixtures.h"
 #include "flame.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "stacks.h"
 #include "table.h"

@@ -5,7 +5,7 @@
 #include "unit.h"
 
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "status.h"
 #include "table.h"

@@ -6,7 +6,7 @@
 #include "unit.h"
 
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "timeline.h"
 

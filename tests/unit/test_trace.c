@@ -8,7 +8,7 @@
 #include "unit.h"
 
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 #include "timeline.h"
 #include "trace.h"

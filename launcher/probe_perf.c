@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "perf.h"
+#include "probe_perf.h"
 #include "probe.h"
 #include "run.h"
 #include "spawn.h"

@@ -9,18 +9,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "bashprobe.h"
+#include "probe_bash.h"
 #include "delayacct.h"
 #include "options.h"
-#include "perf.h"
-#include "probes.h"
-#include "procprobe.h"
+#include "probe_perf.h"
+#include "probe_set.h"
+#include "probe_procfs.h"
 #include "run.h"
-#include "sched.h"
-#include "stackprobe.h"
-#include "streamprobe.h"
+#include "probe_sched.h"
+#include "probe_stacks.h"
+#include "probe_stream.h"
 #include "termwrap.h"
-#include "tsprobe.h"
+#include "probe_taskstats.h"
 
 void probeset__unavailable(struct probeset *ps, const char *name, const char *reason, int verbose)
 {

@@ -4,7 +4,7 @@
 #include "unit.h"
 
 #include "fixtures.h"
-#include "fold.h"
+#include "account.h"
 #include "run.h"
 
 static void fold(struct run *r, struct tsa_thread *recs, size_t n)
@@ -377,5 +377,5 @@ int main(void)
 	    cmocka_unit_test(test_empty),
 	};
 
-	return cmocka_run_group_tests_name("fold", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The procfs sampling source (see procprobe.h). */
+/* The procfs sampling source (see probe_procfs.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "fold.h"
+#include "account.h"
 #include "pidset.h"
 #include "probe.h"
 #include "procfs.h"
-#include "procprobe.h"
+#include "probe_procfs.h"
 #include "run.h"
 #include "sampling.h"
 #include "spawn.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The taskstats source (see tsprobe.h). */
+/* The taskstats source (see probe_taskstats.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 
 #include "clock.h"
 #include "delays.h"
-#include "fold.h"
+#include "account.h"
 #include "metrics.h"
 #include "pidset.h"
 #include "probe.h"
@@ -19,7 +19,7 @@
 #include "spawn.h"
 #include "taskstats_client.h"
 #include "tree.h"
-#include "tsprobe.h"
+#include "probe_taskstats.h"
 
 /*
  * A process found not to descend from the command is remembered for this

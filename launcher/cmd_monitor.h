@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Monitor mode: tsarun -p PID attaches to a running process and reports
- * its threads every --interval (launcher/attach.c; the filters, table and
+ * its threads every --interval (launcher/cmd_monitor.c; the filters, table and
  * JSON Lines are analyze/monitor.h).
  */
 #ifndef TSARUN_ATTACH_H

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The --bash source: environment, socket, record reading (bashprobe.h). */
+/* The --bash source: environment, socket, record reading (probe_bash.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,7 +15,7 @@
 #include "lib/fscreds.h"
 #include "lib/workdir.h"
 
-#include "bashprobe.h"
+#include "probe_bash.h"
 #include "bashprof.h"
 #include "probe.h"
 #include "run.h"

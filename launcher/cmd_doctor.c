@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include "artifact.h"
-#include "bashprobe.h"
+#include "probe_bash.h"
 #include "delayacct.h"
-#include "doctor.h"
+#include "cmd_doctor.h"
 #include "host.h"
 #include "procfs.h"
 #include "run.h"
-#include "sched.h"
+#include "probe_sched.h"
 #include "taskstats_client.h"
 
 #define NCHECKS 11

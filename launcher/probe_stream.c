@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* --interval for a command's run: the JSON Lines stream (streamprobe.h). */
+/* --interval for a command's run: the JSON Lines stream (probe_stream.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,14 +14,14 @@
 #include "clock.h"
 #include "metrics.h"
 #include "probe.h"
-#include "procprobe.h"
+#include "probe_procfs.h"
 #include "run.h"
-#include "sched.h"
+#include "probe_sched.h"
 #include "stream.h"
 #include "lib/outfile.h"
 #include "lib/vec.h"
 
-#include "streamprobe.h"
+#include "probe_stream.h"
 
 enum stream_src {
 	SRC_NONE = 0,

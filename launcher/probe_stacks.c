@@ -18,9 +18,9 @@
 #include "oncpu_compat.skel.h"
 #include "probe.h"
 #include "run.h"
-#include "sched.h"
+#include "probe_sched.h"
 #include "spawn.h"
-#include "stackprobe.h"
+#include "probe_stacks.h"
 #include "stacks.h"
 #include "symbolize.h"
 #include "tsarun.h"
@@ -75,7 +75,7 @@ struct stack_key {
 
 /*
  * The sampler's object for kernels without bpf_loop() (TSA_COMPAT), with
- * oncpu.skel.h's skeleton: the same maps and programs (as sched.c does).
+ * oncpu.skel.h's skeleton: the same maps and programs (as probe_sched.c does).
  */
 static struct oncpu_bpf *open_compat(void)
 {

@@ -16,12 +16,12 @@
 #include <bpf/libbpf.h>
 #include <bpf/skel_internal.h>
 
-#include "fold.h"
+#include "account.h"
 #include "probe.h"
 #include "procfs.h"
 #include "ringbuf.h"
 #include "run.h"
-#include "sched.h"
+#include "probe_sched.h"
 #include "sched.skel.h"
 #include "sched_compat.skel.h"
 #include "sched.loader.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fold.h"
+#include "account.h"
 
 double fold_frac(uint64_t a, uint64_t b, uint64_t base)
 {
