@@ -200,7 +200,11 @@ int cmd_run(struct tsarun_opts *o)
 	conf.user = &user;
 	conf.ps = ps;
 	conf.g = o->gate ? &g : NULL;
-	sv.o = o;
+	sv.o = (struct supervisor_opts){.descendants = o->descendants,
+					.kill_grace_ns = o->kill_grace_ns,
+					.no_sandbox = o->no_sandbox,
+					.verbose = o->verbose};
+	sv.name = o->argv[0];
 	sv.spawner = spawner;
 	sv.probes = ps->probes;
 	sv.nprobes = ps->nprobes;

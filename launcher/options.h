@@ -11,8 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gate.h"  /* struct gate_spec */
-#include "table.h" /* enum sort_key */
+#include "gate.h"      /* struct gate_spec */
+#include "supervise.h" /* enum descendants_policy */
+#include "table.h"     /* enum sort_key */
 
 enum tsarun_mode {
 	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...], or --bash SCRIPT */
@@ -28,13 +29,6 @@ enum color_mode {
 	COLOR_AUTO = 0,
 	COLOR_ALWAYS,
 	COLOR_NEVER,
-};
-
-/* What happens to descendants still running when the command itself exits. */
-enum descendants_policy {
-	DESC_WAIT = 0, /* wait until the whole tree has exited (default) */
-	DESC_LEAVE,    /* report them as survivors and leave them running */
-	DESC_KILL,     /* SIGTERM, then SIGKILL after a grace period */
 };
 
 /* The sources --backend chooses (0: auto, every one that works, procfs when eBPF does not). */

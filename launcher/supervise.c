@@ -19,7 +19,6 @@
 #include "critpath.h"
 #include "evloop.h"
 #include "metrics.h"
-#include "options.h"
 #include "probe.h"
 #include "procfs.h"
 #include "run.h"
@@ -234,7 +233,7 @@ static void on_watchdog_gone(struct watch *w)
 	watchdog_note_gone();
 	w->sv->abandoned = true;
 	w->stop_waiting = true;
-	if (w->sv->o->descendants == DESC_LEAVE)
+	if (w->sv->o.descendants == DESC_LEAVE)
 		return;
 	if (!w->main_exited)
 		syscall(SYS_pidfd_send_signal, w->child->pidfd, SIGKILL, NULL, 0);
@@ -272,7 +271,7 @@ static void on_interrupt(struct watch *w, const struct signalfd_siginfo *si)
 			syscall(SYS_pidfd_send_signal, w->child->pidfd, SIGCONT, NULL, 0);
 		return;
 	}
-	if (first && w->sv->o->descendants == DESC_WAIT)
+	if (first && w->sv->o.descendants == DESC_WAIT)
 		return;
 	/* A second signal, or --descendants kill under way: stop waiting. */
 	if (!from_tty)
@@ -393,32 +392,32 @@ static int watch_loop(struct watch *w, struct evloop *l)
 		if (w->main_exited) {
 			if (w->tree_empty || w->stop_waiting)
 				return 0;
-			if (sv->o->descendants == DESC_LEAVE)
+			if (sv->o.descendants == DESC_LEAVE)
 				return 0;
 			/*
 			 * Interrupted, and the command has now exited: what it left
 			 * running gets the same signal (a terminal's already did) and
 			 * --kill-grace to end; a second signal stops the wait at once.
 			 */
-			if (w->r->interrupt_signal && sv->o->descendants == DESC_WAIT) {
+			if (w->r->interrupt_signal && sv->o.descendants == DESC_WAIT) {
 				if (!w->interrupt_passed) {
 					w->interrupt_passed = true;
 					if (!w->r->interrupt_tty)
 						signal_descendants(w->r->interrupt_signal,
 								   spawner__pid(sv->spawner));
-					w->kill_deadline_ns = now + sv->o->kill_grace_ns;
+					w->kill_deadline_ns = now + sv->o.kill_grace_ns;
 				} else if (now >= w->kill_deadline_ns) {
 					return 0; /* what remains is reported as left running */
 				}
 				if (w->kill_deadline_ns < deadline)
 					deadline = w->kill_deadline_ns;
 			}
-			if (sv->o->descendants == DESC_KILL) {
+			if (sv->o.descendants == DESC_KILL) {
 				if (w->kill_stage == 0) {
 					w->r->desc.killed =
 					    signal_descendants(SIGTERM, spawner__pid(sv->spawner));
 					w->kill_stage = 1;
-					w->kill_deadline_ns = now + sv->o->kill_grace_ns;
+					w->kill_deadline_ns = now + sv->o.kill_grace_ns;
 				} else if (w->kill_stage == 1 && now >= w->kill_deadline_ns) {
 					signal_descendants(SIGKILL, spawner__pid(sv->spawner));
 					w->kill_stage = 2;
@@ -458,7 +457,7 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 	struct evloop *l;
 	int ret;
 
-	r->desc.policy = sv->o->descendants;
+	r->desc.policy = sv->o.descendants;
 	l = evloop__new();
 	if (!l) {
 		ret = -errno;
@@ -468,7 +467,7 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 	w.loop = l;
 	ret = spawn__order(sv->spawner);
 	/* The sandbox's filter, which goes on below, is built while the spawner forks. */
-	if (!ret && sv->confine && !sv->confine->done && !sv->o->no_sandbox && !sandbox_tried()) {
+	if (!ret && sv->confine && !sv->confine->done && !sv->o.no_sandbox && !sandbox_tried()) {
 		struct sandbox_opts so;
 		int dirs[32];
 
@@ -527,13 +526,13 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 	if (sv->confine && !sv->confine->done) {
 		struct confine *c = sv->confine;
 
-		for (int i = 0; !sv->o->no_sandbox && i < sv->nprobes; i++) {
+		for (int i = 0; !sv->o.no_sandbox && i < sv->nprobes; i++) {
 			struct probe *p = &sv->probes[i];
 
 			if (!p->armed || !p->seal)
 				continue;
 			ret = p->seal(p);
-			if (ret && sv->o->verbose)
+			if (ret && sv->o.verbose)
 				fprintf(stderr, "tsarun: %s: cannot prepare for the sandbox: %s\n",
 					p->name, strerror(-ret));
 		}
@@ -559,15 +558,13 @@ int supervise_run(struct supervisor *sv, struct run *r, char *err, size_t errlen
 			r->exit_code = spawn_exec_exit_code(sres.err);
 			/* The command's name is its text: escaped. */
 			fputs("tsarun: cannot execute '", stderr);
-			textsafe_fput(stderr, textsafe_term, sv->name ? sv->name : sv->o->argv[0],
-				      TEXTSAFE_NUL);
+			textsafe_fput(stderr, textsafe_term, sv->name, TEXTSAFE_NUL);
 			fprintf(stderr, "': %s\n", strerror(sres.err));
 		} else {
 			r->exit_code = 125;
 			fprintf(stderr, "tsarun: cannot %s for '",
 				sres.stage == SPAWN_CREDS ? "switch user" : "set up the command");
-			textsafe_fput(stderr, textsafe_term, sv->name ? sv->name : sv->o->argv[0],
-				      TEXTSAFE_NUL);
+			textsafe_fput(stderr, textsafe_term, sv->name, TEXTSAFE_NUL);
 			fprintf(stderr, "': %s\n", strerror(sres.err));
 		}
 	}

@@ -8,23 +8,39 @@
 #define TSARUN_SUPERVISE_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct probe;
 struct run;
-struct tsarun_opts;
 
 struct spawner;
 struct confine;
 
+/* What happens to descendants still running when the command itself exits. */
+enum descendants_policy {
+	DESC_WAIT = 0, /* wait until the whole tree has exited (default) */
+	DESC_LEAVE,    /* report them as survivors and leave them running */
+	DESC_KILL,     /* SIGTERM, then SIGKILL after a grace period */
+};
+
+/* What a run's supervision was asked for (--descendants, --kill-grace, --no-sandbox, -v). */
+struct supervisor_opts {
+	enum descendants_policy descendants;
+	uint64_t kill_grace_ns;
+	bool no_sandbox;
+	int verbose;
+};
+
 struct supervisor {
-	const struct tsarun_opts *o;
+	struct supervisor_opts o;
 	struct spawner *spawner;
 	struct probe *probes;
 	int nprobes;
 	int sigfd;	  /* signalfd for SIGCHLD and the forwarded signals */
 	int interrupted;  /* first interrupting signal over all runs */
-	const char *name; /* the command in messages; NULL: o->argv[0] */
+	const char *name; /* the command in messages */
 	/* Put on before the first command is released (confine.h); NULL: none. */
 	struct confine *confine;
 	/* The watchdog was killed (watchdog.h): the tree was ended, nothing is to be written. */
