@@ -443,14 +443,16 @@ static void ob_put_run(struct outbuf *o, const char *p, size_t n)
 }
 
 /*
- * A byte a JSON document sink copies as it is, whatever comes before it:
- * printable ASCII but '[' (which "##" before it changes) and, for a script
- * element, < > &. A document is mostly these: they go by runs.
+ * A byte a JSON sink copies as it is, whatever comes before it: printable
+ * ASCII but '[' (which "##" before it changes), for a script element < > &
+ * too, and for a string '"', '\\' and ':' (which a leading "::" changes). A
+ * document, and most strings, are mostly these: they go by runs.
  */
 static bool json_plain(enum sink k, unsigned char b)
 {
 	return b >= 0x20 && b < 0x7f && b != '[' &&
-	       (k != SK_JSON_HTML || (b != '<' && b != '>' && b != '&'));
+	       (k != SK_JSON_HTML || (b != '<' && b != '>' && b != '&')) &&
+	       (k != SK_JSON || (b != '"' && b != '\\' && b != ':'));
 }
 
 static void encode(enum sink k, struct outbuf *o, const char *s, size_t len)
@@ -459,15 +461,18 @@ static void encode(enum sink k, struct outbuf *o, const char *s, size_t len)
 	struct unit u;
 
 	cursor_init(&c, k, s, len);
-	if (k == SK_JSON_DOC || k == SK_JSON_HTML) {
+	if (k == SK_JSON || k == SK_JSON_DOC || k == SK_JSON_HTML) {
 		while (c.i < c.len) {
 			size_t j = c.i;
+			bool spaces = true;
 
-			while (j < c.len && json_plain(k, c.s[j]))
-				j++;
+			for (; j < c.len && json_plain(k, c.s[j]); j++)
+				spaces = spaces && c.s[j] == ' ';
 			if (j > c.i) {
 				ob_put_run(o, (const char *)c.s + c.i, j - c.i);
 				c.i = j;
+				/* What cursor_next() keeps: still in the text's leading white space? */
+				c.lead = c.lead && spaces;
 			}
 			if (cursor_next(&c, &u))
 				ob_put(o, u.b, u.n);
