@@ -108,8 +108,7 @@ int export_runs_csv(FILE *f, const struct session *s)
 
 /*
  * argv as one command line, as a shell would take it back (words with
- * specials in '...'), as a JSON string: each plain word escaped whole, a
- * quoted word byte by byte.
+ * specials in '...'), as one JSON string.
  */
 static int put_command_line(struct jsonw *w, char *const *argv, int argc)
 {
@@ -119,7 +118,6 @@ static int put_command_line(struct jsonw *w, char *const *argv, int argc)
 
 	if (!f)
 		return -ENOMEM;
-	fputc('"', f);
 	for (int i = 0; i < argc && argv[i]; i++) {
 		const char *a = argv[i];
 		bool plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -128,24 +126,23 @@ static int put_command_line(struct jsonw *w, char *const *argv, int argc)
 		if (i)
 			fputc(' ', f);
 		if (plain) {
-			textsafe_fput(f, textsafe_json, a, TEXTSAFE_NUL);
+			fputs(a, f);
 			continue;
 		}
 		fputc('\'', f);
 		for (const char *p = a; *p; p++) {
 			if (*p == '\'')
-				fputs("'\\\\''", f); /* ' closes, \' (JSON-escaped), ' reopens */
+				fputs("'\\''", f); /* ' closes, \' is a quote, ' reopens */
 			else
-				textsafe_fput(f, textsafe_json, (char[2]){*p, 0}, 1);
+				fputc(*p, f);
 		}
 		fputc('\'', f);
 	}
-	fputc('"', f);
 	if (fclose(f)) {
 		free(text);
 		return -ENOMEM;
 	}
-	jsonw__raw(w, text, len);
+	jsonw__strn(w, text, len);
 	free(text);
 	return 0;
 }

@@ -83,17 +83,18 @@ static void fx_run(struct run *r, int index, bool warmup, uint64_t wall_ms, int 
 /*
  * hyperfine's --export-json layout, byte for byte: a warmup left out, a
  * run a signal ended as a null exit code, a word with a quote quoted as a
- * shell takes it back, and the baseline command's result after the
- * command's; a command with one run has a null stddev.
+ * shell takes it back, a quoted word's UTF-8 kept and its "##[" broken
+ * (as textsafe_json has every string), and the baseline command's result
+ * after the command's; a command with one run has a null stddev.
  */
 static void test_hyperfine_json(void **state)
 {
-	char *const argv[] = {"sh", "-c", "it's", NULL};
+	char *const argv[] = {"sh", "-c", "it's", "\xc3\xa9 ##[x", NULL};
 	char *const base_argv[] = {"true", NULL};
 	struct run runs[4], base[1];
 	struct session s = {
 	    .argv = argv,
-	    .argc = 3,
+	    .argc = 4,
 	    .runs = runs,
 	    .nruns = 4,
 	    .base_runs = base,
@@ -114,34 +115,35 @@ static void test_hyperfine_json(void **state)
 	assert_non_null(m);
 	assert_int_equal(export_hyperfine_json(m, &s), 0);
 	fclose(m);
-	assert_string_equal(text, "{\n"
-				  "  \"results\": [\n"
-				  "    {\n"
-				  "      \"command\": \"sh -c 'it'\\\\''s'\",\n"
-				  "      \"mean\": 0.200000000,\n"
-				  "      \"stddev\": 0.100000000,\n"
-				  "      \"median\": 0.200000000,\n"
-				  "      \"user\": 0.100000000,\n"
-				  "      \"system\": 0.050000000,\n"
-				  "      \"min\": 0.100000000,\n"
-				  "      \"max\": 0.300000000,\n"
-				  "      \"times\": [0.100000000, 0.300000000, 0.200000000],\n"
-				  "      \"exit_codes\": [0, 2, null]\n"
-				  "    },\n"
-				  "    {\n"
-				  "      \"command\": \"true\",\n"
-				  "      \"mean\": 0.010000000,\n"
-				  "      \"stddev\": null,\n"
-				  "      \"median\": 0.010000000,\n"
-				  "      \"user\": 0.005000000,\n"
-				  "      \"system\": 0.002500000,\n"
-				  "      \"min\": 0.010000000,\n"
-				  "      \"max\": 0.010000000,\n"
-				  "      \"times\": [0.010000000],\n"
-				  "      \"exit_codes\": [0]\n"
-				  "    }\n"
-				  "  ]\n"
-				  "}\n");
+	assert_string_equal(text,
+			    "{\n"
+			    "  \"results\": [\n"
+			    "    {\n"
+			    "      \"command\": \"sh -c 'it'\\\\''s' '\xc3\xa9 ##\\u005bx'\",\n"
+			    "      \"mean\": 0.200000000,\n"
+			    "      \"stddev\": 0.100000000,\n"
+			    "      \"median\": 0.200000000,\n"
+			    "      \"user\": 0.100000000,\n"
+			    "      \"system\": 0.050000000,\n"
+			    "      \"min\": 0.100000000,\n"
+			    "      \"max\": 0.300000000,\n"
+			    "      \"times\": [0.100000000, 0.300000000, 0.200000000],\n"
+			    "      \"exit_codes\": [0, 2, null]\n"
+			    "    },\n"
+			    "    {\n"
+			    "      \"command\": \"true\",\n"
+			    "      \"mean\": 0.010000000,\n"
+			    "      \"stddev\": null,\n"
+			    "      \"median\": 0.010000000,\n"
+			    "      \"user\": 0.005000000,\n"
+			    "      \"system\": 0.002500000,\n"
+			    "      \"min\": 0.010000000,\n"
+			    "      \"max\": 0.010000000,\n"
+			    "      \"times\": [0.010000000],\n"
+			    "      \"exit_codes\": [0]\n"
+			    "    }\n"
+			    "  ]\n"
+			    "}\n");
 	free(text);
 }
 
