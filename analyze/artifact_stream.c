@@ -7,13 +7,10 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
+#include "jsonw.h"
 #include "run.h"
 #include "stream.h"
-#include "textsafe.h"
-#include "vec.h"
 
 /* Fields a source does not measure: null in every row, with the reason once per line. */
 static const struct {
@@ -30,277 +27,171 @@ static const struct {
 };
 
 /*
- * The line is written straight into a growing buffer: a tree of cJSON
- * objects per thread, and printf for each number, made a line of 200
- * threads cost tsarun 2.7 ms at every tick. Strings are escaped as the
- * artifact's other writers escape them (textsafe_json: valid UTF-8 whatever
- * the command's bytes).
+ * The line is written by lib/jsonw into memory: a tree of cJSON objects per
+ * thread, and printf for each number, made a line of 200 threads cost
+ * tsarun 2.7 ms at every tick. Strings are escaped as the artifact's other
+ * writers escape them (textsafe_json: valid UTF-8 whatever the command's
+ * bytes).
  */
-struct jbuf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void put(struct jbuf *b, const char *s, size_t n)
+static void kv_i64_or_null(struct jsonw *w, const char *name, int64_t v, bool null)
 {
-	char *p;
-
-	if (b->oom)
-		return;
-	p = vec_grow(b->p, &b->cap, b->len + n + 2, 1, 4096);
-	if (!p) {
-		b->oom = true;
-		return;
-	}
-	b->p = p;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-#define PUT(b, lit) put(b, lit, sizeof(lit) - 1)
-
-static void put_u64(struct jbuf *b, uint64_t v)
-{
-	char buf[24], *e = buf + sizeof(buf), *q = e;
-
-	do
-		*--q = (char)('0' + v % 10);
-	while (v /= 10);
-	put(b, q, (size_t)(e - q));
-}
-
-static void put_i64(struct jbuf *b, int64_t v)
-{
-	if (v < 0) {
-		PUT(b, "-");
-		put_u64(b, -(uint64_t)v);
-	} else {
-		put_u64(b, (uint64_t)v);
-	}
-}
-
-/* ,"name": */
-static void key(struct jbuf *b, const char *name)
-{
-	if (b->len && b->p[b->len - 1] != '{' && b->p[b->len - 1] != '[')
-		PUT(b, ",");
-	PUT(b, "\"");
-	put(b, name, strlen(name));
-	PUT(b, "\":");
-}
-
-/* An array's next object: { after a comma unless it is the first. */
-static void elem(struct jbuf *b)
-{
-	if (b->len && b->p[b->len - 1] != '[')
-		PUT(b, ",");
-	PUT(b, "{");
-}
-
-/* A JSON string: escaped by the rule every JSON writer of tsarun's follows (lib/textsafe). */
-static void put_str(struct jbuf *b, const char *s)
-{
-	char small[256], *e = small;
-	size_t n = textsafe_json(small, sizeof(small), s, TEXTSAFE_NUL);
-
-	if (n >= sizeof(small)) {
-		e = textsafe_dup(textsafe_json, s, TEXTSAFE_NUL);
-		if (!e) {
-			b->oom = true;
-			return;
-		}
-	}
-	PUT(b, "\"");
-	put(b, e, n);
-	PUT(b, "\"");
-	if (e != small)
-		free(e);
-}
-
-static void kv_i64(struct jbuf *b, const char *name, int64_t v)
-{
-	key(b, name);
-	put_i64(b, v);
-}
-
-static void kv_i64_or_null(struct jbuf *b, const char *name, int64_t v, bool null)
-{
-	key(b, name);
+	jsonw__key(w, name);
 	if (null)
-		PUT(b, "null");
+		jsonw__null(w);
 	else
-		put_i64(b, v);
-}
-
-static void kv_bool(struct jbuf *b, const char *name, bool v)
-{
-	key(b, name);
-	if (v)
-		PUT(b, "true");
-	else
-		PUT(b, "false");
-}
-
-static void kv_str(struct jbuf *b, const char *name, const char *v)
-{
-	key(b, name);
-	put_str(b, v);
+		jsonw__int(w, v);
 }
 
 /* A percentage with three decimals, rounded half up, from integers (span > 0). */
-static void kv_percent(struct jbuf *b, const char *name, int64_t part, int64_t span)
+static void kv_percent(struct jsonw *w, const char *name, int64_t part, int64_t span)
 {
 	unsigned __int128 m;
 	bool neg = part < 0;
-	uint64_t a = neg ? -(uint64_t)part : (uint64_t)part, r;
-	char frac[4];
+	uint64_t a = neg ? -(uint64_t)part : (uint64_t)part, whole;
+	char b[32], *e = b + sizeof(b), *q = e;
 
-	key(b, name);
+	jsonw__key(w, name);
 	if (span <= 0) {
-		PUT(b, "0.000");
+		jsonw__raw(w, "0.000", 5);
 		return;
 	}
 	m = ((unsigned __int128)a * 200000 + (uint64_t)span) / (2 * (uint64_t)span);
-	r = (uint64_t)(m % 1000);
+	whole = (uint64_t)(m / 1000);
+	for (uint64_t r = (uint64_t)(m % 1000), k = 0; k < 3; k++, r /= 10)
+		*--q = (char)('0' + r % 10);
+	*--q = '.';
+	do
+		*--q = (char)('0' + whole % 10);
+	while (whole /= 10);
 	if (neg && m)
-		PUT(b, "-");
-	put_u64(b, (uint64_t)(m / 1000));
-	frac[0] = '.';
-	frac[1] = (char)('0' + r / 100);
-	frac[2] = (char)('0' + r / 10 % 10);
-	frac[3] = (char)('0' + r % 10);
-	put(b, frac, 4);
+		*--q = '-';
+	jsonw__raw(w, q, (size_t)(e - q));
 }
 
-static void figures(struct jbuf *b, const struct stream_figures *f, int64_t span)
+static void figures(struct jsonw *w, const struct stream_figures *f, int64_t span)
 {
 	uint32_t um = f->unmeasured;
 	bool nostates = um & ACCT_NO_STATES;
 
-	kv_i64(b, "lifetime_ns", f->lifetime_ns);
-	kv_i64(b, "on_cpu_ns", f->state_ns[TSA_ST_ONCPU]);
-	kv_i64(b, "runqueue_ns", f->state_ns[TSA_ST_RUNQ]);
-	kv_i64_or_null(b, "sleeping_ns", f->state_ns[TSA_ST_SLEEP], nostates);
-	kv_i64_or_null(b, "uninterruptible_ns", f->state_ns[TSA_ST_DISK], nostates);
-	kv_i64_or_null(b, "stopped_ns", f->state_ns[TSA_ST_STOPPED], nostates);
-	kv_i64(b, "residual_ns", f->residual_ns);
-	kv_i64_or_null(b, "slices", f->slices, um & ACCT_NO_SLICES);
-	kv_i64_or_null(b, "voluntary_switches", f->voluntary, um & ACCT_NO_SWITCHES);
-	kv_i64_or_null(b, "involuntary_switches", f->involuntary, um & ACCT_NO_SWITCHES);
-	kv_i64_or_null(b, "wakeups", f->wakeups, um & ACCT_NO_WAKEUPS);
-	kv_percent(b, "on_cpu_percent", f->state_ns[TSA_ST_ONCPU], span);
+	jsonw__int_field(w, "lifetime_ns", f->lifetime_ns);
+	jsonw__int_field(w, "on_cpu_ns", f->state_ns[TSA_ST_ONCPU]);
+	jsonw__int_field(w, "runqueue_ns", f->state_ns[TSA_ST_RUNQ]);
+	kv_i64_or_null(w, "sleeping_ns", f->state_ns[TSA_ST_SLEEP], nostates);
+	kv_i64_or_null(w, "uninterruptible_ns", f->state_ns[TSA_ST_DISK], nostates);
+	kv_i64_or_null(w, "stopped_ns", f->state_ns[TSA_ST_STOPPED], nostates);
+	jsonw__int_field(w, "residual_ns", f->residual_ns);
+	kv_i64_or_null(w, "slices", f->slices, um & ACCT_NO_SLICES);
+	kv_i64_or_null(w, "voluntary_switches", f->voluntary, um & ACCT_NO_SWITCHES);
+	kv_i64_or_null(w, "involuntary_switches", f->involuntary, um & ACCT_NO_SWITCHES);
+	kv_i64_or_null(w, "wakeups", f->wakeups, um & ACCT_NO_WAKEUPS);
+	kv_percent(w, "on_cpu_percent", f->state_ns[TSA_ST_ONCPU], span);
 }
 
 char *stream_json_line(const struct stream_interval *iv)
 {
 	int64_t span = iv->end_ns - iv->start_ns;
-	struct jbuf b = {0};
-	bool first;
+	struct jsonw *w = jsonw__new(NULL, JSONW_NEWLINE);
+	char *line;
 
-	PUT(&b, "{");
-	kv_str(&b, "schema", "tsarun-stream/1");
-	kv_str(&b, "type", "interval");
-	kv_i64(&b, "run", iv->run);
-	kv_bool(&b, "warmup", iv->warmup);
-	kv_i64(&b, "index", (int64_t)iv->index);
-	kv_bool(&b, "last", iv->last);
-	kv_i64(&b, "start_ns", iv->start_ns);
-	kv_i64(&b, "end_ns", iv->end_ns);
-	kv_i64(&b, "interval_ns", span);
-	kv_i64(&b, "pid", iv->root_pid);
-	kv_i64_or_null(&b, "lost_records", iv->lost_records, iv->lost_records < 0);
-	kv_i64(&b, "dropped_lines", (int64_t)iv->dropped_lines);
-	key(&b, "accounting_source");
+	if (!w)
+		return NULL;
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "schema", "tsarun-stream/1");
+	jsonw__str_field(w, "type", "interval");
+	jsonw__int_field(w, "run", iv->run);
+	jsonw__bool_field(w, "warmup", iv->warmup);
+	jsonw__uint_field(w, "index", iv->index);
+	jsonw__bool_field(w, "last", iv->last);
+	jsonw__int_field(w, "start_ns", iv->start_ns);
+	jsonw__int_field(w, "end_ns", iv->end_ns);
+	jsonw__int_field(w, "interval_ns", span);
+	jsonw__int_field(w, "pid", iv->root_pid);
+	kv_i64_or_null(w, "lost_records", iv->lost_records, iv->lost_records < 0);
+	jsonw__uint_field(w, "dropped_lines", iv->dropped_lines);
+	jsonw__key(w, "accounting_source");
 	if (iv->source)
-		put_str(&b, iv->source);
+		jsonw__str(w, iv->source);
 	else
-		PUT(&b, "null");
-	key(&b, "sources_active");
-	PUT(&b, "[");
-	first = true;
-	for (int i = 0; i < iv->nsources; i++) {
-		if (!iv->sources[i].active)
-			continue;
-		if (!first)
-			PUT(&b, ",");
-		put_str(&b, iv->sources[i].name);
-		first = false;
-	}
-	PUT(&b, "]");
-	key(&b, "sources_unavailable");
-	PUT(&b, "[");
+		jsonw__null(w);
+	jsonw__key(w, "sources_active");
+	jsonw__arr_open(w);
+	for (int i = 0; i < iv->nsources; i++)
+		if (iv->sources[i].active)
+			jsonw__str(w, iv->sources[i].name);
+	jsonw__arr_close(w);
+	jsonw__key(w, "sources_unavailable");
+	jsonw__arr_open(w);
 	for (int i = 0; i < iv->nsources; i++) {
 		if (iv->sources[i].active)
 			continue;
-		elem(&b);
-		kv_str(&b, "source", iv->sources[i].name);
-		kv_str(&b, "reason", iv->sources[i].reason);
-		PUT(&b, "}");
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "source", iv->sources[i].name);
+		jsonw__str_field(w, "reason", iv->sources[i].reason);
+		jsonw__obj_close(w);
 	}
-	PUT(&b, "]");
+	jsonw__arr_close(w);
 	if (!iv->source) {
 		/* No source sees live threads: nothing to say, and not 0 either. */
-		kv_str(&b, "reason", iv->no_threads_reason ? iv->no_threads_reason : "no source");
-		PUT(&b,
-		    ",\"unmeasured\":null,\"totals\":null,\"processes\":null,\"threads\":null}");
+		jsonw__str_field(w, "reason",
+				 iv->no_threads_reason ? iv->no_threads_reason : "no source");
+		jsonw__null_field(w, "unmeasured");
+		jsonw__null_field(w, "totals");
+		jsonw__null_field(w, "processes");
+		jsonw__null_field(w, "threads");
 		goto out;
 	}
-	key(&b, "unmeasured");
-	PUT(&b, "[");
+	jsonw__key(w, "unmeasured");
+	jsonw__arr_open(w);
 	for (size_t i = 0; i < sizeof(unmeasured_reasons) / sizeof(unmeasured_reasons[0]); i++) {
 		if (!(iv->totals.unmeasured & unmeasured_reasons[i].bit))
 			continue;
-		elem(&b);
-		kv_str(&b, "fields", unmeasured_reasons[i].fields);
-		kv_str(&b, "reason", unmeasured_reasons[i].reason);
-		PUT(&b, "}");
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "fields", unmeasured_reasons[i].fields);
+		jsonw__str_field(w, "reason", unmeasured_reasons[i].reason);
+		jsonw__obj_close(w);
 	}
-	PUT(&b, "]");
-	key(&b, "totals");
-	PUT(&b, "{");
-	kv_i64(&b, "processes", (int64_t)iv->nprocs);
-	kv_i64(&b, "threads", (int64_t)iv->nthreads);
-	kv_i64(&b, "threads_born", iv->threads_born);
-	kv_i64(&b, "threads_ended", iv->threads_ended);
-	figures(&b, &iv->totals, span);
-	PUT(&b, "}");
-	key(&b, "processes");
-	PUT(&b, "[");
+	jsonw__arr_close(w);
+	jsonw__key(w, "totals");
+	jsonw__obj_open(w);
+	jsonw__uint_field(w, "processes", iv->nprocs);
+	jsonw__uint_field(w, "threads", iv->nthreads);
+	jsonw__int_field(w, "threads_born", iv->threads_born);
+	jsonw__int_field(w, "threads_ended", iv->threads_ended);
+	figures(w, &iv->totals, span);
+	jsonw__obj_close(w);
+	jsonw__key(w, "processes");
+	jsonw__arr_open(w);
 	for (size_t i = 0; i < iv->nprocs; i++) {
 		const struct stream_proc *p = &iv->procs[i];
 
-		elem(&b);
-		kv_i64(&b, "pid", p->pid);
-		kv_str(&b, "comm", p->comm);
-		kv_i64(&b, "threads", p->threads);
-		figures(&b, &p->f, span);
-		PUT(&b, "}");
+		jsonw__obj_open(w);
+		jsonw__int_field(w, "pid", p->pid);
+		jsonw__str_field(w, "comm", p->comm);
+		jsonw__int_field(w, "threads", p->threads);
+		figures(w, &p->f, span);
+		jsonw__obj_close(w);
 	}
-	PUT(&b, "]");
-	key(&b, "threads");
-	PUT(&b, "[");
+	jsonw__arr_close(w);
+	jsonw__key(w, "threads");
+	jsonw__arr_open(w);
 	for (size_t i = 0; i < iv->nthreads; i++) {
 		const struct stream_thread *t = &iv->threads[i];
 
-		elem(&b);
-		kv_i64(&b, "tid", t->tid);
-		kv_i64(&b, "pid", t->pid);
-		kv_str(&b, "comm", t->comm);
-		kv_bool(&b, "alive", t->alive);
-		kv_bool(&b, "born", t->born);
-		kv_i64(&b, "start_ns", t->start_ns);
-		kv_i64_or_null(&b, "end_ns", t->end_ns, t->alive);
-		figures(&b, &t->f, span);
-		PUT(&b, "}");
+		jsonw__obj_open(w);
+		jsonw__int_field(w, "tid", t->tid);
+		jsonw__int_field(w, "pid", t->pid);
+		jsonw__str_field(w, "comm", t->comm);
+		jsonw__bool_field(w, "alive", t->alive);
+		jsonw__bool_field(w, "born", t->born);
+		jsonw__int_field(w, "start_ns", t->start_ns);
+		kv_i64_or_null(w, "end_ns", t->end_ns, t->alive);
+		figures(w, &t->f, span);
+		jsonw__obj_close(w);
 	}
-	PUT(&b, "]}");
+	jsonw__arr_close(w);
 out:
-	PUT(&b, "\n");
-	if (b.oom) {
-		free(b.p);
-		return NULL;
-	}
-	b.p[b.len] = '\0';
-	return b.p;
+	jsonw__obj_close(w);
+	line = jsonw__finish(w) ? NULL : jsonw__take(w, NULL);
+	jsonw__free(w);
+	return line;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "jsonw.h"
 #include "run.h"
 #include "textsafe.h"
 
@@ -105,10 +106,18 @@ int export_runs_csv(FILE *f, const struct session *s)
 	return ferror(f) ? -EIO : 0;
 }
 
-/* argv as one command line, as a shell would take it back: words with specials in '...'. */
-static void put_command_line(FILE *f, char *const *argv, int argc)
+/*
+ * argv as one command line, as a shell would take it back (words with
+ * specials in '...'), as one JSON string.
+ */
+static int put_command_line(struct jsonw *w, char *const *argv, int argc)
 {
-	fputc('"', f);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return -ENOMEM;
 	for (int i = 0; i < argc && argv[i]; i++) {
 		const char *a = argv[i];
 		bool plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -117,19 +126,25 @@ static void put_command_line(FILE *f, char *const *argv, int argc)
 		if (i)
 			fputc(' ', f);
 		if (plain) {
-			textsafe_fput(f, textsafe_json, a, TEXTSAFE_NUL);
+			fputs(a, f);
 			continue;
 		}
 		fputc('\'', f);
 		for (const char *p = a; *p; p++) {
 			if (*p == '\'')
-				fputs("'\\\\''", f); /* ' closes, \' (JSON-escaped), ' reopens */
+				fputs("'\\''", f); /* ' closes, \' is a quote, ' reopens */
 			else
-				textsafe_fput(f, textsafe_json, (char[2]){*p, 0}, 1);
+				fputc(*p, f);
 		}
 		fputc('\'', f);
 	}
-	fputc('"', f);
+	if (fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	jsonw__strn(w, text, len);
+	free(text);
+	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -139,12 +154,23 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int hyperfine_result(FILE *f, char *const *argv, int argc, const struct run *runs,
+/* A value of hyperfine's, or null for what the runs cannot give (stddev of one, none at all). */
+static void seconds(struct jsonw *w, const char *key, bool known, double v)
+{
+	jsonw__key(w, key);
+	if (known)
+		jsonw__fixed(w, v, 9);
+	else
+		jsonw__null(w);
+}
+
+static int hyperfine_result(struct jsonw *w, char *const *argv, int argc, const struct run *runs,
 			    size_t nruns)
 {
 	double *t = malloc((nruns ? nruns : 1) * sizeof(*t)), *sorted;
 	double sum = 0, sq = 0, user = 0, sys = 0, mean, median = NAN;
 	size_t n = 0;
+	int ret;
 
 	if (!t)
 		return -ENOMEM;
@@ -160,48 +186,46 @@ static int hyperfine_result(FILE *f, char *const *argv, int argc, const struct r
 	mean = n ? sum / (double)n : NAN;
 	for (size_t i = 0; i < n; i++)
 		sq += (t[i] - mean) * (t[i] - mean);
-	fputs("    {\n      \"command\": ", f);
-	put_command_line(f, argv, argc);
+	jsonw__obj_open(w);
+	jsonw__key(w, "command");
+	ret = put_command_line(w, argv, argc);
 	sorted = malloc((n ? n : 1) * sizeof(*sorted));
-	if (!sorted) {
+	if (ret || !sorted) {
+		free(sorted);
 		free(t);
-		return -ENOMEM;
+		return ret ? ret : -ENOMEM;
 	}
 	memcpy(sorted, t, n * sizeof(*t));
 	qsort(sorted, n, sizeof(*sorted), cmp_double);
 	if (n)
 		median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-	/* hyperfine writes null for what one run cannot give (stddev) and for no run at all. */
-	fputs(",\n      \"mean\": ", f);
-	n ? fprintf(f, "%.9f", mean) : fputs("null", f);
-	fputs(",\n      \"stddev\": ", f);
-	n > 1 ? fprintf(f, "%.9f", sqrt(sq / (double)(n - 1))) : fputs("null", f);
-	fputs(",\n      \"median\": ", f);
-	n ? fprintf(f, "%.9f", median) : fputs("null", f);
-	fputs(",\n      \"user\": ", f);
-	n ? fprintf(f, "%.9f", user / (double)n) : fputs("null", f);
-	fputs(",\n      \"system\": ", f);
-	n ? fprintf(f, "%.9f", sys / (double)n) : fputs("null", f);
-	fputs(",\n      \"min\": ", f);
-	n ? fprintf(f, "%.9f", sorted[0]) : fputs("null", f);
-	fputs(",\n      \"max\": ", f);
-	n ? fprintf(f, "%.9f", sorted[n - 1]) : fputs("null", f);
-	fputs(",\n      \"times\": [", f);
+	seconds(w, "mean", n, mean);
+	seconds(w, "stddev", n > 1, n > 1 ? sqrt(sq / (double)(n - 1)) : 0);
+	seconds(w, "median", n, median);
+	seconds(w, "user", n, user / (double)n);
+	seconds(w, "system", n, sys / (double)n);
+	seconds(w, "min", n, n ? sorted[0] : 0);
+	seconds(w, "max", n, n ? sorted[n - 1] : 0);
+	jsonw__key(w, "times");
+	jsonw__arr_open(w);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s%.9f", i ? ", " : "", t[i]);
-	fputs("],\n      \"exit_codes\": [", f);
-	for (size_t i = 0, k = 0; i < nruns; i++) {
+		jsonw__fixed(w, t[i], 9);
+	jsonw__arr_close(w);
+	jsonw__key(w, "exit_codes");
+	jsonw__arr_open(w);
+	for (size_t i = 0; i < nruns; i++) {
 		const struct run *r = &runs[i];
 
 		if (r->warmup)
 			continue;
 		/* As hyperfine: the code, or null for a command a signal ended. */
 		if (r->status == RUN_EXITED || r->status == RUN_NOT_STARTED)
-			fprintf(f, "%s%d", k++ ? ", " : "", r->exit_code);
+			jsonw__int(w, r->exit_code);
 		else
-			fprintf(f, "%snull", k++ ? ", " : "");
+			jsonw__null(w);
 	}
-	fputs("]\n    }", f);
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
 	free(sorted);
 	free(t);
 	return 0;
@@ -209,16 +233,20 @@ static int hyperfine_result(FILE *f, char *const *argv, int argc, const struct r
 
 int export_hyperfine_json(FILE *f, const struct session *s)
 {
-	int ret;
+	struct jsonw *w = jsonw__new(f, JSONW_PRETTY | JSONW_NEWLINE);
+	int ret, err;
 
-	fputs("{\n  \"results\": [\n", f);
-	ret = hyperfine_result(f, s->argv, s->argc, s->runs, s->nruns);
-	if (!ret && s->nbase_runs && s->base_argv) {
-		fputs(",\n", f);
-		ret = hyperfine_result(f, s->base_argv, s->base_argc, s->base_runs, s->nbase_runs);
-	}
-	fputs("\n  ]\n}\n", f);
-	if (ret)
-		return ret;
-	return ferror(f) ? -EIO : 0;
+	if (!w)
+		return -ENOMEM;
+	jsonw__obj_open(w);
+	jsonw__key(w, "results");
+	jsonw__arr_open(w);
+	ret = hyperfine_result(w, s->argv, s->argc, s->runs, s->nruns);
+	if (!ret && s->nbase_runs && s->base_argv)
+		ret = hyperfine_result(w, s->base_argv, s->base_argc, s->base_runs, s->nbase_runs);
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
+	err = jsonw__finish(w);
+	jsonw__free(w);
+	return ret ? ret : err;
 }

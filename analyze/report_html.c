@@ -10,6 +10,7 @@
 #include "flamediff.h"
 #include "gate.h"
 #include "gate_report.h"
+#include "jsonw.h"
 #include "metrics.h"
 #include "report_html.h"
 #include "run.h"
@@ -24,22 +25,17 @@
 /* The interval shown around each metric's median over the runs (stats_median_interval). */
 #define MEDIAN_CONFIDENCE 0.95
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	textsafe_fput(f, textsafe_json, s ? s : "", TEXTSAFE_NUL);
-	fputc('"', f);
-}
-
 /* A number as the artifact writes its statistics: integers exactly, the rest to 15 digits. */
-static void json_num(FILE *f, double v)
+static void json_num(struct jsonw *w, double v)
 {
+	char b[32];
+
 	if (v != v || v - v != 0)
-		fputs("null", f);
+		jsonw__null(w);
 	else if (v == (double)(long long)v && v < 9e15 && v > -9e15)
-		fprintf(f, "%lld", (long long)v);
+		jsonw__int(w, (long long)v);
 	else
-		fprintf(f, "%.15g", v);
+		jsonw__raw(w, b, (size_t)snprintf(b, sizeof(b), "%.15g", v));
 }
 
 /* One data element: text (JSON) escaped for the inside of a script element. */
@@ -80,44 +76,44 @@ static const char *const view_names[] = {"offcpu", "oncpu", "wall"};
 static const char *const view_units[] = {"ns", "samples", "ns"};
 
 /* The last run's stacked views, as the SVG flame graphs draw them. */
-static int flames(FILE *f, const struct run *r)
+static int flames(struct jsonw *w, const struct run *r)
 {
-	bool first = true;
 	int ret = 0;
 
 	if (!r->stacks) {
-		fputs("null", f);
+		jsonw__null(w);
 		return 0;
 	}
-	fputc('{', f);
-	for (int w = 2; w >= 0 && !ret; w--) {
+	jsonw__obj_open(w);
+	for (int v = 2; v >= 0 && !ret; v--) {
 		struct flame *fl;
+		FILE *f;
 
-		if (w == 1 && !r->stacks->oncpu) {
-			fprintf(f, "%s\"oncpu_reason\":", first ? "" : ",");
-			json_str(f, r->stacks->oncpu_reason[0] ? r->stacks->oncpu_reason
-							       : "no on-CPU samples were recorded "
-								 "(record them with --flame)");
-			first = false;
+		if (v == 1 && !r->stacks->oncpu) {
+			jsonw__str_field(w, "oncpu_reason",
+					 r->stacks->oncpu_reason[0]
+					     ? r->stacks->oncpu_reason
+					     : "no on-CPU samples were recorded "
+					       "(record them with --flame)");
 			continue;
 		}
 		fl = flame__new();
 		if (!fl)
 			return -ENOMEM;
-		ret = stacks_flame(fl, r, w);
+		ret = stacks_flame(fl, r, v);
 		if (!ret) {
-			fprintf(f, "%s\"%s\":", first ? "" : ",", view_names[w]);
-			ret = flame__write_json(fl, f, view_units[w]);
+			jsonw__key(w, view_names[v]);
+			f = jsonw__file(w);
+			ret = f ? flame__write_json(fl, f, view_units[v]) : jsonw__error(w);
 		}
 		flame__free(fl);
-		first = false;
 	}
-	fputc('}', f);
+	jsonw__obj_close(w);
 	return ret;
 }
 
 /* Each metric's value in every measured run that counts, and the median's interval. */
-static int metrics(FILE *f, const struct session *s)
+static int metrics(struct jsonw *w, const struct session *s)
 {
 	double *v = malloc((s->nruns ? s->nruns : 1) * sizeof(*v)), lo, hi, cov;
 	int *idx = malloc((s->nruns ? s->nruns : 1) * sizeof(*idx));
@@ -127,7 +123,7 @@ static int metrics(FILE *f, const struct session *s)
 		ret = -ENOMEM;
 		goto out;
 	}
-	fputc('[', f);
+	jsonw__arr_open(w);
 	for (int m = 0; m < METRIC_NR; m++) {
 		const struct metric_def *d = metric_def(m);
 		char why[256] = "";
@@ -140,40 +136,44 @@ static int metrics(FILE *f, const struct session *s)
 			ok = !metric_value(&s->runs[i], m, &v[k], why, sizeof(why));
 			idx[k++] = s->runs[i].index;
 		}
-		fprintf(f, "%s{\"name\":\"%s\",\"unit\":\"%s\",", m ? "," : "", d->name,
-			metric_unit_name(d->unit));
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "name", d->name);
+		jsonw__str_field(w, "unit", metric_unit_name(d->unit));
 		if (!ok || !k) {
-			fputs("\"unavailable\":", f);
-			json_str(f, why[0] ? why : "no measured run completed");
-			fputc('}', f);
+			jsonw__str_field(w, "unavailable",
+					 why[0] ? why : "no measured run completed");
+			jsonw__obj_close(w);
 			continue;
 		}
-		fputs("\"runs\":[", f);
+		jsonw__key(w, "runs");
+		jsonw__arr_open(w);
 		for (size_t i = 0; i < k; i++)
-			fprintf(f, "%s%d", i ? "," : "", idx[i]);
-		fputs("],\"values\":[", f);
-		for (size_t i = 0; i < k; i++) {
-			if (i)
-				fputc(',', f);
-			json_num(f, v[i]);
-		}
-		fputc(']', f);
+			jsonw__int(w, idx[i]);
+		jsonw__arr_close(w);
+		jsonw__key(w, "values");
+		jsonw__arr_open(w);
+		for (size_t i = 0; i < k; i++)
+			json_num(w, v[i]);
+		jsonw__arr_close(w);
 		/* v is sorted from here on. */
 		if (!stats_median_interval(v, k, MEDIAN_CONFIDENCE, &lo, &hi, &cov)) {
-			fputs(",\"median\":", f);
-			json_num(f, stats_median_inplace(v, k));
-			fputs(",\"interval\":{\"low\":", f);
-			json_num(f, lo);
-			fputs(",\"high\":", f);
-			json_num(f, hi);
-			fprintf(f,
-				",\"coverage\":%.6f,\"method\":\"order statistics of the runs "
-				"(distribution-free)\"}",
-				cov);
+			jsonw__key(w, "median");
+			json_num(w, stats_median_inplace(v, k));
+			jsonw__key(w, "interval");
+			jsonw__obj_open(w);
+			jsonw__key(w, "low");
+			json_num(w, lo);
+			jsonw__key(w, "high");
+			json_num(w, hi);
+			jsonw__key(w, "coverage");
+			jsonw__fixed(w, cov, 6);
+			jsonw__str_field(w, "method",
+					 "order statistics of the runs (distribution-free)");
+			jsonw__obj_close(w);
 		}
-		fputc('}', f);
+		jsonw__obj_close(w);
 	}
-	fputc(']', f);
+	jsonw__arr_close(w);
 out:
 	free(v);
 	free(idx);
@@ -187,14 +187,20 @@ static char *derived(const struct report_html_side *side, const struct report_ht
 	const struct run *r = s->nruns ? &s->runs[s->nruns - 1] : NULL;
 	char *text = NULL, *rep = NULL;
 	size_t len = 0, rlen = 0;
+	struct jsonw *w;
 	FILE *f, *rf;
 	int ret = 0;
 
 	f = open_memstream(&text, &len);
 	if (!f)
 		return NULL;
+	w = jsonw__new(f, 0);
 	rf = open_memstream(&rep, &rlen);
-	if (!rf) {
+	if (!rf || !w) {
+		if (rf)
+			fclose(rf);
+		free(rep);
+		jsonw__free(w);
 		fclose(f);
 		free(text);
 		return NULL;
@@ -204,8 +210,8 @@ static char *derived(const struct report_html_side *side, const struct report_ht
 	if (s->cmp)
 		gate_report_comparison(rf, s->cmp, session_command(s), false, 0);
 	fclose(rf);
-	fputs("{\"report\":", f);
-	json_str(f, rep);
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "report", rep);
 	free(rep);
 	if (verdict && h->cmp) {
 		rep = NULL;
@@ -214,16 +220,21 @@ static char *derived(const struct report_html_side *side, const struct report_ht
 			gate_report_comparison(rf, h->cmp, session_command(s), false, 0);
 			fclose(rf);
 		}
-		fputs(",\"verdict_report\":", f);
-		json_str(f, rep);
+		jsonw__str_field(w, "verdict_report", rep);
 		free(rep);
 	}
-	fputs(",\"flames\":", f);
-	ret = r && r->detailed ? flames(f, r) : (fputs("null", f), 0);
-	fputs(",\"metrics\":", f);
+	jsonw__key(w, "flames");
+	if (r && r->detailed)
+		ret = flames(w, r);
+	else
+		jsonw__null(w);
+	jsonw__key(w, "metrics");
 	if (!ret)
-		ret = metrics(f, s);
-	fputs("}", f);
+		ret = metrics(w, s);
+	jsonw__obj_close(w);
+	if (!ret)
+		ret = jsonw__finish(w);
+	jsonw__free(w);
 	if (fclose(f) || ret) {
 		free(text);
 		return NULL;
@@ -257,6 +268,7 @@ static int diff_flames(FILE *out, const struct report_html *h)
 	const struct run *b = h->base ? h->base->s->runs : s->cmp_base_runs;
 	size_t nb = h->base ? h->base->s->nruns : s->ncmp_base_runs, len = 0;
 	char why[256], *text = NULL;
+	struct jsonw *w;
 	FILE *f;
 	int ret = 0;
 
@@ -265,23 +277,36 @@ static int diff_flames(FILE *out, const struct report_html *h)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
-	fputc('{', f);
+	w = jsonw__new(f, 0);
+	if (!w) {
+		fclose(f);
+		free(text);
+		return -ENOMEM;
+	}
+	jsonw__obj_open(w);
 	if (!b || !nb) {
 		/* tsarun report of a run's artifact: its verdict, not the baseline's runs. */
-		fputs("\"reason\":", f);
-		json_str(f, "the artifact holds the verdict, not the baseline's stacks: tsarun "
-			    "compare BASE.json NEW.json --html draws them");
+		jsonw__str_field(
+		    w, "reason",
+		    "the artifact holds the verdict, not the baseline's stacks: tsarun "
+		    "compare BASE.json NEW.json --html draws them");
 	} else if (flamediff_check(b, nb, s->runs, s->nruns, why, sizeof(why))) {
-		fputs("\"reason\":", f);
-		json_str(f, why);
+		jsonw__str_field(w, "reason", why);
 	} else {
 		for (int v = FLAMEDIFF_WALL; v >= 0 && !ret; v--) {
-			fprintf(f, "%s\"%s\":", v == FLAMEDIFF_WALL ? "" : ",",
-				flamediff_view_name(v));
-			ret = flamediff_write(f, b, nb, s->runs, s->nruns, v, FLAMEDIFF_JSON, NULL);
+			FILE *vf;
+
+			jsonw__key(w, flamediff_view_name(v));
+			vf = jsonw__file(w);
+			ret = vf ? flamediff_write(vf, b, nb, s->runs, s->nruns, v, FLAMEDIFF_JSON,
+						   NULL)
+				 : jsonw__error(w);
 		}
 	}
-	fputc('}', f);
+	jsonw__obj_close(w);
+	if (!ret)
+		ret = jsonw__finish(w);
+	jsonw__free(w);
 	if (fclose(f) && !ret)
 		ret = -ENOMEM;
 	if (!ret)
@@ -292,7 +317,8 @@ static int diff_flames(FILE *out, const struct report_html *h)
 
 int report_html_write(FILE *f, const struct report_html *h)
 {
-	char page[160];
+	struct jsonw *w;
+	char tool[64], *page;
 	int ret;
 
 	if (!h->run.s || !h->run.artifact)
@@ -300,9 +326,21 @@ int report_html_write(FILE *f, const struct report_html *h)
 	if (fwrite(report_html_head, 1, sizeof(report_html_head) - 1, f) !=
 	    sizeof(report_html_head) - 1)
 		return -EIO;
-	snprintf(page, sizeof(page), "{\"kind\":\"%s\",\"tool\":\"tsarun %s\"}",
-		 h->base ? "compare" : "run", TSARUN_VERSION);
+	w = jsonw__new(NULL, 0);
+	if (!w)
+		return -ENOMEM;
+	snprintf(tool, sizeof(tool), "tsarun %s", TSARUN_VERSION);
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "kind", h->base ? "compare" : "run");
+	jsonw__str_field(w, "tool", tool);
+	jsonw__obj_close(w);
+	ret = jsonw__finish(w);
+	page = ret ? NULL : jsonw__take(w, NULL);
+	jsonw__free(w);
+	if (!page)
+		return ret ? ret : -ENOMEM;
 	ret = block(f, "tsarun-page", page, strlen(page));
+	free(page);
 	if (!ret)
 		ret = side_blocks(f, &h->run, h, "tsarun-artifact", "tsarun-derived", true);
 	if (!ret && h->base)

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "critpath.h"
+#include "jsonw.h"
 #include "run.h"
-#include "textsafe.h"
 #include "timeline.h"
 #include "trace.h"
 
@@ -27,28 +27,22 @@
 #define PATH_PID       4194304 /* the critical path's process and track: above any pid */
 #define PATH_TID       4194304
 
-/* A JSON string (lib/textsafe: valid UTF-8 whatever the bytes, controls escaped). */
-static void put_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	textsafe_fput(f, textsafe_json, s, TEXTSAFE_NUL);
-	fputc('"', f);
-}
-
-/* Nanoseconds as microseconds to the nanosecond ("12.345"). */
-static void fmt_us(char *buf, size_t len, int64_t ns)
+/* Nanoseconds as microseconds to the nanosecond ("12.345"); its length. */
+static int fmt_us(char *buf, size_t len, int64_t ns)
 {
 	uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
 
-	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+	return snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000,
+			a % 1000);
 }
 
-static void put_us(FILE *f, int64_t ns)
+static void put_us(struct jsonw *w, const char *key, int64_t ns)
 {
 	char b[32];
+	int n = fmt_us(b, sizeof(b), ns);
 
-	fmt_us(b, sizeof(b), ns);
-	fputs(b, f);
+	jsonw__key(w, key);
+	jsonw__raw(w, b, (size_t)n);
 }
 
 /* ns as a reader of the trace has it: the microseconds written, parsed as a double. */
@@ -70,7 +64,7 @@ static double read_us(int64_t ns)
  * adjacent slices never overlap and a life still holds its states. The
  * difference is a nanosecond or two, never more.
  */
-static void put_ts_dur(FILE *f, int64_t start_ns, uint64_t dur_ns, bool outer)
+static void put_ts_dur(struct jsonw *w, int64_t start_ns, uint64_t dur_ns, bool outer)
 {
 	double ts = read_us(start_ns), end = read_us(start_ns + (int64_t)dur_ns);
 	uint64_t d = dur_ns;
@@ -85,31 +79,34 @@ static void put_ts_dur(FILE *f, int64_t start_ns, uint64_t dur_ns, bool outer)
 		else if (d)
 			d--;
 	}
-	fputs(",\"ts\":", f);
-	put_us(f, start_ns);
-	fputs(",\"dur\":", f);
-	put_us(f, (int64_t)d);
+	put_us(w, "ts", start_ns);
+	put_us(w, "dur", (int64_t)d);
 }
 
-static void put_sep(FILE *f, bool *first)
+/* An event's opening: {"ph":ph,"cat":cat (unless NULL),"pid":pid,"tid":tid */
+static void event(struct jsonw *w, const char *ph, const char *cat, uint32_t pid, uint32_t tid)
 {
-	fputs(*first ? "\n" : ",\n", f);
-	*first = false;
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "ph", ph);
+	if (cat)
+		jsonw__str_field(w, "cat", cat);
+	jsonw__uint_field(w, "pid", pid);
+	jsonw__uint_field(w, "tid", tid);
 }
 
-static void meta(FILE *f, bool *first, uint32_t pid, uint32_t tid, const char *what,
-		 const char *name, long sort)
+static void meta(struct jsonw *w, uint32_t pid, uint32_t tid, const char *what, const char *name,
+		 long sort)
 {
-	put_sep(f, first);
-	fprintf(f, "{\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"name\":\"%s\",", pid,
-		tid, what);
-	if (name) {
-		fputs("\"args\":{\"name\":", f);
-		put_str(f, name);
-		fputs("}}", f);
-	} else {
-		fprintf(f, "\"args\":{\"sort_index\":%ld}}", sort);
-	}
+	event(w, "M", NULL, pid, tid);
+	jsonw__str_field(w, "name", what);
+	jsonw__key(w, "args");
+	jsonw__obj_open(w);
+	if (name)
+		jsonw__str_field(w, "name", name);
+	else
+		jsonw__int_field(w, "sort_index", sort);
+	jsonw__obj_close(w);
+	jsonw__obj_close(w);
 }
 
 static const char *const slice_names[TSA_TL_NR] = {
@@ -147,94 +144,92 @@ static void track_name(char *buf, size_t len, const struct thread_acct *t,
 }
 
 /* The thread's whole life, with its closing account as args. */
-static void life_slice(FILE *f, bool *first, const struct thread_acct *t, const struct tl_thread *g,
+static void life_slice(struct jsonw *w, const struct thread_acct *t, const struct tl_thread *g,
 		       bool timeline)
 {
 	static const char *const states[TSA_ST_NR] = {"on_cpu_ns", "runqueue_ns", "sleeping_ns",
 						      "uninterruptible_ns", "stopped_ns"};
 
-	put_sep(f, first);
-	fprintf(f, "{\"ph\":\"X\",\"cat\":\"thread\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, t->pid,
-		t->tid);
-	put_ts_dur(f, t->start_ns, t->lifetime_ns, true);
-	fputs(",\"name\":", f);
-	put_str(f, t->comm);
-	fprintf(f, ",\"args\":{\"lifetime_ns\":%" PRIu64, t->lifetime_ns);
+	event(w, "X", "thread", t->pid, t->tid);
+	put_ts_dur(w, t->start_ns, t->lifetime_ns, true);
+	jsonw__str_field(w, "name", t->comm);
+	jsonw__key(w, "args");
+	jsonw__obj_open(w);
+	jsonw__uint_field(w, "lifetime_ns", t->lifetime_ns);
 	for (int s = 0; s < TSA_ST_NR; s++) {
 		bool unmeasured = s >= TSA_ST_SLEEP && (t->unmeasured & ACCT_NO_STATES);
 
 		if (unmeasured)
-			fprintf(f, ",\"%s\":null", states[s]);
+			jsonw__null_field(w, states[s]);
 		else
-			fprintf(f, ",\"%s\":%" PRIu64, states[s], t->state_ns[s]);
+			jsonw__uint_field(w, states[s], t->state_ns[s]);
 	}
-	fprintf(f, ",\"residual_ns\":%" PRIu64, t->residual_ns);
+	jsonw__uint_field(w, "residual_ns", t->residual_ns);
 	if (!(t->unmeasured & ACCT_NO_SLICES))
-		fprintf(f, ",\"slices\":%" PRIu64, t->slices);
-	if (!(t->unmeasured & ACCT_NO_SWITCHES))
-		fprintf(f, ",\"voluntary_switches\":%" PRIu64 ",\"involuntary_switches\":%" PRIu64,
-			t->voluntary, t->involuntary);
+		jsonw__uint_field(w, "slices", t->slices);
+	if (!(t->unmeasured & ACCT_NO_SWITCHES)) {
+		jsonw__uint_field(w, "voluntary_switches", t->voluntary);
+		jsonw__uint_field(w, "involuntary_switches", t->involuntary);
+	}
 	if (!(t->unmeasured & ACCT_NO_WAKEUPS))
-		fprintf(f, ",\"wakeups\":%" PRIu64, t->wakeups);
+		jsonw__uint_field(w, "wakeups", t->wakeups);
 	if (t->tid_before_exec)
-		fprintf(f, ",\"tid_before_exec\":%" PRIu32, t->tid_before_exec);
-	fprintf(f, ",\"execs\":%" PRIu32 ",\"alive_at_end\":%s", t->execs,
-		(t->flags & TSA_F_SURVIVOR) ? "true" : "false");
-	if (timeline)
-		fprintf(f,
-			",\"timeline_intervals\":%zu,\"timeline_lost_events\":%" PRIu64
-			",\"timeline_lost_ns\":%" PRIu64,
-			g ? g->n : 0, t->tl_lost, t->tl_lost_ns);
-	fputs("}}", f);
+		jsonw__uint_field(w, "tid_before_exec", t->tid_before_exec);
+	jsonw__uint_field(w, "execs", t->execs);
+	jsonw__bool_field(w, "alive_at_end", t->flags & TSA_F_SURVIVOR);
+	if (timeline) {
+		jsonw__uint_field(w, "timeline_intervals", g ? g->n : 0);
+		jsonw__uint_field(w, "timeline_lost_events", t->tl_lost);
+		jsonw__uint_field(w, "timeline_lost_ns", t->tl_lost_ns);
+	}
+	jsonw__obj_close(w);
+	jsonw__obj_close(w);
 }
 
 /* A state interval on its thread's track (cat state), or on its CPU's (cat cpu, of: its tid). */
-static void interval_slice(FILE *f, bool *first, uint32_t pid, uint32_t tid,
-			   const struct tl_interval *v, const char *name, uint32_t of)
+static void interval_slice(struct jsonw *w, uint32_t pid, uint32_t tid, const struct tl_interval *v,
+			   const char *name, uint32_t of)
 {
-	put_sep(f, first);
-	fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32,
-		of ? "cpu" : "state", pid, tid);
-	put_ts_dur(f, v->start_ns, v->dur_ns, false);
-	fputs(",\"name\":", f);
-	put_str(f, name);
-	if (of)
-		fprintf(f, ",\"args\":{\"tid\":%" PRIu32 "}}", of);
-	else if (v->cpu >= 0)
-		fprintf(f, ",\"args\":{\"cpu\":%d}}", v->cpu);
-	else
-		fputs("}", f);
+	event(w, "X", of ? "cpu" : "state", pid, tid);
+	put_ts_dur(w, v->start_ns, v->dur_ns, false);
+	jsonw__str_field(w, "name", name);
+	if (of || v->cpu >= 0) {
+		jsonw__key(w, "args");
+		jsonw__obj_open(w);
+		if (of)
+			jsonw__uint_field(w, "tid", of);
+		else
+			jsonw__int_field(w, "cpu", v->cpu);
+		jsonw__obj_close(w);
+	}
+	jsonw__obj_close(w);
 }
 
 /* Name changes after the first (execs) as instants on the thread's track. */
-static void exec_marks(FILE *f, bool *first, const struct thread_acct *t,
-		       const struct run_timeline *tl, const struct tl_thread *g)
+static void exec_marks(struct jsonw *w, const struct thread_acct *t, const struct run_timeline *tl,
+		       const struct tl_thread *g)
 {
 	for (size_t i = g->first_name + 1; i < g->first_name + g->nnames; i++) {
 		const struct tl_name *was = &tl->names[i - 1], *now = &tl->names[i];
+		char label[64];
 
-		put_sep(f, first);
-		fprintf(f,
-			"{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"exec\",\"pid\":%" PRIu32
-			",\"tid\":%" PRIu32 ",\"ts\":",
-			t->pid, t->tid);
-		put_us(f, now->at_ns);
-		fputs(",\"name\":", f);
-		{
-			char label[64];
-
-			snprintf(label, sizeof(label), "exec: %s", now->comm);
-			put_str(f, label);
-		}
-		fputs(",\"args\":{", f);
-		if (was->execs || strcmp(was->comm, RUN_SPAWNER_COMM)) {
-			fputs("\"from\":", f);
-			put_str(f, was->comm);
-			fputc(',', f);
-		}
-		fputs("\"to\":", f);
-		put_str(f, now->comm);
-		fprintf(f, ",\"execs\":%" PRIu32 "}}", now->execs);
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "ph", "i");
+		jsonw__str_field(w, "s", "t");
+		jsonw__str_field(w, "cat", "exec");
+		jsonw__uint_field(w, "pid", t->pid);
+		jsonw__uint_field(w, "tid", t->tid);
+		put_us(w, "ts", now->at_ns);
+		snprintf(label, sizeof(label), "exec: %s", now->comm);
+		jsonw__str_field(w, "name", label);
+		jsonw__key(w, "args");
+		jsonw__obj_open(w);
+		if (was->execs || strcmp(was->comm, RUN_SPAWNER_COMM))
+			jsonw__str_field(w, "from", was->comm);
+		jsonw__str_field(w, "to", now->comm);
+		jsonw__uint_field(w, "execs", now->execs);
+		jsonw__obj_close(w);
+		jsonw__obj_close(w);
 	}
 }
 
@@ -261,63 +256,67 @@ static const struct thread_acct *proc_leader(const struct run *r, const struct p
  * flow arrow from the waker's segment on the path to the wakee's thread
  * track, where its runqueue wait begins.
  */
-static void critpath_track(FILE *f, bool *first, const struct run_critpath *cp)
+static void critpath_track(struct jsonw *w, const struct run_critpath *cp)
 {
 	/* Each group's label as a JSON string, once: a ping-pong's path has a segment per switch. */
 	char **labels = calloc(cp->ngroups ? cp->ngroups : 1, sizeof(*labels));
 
-	meta(f, first, PATH_PID, PATH_PID, "process_name", "critical path", 0);
-	meta(f, first, PATH_PID, PATH_PID, "process_sort_index", NULL, -1);
-	meta(f, first, PATH_PID, PATH_TID, "thread_name", "critical path", 0);
+	meta(w, PATH_PID, PATH_PID, "process_name", "critical path", 0);
+	meta(w, PATH_PID, PATH_PID, "process_sort_index", NULL, -1);
+	meta(w, PATH_PID, PATH_TID, "thread_name", "critical path", 0);
 	for (size_t i = 0; labels && i < cp->ngroups; i++) {
-		char label[160], *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
+		struct jsonw *lw = jsonw__new(NULL, 0);
+		char label[160];
 
 		critpath_group_label(&cp->groups[i], label, sizeof(label));
-		if (m) {
-			put_str(m, label);
-			fclose(m);
+		if (lw) {
+			jsonw__str(lw, label);
+			labels[i] = jsonw__take(lw, NULL);
 		}
-		labels[i] = buf;
+		jsonw__free(lw);
 	}
 	for (size_t i = 0; i < cp->nseg; i++) {
 		const struct cp_segment *s = &cp->seg[i];
 
-		put_sep(f, first);
-		fprintf(f, "{\"ph\":\"X\",\"cat\":\"critical_path\",\"pid\":%d,\"tid\":%d,\"ts\":",
-			PATH_PID, PATH_TID);
-		put_us(f, s->start_ns);
-		fputs(",\"dur\":", f);
-		put_us(f, (int64_t)s->dur_ns);
-		fputs(",\"name\":", f);
+		event(w, "X", "critical_path", PATH_PID, PATH_TID);
+		put_us(w, "ts", s->start_ns);
+		put_us(w, "dur", (int64_t)s->dur_ns);
+		jsonw__key(w, "name");
 		if (labels && labels[s->group])
-			fputs(labels[s->group], f);
+			jsonw__raw(w, labels[s->group], strlen(labels[s->group]));
 		else
-			fputs("\"?\"", f);
-		fprintf(f, ",\"args\":{\"kind\":\"%s\",\"tid\":%" PRIu32 "}}",
-			critpath_kind_name(s->kind), s->tid);
+			jsonw__str(w, "?");
+		jsonw__key(w, "args");
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "kind", critpath_kind_name(s->kind));
+		jsonw__uint_field(w, "tid", s->tid);
+		jsonw__obj_close(w);
+		jsonw__obj_close(w);
 		if (!s->woke)
 			continue;
 		/* The arrow: from the end of this segment to the thread it woke. */
-		put_sep(f, first);
-		fprintf(f,
-			"{\"ph\":\"s\",\"cat\":\"critical_path\",\"name\":\"wakeup\",\"id\":%zu,"
-			"\"pid\":%d,\"tid\":%d,\"ts\":",
-			i, PATH_PID, PATH_TID);
-		put_us(f, s->start_ns + (int64_t)s->dur_ns - 1);
-		fputs("}", f);
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "ph", "s");
+		jsonw__str_field(w, "cat", "critical_path");
+		jsonw__str_field(w, "name", "wakeup");
+		jsonw__uint_field(w, "id", i);
+		jsonw__uint_field(w, "pid", PATH_PID);
+		jsonw__uint_field(w, "tid", PATH_TID);
+		put_us(w, "ts", s->start_ns + (int64_t)s->dur_ns - 1);
+		jsonw__obj_close(w);
 		if (i + 1 < cp->nseg) {
 			const struct cp_segment *n = &cp->seg[i + 1];
 
-			put_sep(f, first);
-			fprintf(f,
-				"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"critical_path\",\"name\":"
-				"\"wakeup\",\"id\":%zu,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-				",\"ts\":",
-				i, n->pid, n->tid);
-			put_us(f, n->start_ns);
-			fputs("}", f);
+			jsonw__obj_open(w);
+			jsonw__str_field(w, "ph", "f");
+			jsonw__str_field(w, "bp", "e");
+			jsonw__str_field(w, "cat", "critical_path");
+			jsonw__str_field(w, "name", "wakeup");
+			jsonw__uint_field(w, "id", i);
+			jsonw__uint_field(w, "pid", n->pid);
+			jsonw__uint_field(w, "tid", n->tid);
+			put_us(w, "ts", n->start_ns);
+			jsonw__obj_close(w);
 		}
 	}
 	for (size_t i = 0; labels && i < cp->ngroups; i++)
@@ -328,35 +327,44 @@ static void critpath_track(FILE *f, bool *first, const struct run_critpath *cp)
 int trace_write(FILE *f, const struct run *r, const char *command)
 {
 	const struct run_timeline *tl = r->timeline;
-	bool first = true, cpus_named[1024] = {false};
+	struct jsonw *w = jsonw__new(f, JSONW_NEWLINE);
+	bool cpus_named[1024] = {false};
 	char name[160];
+	int ret;
 
-	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"tsarun\",\"command\":", f);
-	put_str(f, command);
-	fprintf(
-	    f,
-	    ",\"run\":%d,\"clock\":\"microseconds from the run's start (the barrier's release)\"",
-	    r->index);
+	if (!w)
+		return -ENOMEM;
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "displayTimeUnit", "ns");
+	jsonw__key(w, "otherData");
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "tool", "tsarun");
+	jsonw__str_field(w, "command", command);
+	jsonw__int_field(w, "run", r->index);
+	jsonw__str_field(w, "clock", "microseconds from the run's start (the barrier's release)");
 	if (!tl) {
-		fputs(
-		    ",\"timeline\":false,\"note\":\"no state slices: this run was recorded without "
-		    "--timeline, so each thread is one slice of its whole life, with its closing "
-		    "account as args; tsarun --timeline records every on-CPU, runqueue, S, D and "
-		    "stopped interval\"",
-		    f);
+		jsonw__bool_field(w, "timeline", false);
+		jsonw__str_field(w, "note",
+				 "no state slices: this run was recorded without --timeline, so "
+				 "each thread is one slice of its whole life, with its closing "
+				 "account as args; tsarun --timeline records every on-CPU, "
+				 "runqueue, S, D and stopped interval");
 	} else {
-		fprintf(f,
-			",\"timeline\":true,\"timeline_complete\":%s,\"intervals\":%zu,"
-			"\"lost_events\":%" PRIu64 ",\"lost_ns\":%" PRIu64
-			",\"beyond_bound\":%" PRIu64 ",\"unmatched_intervals\":%" PRIu64,
-			timeline_complete(tl) ? "true" : "false", tl->n, tl->lost_events,
-			tl->lost_ns, tl->beyond_bound, tl->unmatched);
-		fputs(",\"note\":\"a thread's track: its life, and inside it its state intervals "
-		      "(they sum to its account); the CPUs process: what each CPU ran, from the "
-		      "threads' on-CPU intervals (inferred ones left out)\"",
-		      f);
+		jsonw__bool_field(w, "timeline", true);
+		jsonw__bool_field(w, "timeline_complete", timeline_complete(tl));
+		jsonw__uint_field(w, "intervals", tl->n);
+		jsonw__uint_field(w, "lost_events", tl->lost_events);
+		jsonw__uint_field(w, "lost_ns", tl->lost_ns);
+		jsonw__uint_field(w, "beyond_bound", tl->beyond_bound);
+		jsonw__uint_field(w, "unmatched_intervals", tl->unmatched);
+		jsonw__str_field(w, "note",
+				 "a thread's track: its life, and inside it its state intervals "
+				 "(they sum to its account); the CPUs process: what each CPU ran, "
+				 "from the threads' on-CPU intervals (inferred ones left out)");
 	}
-	fputs("},\"traceEvents\":[", f);
+	jsonw__obj_close(w);
+	jsonw__key(w, "traceEvents");
+	jsonw__arr_open_lines(w);
 
 	/* Processes in start order, then their threads in start order (threads[] is). */
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -368,24 +376,24 @@ int trace_write(FILE *f, const struct run *r, const char *command)
 			track_name(name, sizeof(name), lead, tl, g);
 		else
 			snprintf(name, sizeof(name), "%s", p->comm);
-		meta(f, &first, p->pid, p->pid, "process_name", name, 0);
-		meta(f, &first, p->pid, p->pid, "process_sort_index", NULL, (long)i);
+		meta(w, p->pid, p->pid, "process_name", name, 0);
+		meta(w, p->pid, p->pid, "process_sort_index", NULL, (long)i);
 	}
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct thread_acct *t = &r->threads[i];
 		const struct tl_thread *g = timeline_thread(tl, t);
 
 		track_name(name, sizeof(name), t, tl, g);
-		meta(f, &first, t->pid, t->tid, "thread_name", name, 0);
-		meta(f, &first, t->pid, t->tid, "thread_sort_index", NULL, (long)i);
-		life_slice(f, &first, t, g, tl != NULL);
+		meta(w, t->pid, t->tid, "thread_name", name, 0);
+		meta(w, t->pid, t->tid, "thread_sort_index", NULL, (long)i);
+		life_slice(w, t, g, tl != NULL);
 		if (!g)
 			continue;
 		for (size_t k = g->first; k < g->first + g->n; k++)
-			interval_slice(f, &first, t->pid, t->tid, &tl->iv[k],
+			interval_slice(w, t->pid, t->tid, &tl->iv[k],
 				       slice_names[tl->iv[k].kind < TSA_TL_NR ? tl->iv[k].kind : 0],
 				       0);
-		exec_marks(f, &first, t, tl, g);
+		exec_marks(w, t, tl, g);
 	}
 	/* What each CPU ran: the on-CPU intervals again, on one track per CPU. */
 	for (size_t i = 0; tl && i < r->nthreads; i++) {
@@ -403,33 +411,43 @@ int trace_write(FILE *f, const struct run *r, const char *command)
 
 				cpus_named[v->cpu] = true;
 				snprintf(cpu, sizeof(cpu), "CPU %d", v->cpu);
-				meta(f, &first, CPU_TRACKS_PID, CPU_TRACK_TID0 + (uint32_t)v->cpu,
+				meta(w, CPU_TRACKS_PID, CPU_TRACK_TID0 + (uint32_t)v->cpu,
 				     "thread_name", cpu, 0);
-				meta(f, &first, CPU_TRACKS_PID, CPU_TRACK_TID0 + (uint32_t)v->cpu,
+				meta(w, CPU_TRACKS_PID, CPU_TRACK_TID0 + (uint32_t)v->cpu,
 				     "thread_sort_index", NULL, v->cpu);
 			}
 			snprintf(label, sizeof(label), "%s %" PRIu32, t->comm, t->tid);
-			interval_slice(f, &first, CPU_TRACKS_PID, CPU_TRACK_TID0 + (uint32_t)v->cpu,
-				       v, label, t->tid);
+			interval_slice(w, CPU_TRACKS_PID, CPU_TRACK_TID0 + (uint32_t)v->cpu, v,
+				       label, t->tid);
 		}
 	}
 	if (tl && tl->n) {
-		meta(f, &first, CPU_TRACKS_PID, CPU_TRACKS_PID, "process_name", "CPUs", 0);
-		meta(f, &first, CPU_TRACKS_PID, CPU_TRACKS_PID, "process_sort_index", NULL,
+		meta(w, CPU_TRACKS_PID, CPU_TRACKS_PID, "process_name", "CPUs", 0);
+		meta(w, CPU_TRACKS_PID, CPU_TRACKS_PID, "process_sort_index", NULL,
 		     (long)r->nprocs);
 	}
 	if (r->critpath)
-		critpath_track(f, &first, r->critpath);
+		critpath_track(w, r->critpath);
 	if (tl && tl->beyond_bound) {
-		put_sep(f, &first);
-		fputs("{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"tsarun\",\"pid\":0,\"tid\":0,\"ts\":",
-		      f);
-		put_us(f, tl->truncated_at_ns);
-		fprintf(f,
-			",\"name\":\"timeline cut here (--timeline-max): later intervals missing\","
-			"\"args\":{\"intervals_not_kept\":%" PRIu64 ",\"their_ns\":%" PRIu64 "}}",
-			tl->beyond_bound, tl->beyond_bound_ns);
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "ph", "i");
+		jsonw__str_field(w, "s", "g");
+		jsonw__str_field(w, "cat", "tsarun");
+		jsonw__uint_field(w, "pid", 0);
+		jsonw__uint_field(w, "tid", 0);
+		put_us(w, "ts", tl->truncated_at_ns);
+		jsonw__str_field(w, "name",
+				 "timeline cut here (--timeline-max): later intervals missing");
+		jsonw__key(w, "args");
+		jsonw__obj_open(w);
+		jsonw__uint_field(w, "intervals_not_kept", tl->beyond_bound);
+		jsonw__uint_field(w, "their_ns", tl->beyond_bound_ns);
+		jsonw__obj_close(w);
+		jsonw__obj_close(w);
 	}
-	fputs("\n]}\n", f);
-	return ferror(f) ? -EIO : 0;
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
+	ret = jsonw__finish(w);
+	jsonw__free(w);
+	return ret;
 }

@@ -443,15 +443,23 @@ static void ob_put_run(struct outbuf *o, const char *p, size_t n)
 }
 
 /*
- * A byte a JSON document sink copies as it is, whatever comes before it:
- * printable ASCII but '[' (which "##" before it changes) and, for a script
- * element, < > &. A document is mostly these: they go by runs.
+ * A byte a JSON sink copies as it is, whatever comes before it: printable
+ * ASCII but '[' (which "##" before it changes), for a script element < > &
+ * too, and for a string '"', '\\' and ':' (which a leading "::" changes). A
+ * document, and most strings, are mostly these: they go by runs, a table
+ * look-up a byte.
  */
-static bool json_plain(enum sink k, unsigned char b)
-{
-	return b >= 0x20 && b < 0x7f && b != '[' &&
-	       (k != SK_JSON_HTML || (b != '<' && b != '>' && b != '&'));
-}
+enum { PLAIN_DOC = 1, PLAIN_HTML = 2, PLAIN_JSON = 4, PLAIN_ALL = 7 };
+
+static const unsigned char json_plain_bytes[256] = {
+    [' ' ... '!'] = PLAIN_ALL,	['"'] = PLAIN_DOC | PLAIN_HTML,
+    ['#' ... '%'] = PLAIN_ALL,	['&'] = PLAIN_DOC | PLAIN_JSON,
+    ['\'' ... '9'] = PLAIN_ALL, [':'] = PLAIN_DOC | PLAIN_HTML,
+    [';'] = PLAIN_ALL,		['<'] = PLAIN_DOC | PLAIN_JSON,
+    ['='] = PLAIN_ALL,		['>'] = PLAIN_DOC | PLAIN_JSON,
+    ['?' ... 'Z'] = PLAIN_ALL,	['\\'] = PLAIN_DOC | PLAIN_HTML,
+    [']' ... '~'] = PLAIN_ALL,
+};
 
 static void encode(enum sink k, struct outbuf *o, const char *s, size_t len)
 {
@@ -459,13 +467,20 @@ static void encode(enum sink k, struct outbuf *o, const char *s, size_t len)
 	struct unit u;
 
 	cursor_init(&c, k, s, len);
-	if (k == SK_JSON_DOC || k == SK_JSON_HTML) {
+	if (k == SK_JSON || k == SK_JSON_DOC || k == SK_JSON_HTML) {
+		unsigned char mask = k == SK_JSON	? PLAIN_JSON
+				     : k == SK_JSON_DOC ? PLAIN_DOC
+							: PLAIN_HTML;
+
 		while (c.i < c.len) {
 			size_t j = c.i;
 
-			while (j < c.len && json_plain(k, c.s[j]))
+			while (j < c.len && (json_plain_bytes[c.s[j]] & mask))
 				j++;
 			if (j > c.i) {
+				/* What cursor_next() keeps: still in the text's leading white space? */
+				for (size_t q = c.i; c.lead && q < j; q++)
+					c.lead = c.s[q] == ' ';
 				ob_put_run(o, (const char *)c.s + c.i, j - c.i);
 				c.i = j;
 			}
@@ -609,6 +624,18 @@ size_t textsafe_xml_cut(char *out, size_t size, const char *s, size_t len, size_
 
 size_t textsafe_json(char *out, size_t size, const char *s, size_t len)
 {
+	size_t n;
+
+	/* Most strings (and every key) are plain bytes only: copied whole when they fit. */
+	if (s && len != TEXTSAFE_NUL && len < size) {
+		for (n = 0; n < len && (json_plain_bytes[(unsigned char)s[n]] & PLAIN_JSON); n++)
+			;
+		if (n == len) {
+			memcpy(out, s, len);
+			out[len] = '\0';
+			return len;
+		}
+	}
 	return encode_all(SK_JSON, out, size, s, len);
 }
 

@@ -67,10 +67,91 @@ static void test_threads_csv(void **state)
 	run__free_detail(&r);
 }
 
+static void fx_run(struct run *r, int index, bool warmup, uint64_t wall_ms, int code)
+{
+	memset(r, 0, sizeof(*r));
+	r->index = index;
+	r->warmup = warmup;
+	r->status = code < 0 ? RUN_SIGNALED : RUN_EXITED;
+	r->exit_code = code < 0 ? 0 : code;
+	r->term_signal = code < 0 ? -code : 0;
+	r->wall_ns = wall_ms * 1000000;
+	r->ru.user_ns = wall_ms * 500000;
+	r->ru.sys_ns = wall_ms * 250000;
+}
+
+/*
+ * hyperfine's --export-json layout, byte for byte: a warmup left out, a
+ * run a signal ended as a null exit code, a word with a quote quoted as a
+ * shell takes it back, a quoted word's UTF-8 kept and its "##[" broken
+ * (as textsafe_json has every string), and the baseline command's result
+ * after the command's; a command with one run has a null stddev.
+ */
+static void test_hyperfine_json(void **state)
+{
+	char *const argv[] = {"sh", "-c", "it's", "\xc3\xa9 ##[x", NULL};
+	char *const base_argv[] = {"true", NULL};
+	struct run runs[4], base[1];
+	struct session s = {
+	    .argv = argv,
+	    .argc = 4,
+	    .runs = runs,
+	    .nruns = 4,
+	    .base_runs = base,
+	    .nbase_runs = 1,
+	    .base_argv = base_argv,
+	    .base_argc = 1,
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	(void)state;
+	fx_run(&runs[0], 0, true, 50, 0);
+	fx_run(&runs[1], 1, false, 100, 0);
+	fx_run(&runs[2], 2, false, 300, 2);
+	fx_run(&runs[3], 3, false, 200, -9);
+	fx_run(&base[0], 1, false, 10, 0);
+	assert_non_null(m);
+	assert_int_equal(export_hyperfine_json(m, &s), 0);
+	fclose(m);
+	assert_string_equal(text,
+			    "{\n"
+			    "  \"results\": [\n"
+			    "    {\n"
+			    "      \"command\": \"sh -c 'it'\\\\''s' '\xc3\xa9 ##\\u005bx'\",\n"
+			    "      \"mean\": 0.200000000,\n"
+			    "      \"stddev\": 0.100000000,\n"
+			    "      \"median\": 0.200000000,\n"
+			    "      \"user\": 0.100000000,\n"
+			    "      \"system\": 0.050000000,\n"
+			    "      \"min\": 0.100000000,\n"
+			    "      \"max\": 0.300000000,\n"
+			    "      \"times\": [0.100000000, 0.300000000, 0.200000000],\n"
+			    "      \"exit_codes\": [0, 2, null]\n"
+			    "    },\n"
+			    "    {\n"
+			    "      \"command\": \"true\",\n"
+			    "      \"mean\": 0.010000000,\n"
+			    "      \"stddev\": null,\n"
+			    "      \"median\": 0.010000000,\n"
+			    "      \"user\": 0.005000000,\n"
+			    "      \"system\": 0.002500000,\n"
+			    "      \"min\": 0.010000000,\n"
+			    "      \"max\": 0.010000000,\n"
+			    "      \"times\": [0.010000000],\n"
+			    "      \"exit_codes\": [0]\n"
+			    "    }\n"
+			    "  ]\n"
+			    "}\n");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_threads_csv),
+	    cmocka_unit_test(test_hyperfine_json),
 	};
 
 	return cmocka_run_group_tests_name("export", tests, NULL, NULL);
