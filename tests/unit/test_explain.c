@@ -304,7 +304,8 @@ static void test_zero_floor_interval_from_zero_not_blamed(void **state)
 			r->parts = run_parts__new();
 			assert_non_null(r->parts);
 			r->parts->root = strdup("app:app");
-			run_parts__add(r->parts, PART_THREAD, TSA_ST_ONCPU, "app:app", NULL, ns, ns);
+			run_parts__add(r->parts, PART_THREAD, TSA_ST_ONCPU, "app:app", NULL, ns,
+				       ns);
 			r->ru.user_ns = ns;
 			r->wall_ns = 2 * (uint64_t)MS;
 		}
