@@ -339,10 +339,11 @@ static struct bash_node *node_new(struct bashprof *bp, struct bash_node *parent,
 	return n;
 }
 
+/* Not mixed: the node index's Fibonacci hashing does that (lib/hashmap.h). */
 static uint64_t node_hash(const struct bash_node *parent, uint8_t kind, uint32_t line,
 			  const char *text)
 {
-	return mix((uintptr_t)parent * 31 + (uintptr_t)text * 17 + line * 7 + kind);
+	return (uintptr_t)parent * 31 + (uintptr_t)text * 17 + line * 7 + kind;
 }
 
 /* A node's key, looked up before the node is made. */
