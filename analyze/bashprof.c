@@ -21,6 +21,7 @@
 
 #include "bashprof.h"
 #include "hash.h"
+#include "hashmap.h"
 #include "run.h"
 #include "tsa_wire.h"
 #include "vec.h"
@@ -54,12 +55,24 @@ const char *bash_kind_name(enum bash_kind k)
 
 /* Interned strings: one copy of each text, compared by pointer afterwards. */
 struct strtab {
-	struct str {
-		uint64_t hash;
-		char *s;
-	} * slots;
-	size_t cap, n;
+	char **v; /* the copies */
+	size_t n, cap;
+	struct hmap map; /* a text -> its copy's index in v */
 };
+
+/* A text looked up before it is copied. */
+struct text_probe {
+	const char *s;
+	size_t n;
+};
+
+static bool strtab_equal(uint32_t i, const void *probe, void *ctx)
+{
+	const struct strtab *t = ctx;
+	const struct text_probe *p = probe;
+
+	return !strncmp(t->v[i], p->s, p->n) && !t->v[i][p->n];
+}
 
 static uint64_t mix(uint64_t h)
 {
@@ -76,56 +89,56 @@ static void mem_give(struct bashprof *bp, size_t n);
 /* Records make what they name: bp's memory limit holds (NULL past it). */
 static const char *strtab_intern(struct bashprof *bp, struct strtab *t, const char *s, size_t n)
 {
-	uint64_t h = hash_fnv1a(s, n, HASH_FNV1A_BASIS) | 1;
-	size_t i;
+	uint64_t h = hash_fnv1a(s, n, HASH_FNV1A_BASIS);
+	struct text_probe probe = {s, n};
+	size_t grow, cap = t->cap;
+	uint32_t i;
+	char *copy, **v;
 
 	/* A text already held costs nothing, past the limit too. */
-	for (i = h & (t->cap - 1); t->cap && t->slots[i].s; i = (i + 1) & (t->cap - 1))
-		if (t->slots[i].hash == h && !strncmp(t->slots[i].s, s, n) && !t->slots[i].s[n])
-			return t->slots[i].s;
-	if (t->n * 2 >= t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct str *slots;
+	if (hmap__find(&t->map, h, strtab_equal, &probe, &i))
+		return t->v[i];
+	grow = hmap__insert_cost(&t->map);
+	if (grow && !mem_take(bp, grow))
+		return NULL;
+	if (hmap__reserve(&t->map)) {
+		mem_give(bp, grow);
+		return NULL;
+	}
+	if (t->n == t->cap) {
+		/* Full: vec_grow() doubles it (1024 at first), counted before. */
+		size_t more = (t->cap ? t->cap : 1024) * sizeof(*v);
 
-		if (!mem_take(bp, (cap - t->cap) * sizeof(*slots)))
+		if (!mem_take(bp, more))
 			return NULL;
-		slots = calloc(cap, sizeof(*slots));
-		if (!slots) {
-			mem_give(bp, (cap - t->cap) * sizeof(*slots));
+		v = vec_grow(t->v, &cap, t->n + 1, sizeof(*v), 1024);
+		if (!v) {
+			mem_give(bp, more);
 			return NULL;
 		}
-		for (size_t j = 0; j < t->cap; j++) {
-			if (!t->slots[j].s)
-				continue;
-			for (i = t->slots[j].hash & (cap - 1); slots[i].s; i = (i + 1) & (cap - 1))
-				;
-			slots[i] = t->slots[j];
-		}
-		free(t->slots);
-		t->slots = slots;
+		t->v = v;
 		t->cap = cap;
 	}
-	for (i = h & (t->cap - 1); t->slots[i].s; i = (i + 1) & (t->cap - 1))
-		;
 	if (!mem_take(bp, n + 1))
 		return NULL;
-	t->slots[i].s = malloc(n + 1);
-	if (!t->slots[i].s) {
+	copy = malloc(n + 1);
+	if (!copy) {
 		mem_give(bp, n + 1);
 		return NULL;
 	}
-	memcpy(t->slots[i].s, s, n);
-	t->slots[i].s[n] = '\0';
-	t->slots[i].hash = h;
-	t->n++;
-	return t->slots[i].s;
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	t->v[t->n] = copy;
+	hmap__insert(&t->map, h, (uint32_t)t->n++); /* reserved above */
+	return copy;
 }
 
 static void strtab_free(struct strtab *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slots[i].s);
-	free(t->slots);
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+	hmap__free(&t->map);
 }
 
 /*
@@ -228,17 +241,12 @@ struct stream {
 	struct stream *prev_pid; /* the stream of the same pid before this one */
 };
 
-struct nodekey_slot {
-	struct bash_node *n;
-};
-
 struct bashprof {
 	struct strtab strs;
 	size_t mem; /* bytes records made the profile hold (BASHPROF_MEM_MAX) */
 	struct bash_node **nodes;
 	size_t nnodes, capnodes;
-	struct nodekey_slot *nk;
-	size_t nkcap, nkn;
+	struct hmap nk;	    /* a node's parent, kind, line and text -> its index in nodes */
 	struct stream **sh; /* (pid, gen) -> stream */
 	size_t shcap, shn;
 	/*
@@ -331,60 +339,55 @@ static struct bash_node *node_new(struct bashprof *bp, struct bash_node *parent,
 	return n;
 }
 
+/* Not mixed: the node index's Fibonacci hashing does that (lib/hashmap.h). */
 static uint64_t node_hash(const struct bash_node *parent, uint8_t kind, uint32_t line,
 			  const char *text)
 {
-	return mix((uintptr_t)parent * 31 + (uintptr_t)text * 17 + line * 7 + kind);
+	return (uintptr_t)parent * 31 + (uintptr_t)text * 17 + line * 7 + kind;
 }
 
-static int nk_grow(struct bashprof *bp)
+/* A node's key, looked up before the node is made. */
+struct node_probe {
+	const struct bash_node *parent;
+	const char *text;
+	uint32_t line;
+	uint8_t kind;
+	struct bash_node *const *nodes; /* bp->nodes: held here, one load fewer a lookup */
+};
+
+static bool nk_equal(uint32_t i, const void *probe, void *ctx)
 {
-	size_t cap = bp->nkcap ? bp->nkcap * 2 : 1024;
-	struct nodekey_slot *v;
+	const struct node_probe *p = probe;
+	const struct bash_node *n = p->nodes[i];
 
-	if (!mem_take(bp, (cap - bp->nkcap) * sizeof(*v)))
-		return -ENOMEM;
-	v = calloc(cap, sizeof(*v));
-	if (!v) {
-		mem_give(bp, (cap - bp->nkcap) * sizeof(*v));
-		return -ENOMEM;
-	}
-	for (size_t j = 0; j < bp->nkcap; j++) {
-		struct bash_node *n = bp->nk[j].n;
-		size_t i;
-
-		if (!n)
-			continue;
-		for (i = node_hash(n->parent, n->key_kind, n->line, n->text) & (cap - 1); v[i].n;
-		     i = (i + 1) & (cap - 1))
-			;
-		v[i].n = n;
-	}
-	free(bp->nk);
-	bp->nk = v;
-	bp->nkcap = cap;
-	return 0;
+	return n->parent == p->parent && n->key_kind == p->kind && n->line == p->line &&
+	       n->text == p->text;
 }
 
 /* The child of parent with this key, created when missing. */
 static struct bash_node *child_of(struct bashprof *bp, struct bash_node *parent, uint8_t kind,
 				  uint32_t line, const char *text, const char *file)
 {
-	size_t i;
+	struct node_probe probe = {parent, text, line, kind, bp->nodes};
+	uint64_t h = node_hash(parent, kind, line, text);
+	size_t grow;
+	uint32_t i;
 	struct bash_node *n;
 
-	if ((bp->nkn + 1) * 2 >= bp->nkcap && nk_grow(bp))
+	if (hmap__find(&bp->nk, h, nk_equal, &probe, &i))
+		return bp->nodes[i];
+	/* Room first: a node once made stays in the tree. */
+	grow = hmap__insert_cost(&bp->nk);
+	if (grow && !mem_take(bp, grow))
 		return NULL;
-	for (i = node_hash(parent, kind, line, text) & (bp->nkcap - 1); (n = bp->nk[i].n);
-	     i = (i + 1) & (bp->nkcap - 1))
-		if (n->parent == parent && n->key_kind == kind && n->line == line &&
-		    n->text == text)
-			return n;
+	if (hmap__reserve(&bp->nk)) {
+		mem_give(bp, grow);
+		return NULL;
+	}
 	n = node_new(bp, parent, kind, line, text, file);
 	if (!n)
 		return NULL;
-	bp->nk[i].n = n;
-	bp->nkn++;
+	hmap__insert(&bp->nk, h, (uint32_t)(bp->nnodes - 1)); /* reserved above */
 	return n;
 }
 
@@ -402,6 +405,8 @@ struct bashprof *bashprof__new(void)
 
 	if (!bp)
 		return NULL;
+	hmap__init(&bp->strs.map, &bp->strs);
+	hmap__init(&bp->nk, bp);
 	/* "" is held from the start: records that need it get it past the memory limit too. */
 	if (!node_new(bp, NULL, BK_SCRIPT, 0, "", "") || !strtab_intern(bp, &bp->strs, "", 0)) {
 		bashprof__free(bp);
@@ -443,7 +448,7 @@ void bashprof__free(struct bashprof *bp)
 		free(n);
 	}
 	free(bp->nodes);
-	free(bp->nk);
+	hmap__free(&bp->nk);
 	for (size_t i = 0; i < bp->nall; i++) {
 		stream_release(bp, bp->all[i]);
 		free(bp->all[i]->forks);
@@ -2135,9 +2140,7 @@ static void renumber(struct bashprof *bp)
 	bp->capnodes = bp->nnodes;
 	bp->nnodes = k;
 	/* The key table points at nodes that may be gone: nothing looks up after the end. */
-	free(bp->nk);
-	bp->nk = NULL;
-	bp->nkcap = bp->nkn = 0;
+	hmap__free(&bp->nk);
 	bp->limbo = NULL;
 }
 

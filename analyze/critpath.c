@@ -7,6 +7,7 @@
 
 #include "critpath.h"
 #include "hash.h"
+#include "hashmap.h"
 #include "textsafe.h"
 #include "vec.h"
 #include "flame.h"
@@ -525,34 +526,37 @@ static uint64_t seg_hash(const struct cp_segment *s)
 	return h * 0x9e3779b97f4a7c15ull;
 }
 
+/* Is the group at index g the group of segment probe? */
+static bool group_equal(uint32_t g, const void *probe, void *ctx)
+{
+	return same_group(&((const struct run_critpath *)ctx)->groups[g], probe);
+}
+
 int critpath_summarize(struct run_critpath *cp)
 {
-	size_t hcap = 64, mask;
-	uint32_t *slot = NULL, *rank = NULL;
+	struct hmap index; /* a segment's group -> its index in cp->groups */
+	uint32_t *rank = NULL;
 	int ret = -ENOMEM;
 
+	hmap__init(&index, cp);
 	free(cp->groups);
 	cp->ngroups = 0;
 	cp->unknown_ns = 0;
-	while (hcap < 2 * cp->nseg)
-		hcap *= 2;
-	mask = hcap - 1;
 	cp->groups = calloc(cp->nseg ? cp->nseg : 1, sizeof(*cp->groups));
-	slot = malloc(hcap * sizeof(*slot));
-	if (!cp->groups || !slot)
+	if (!cp->groups)
 		goto out;
-	memset(slot, 0xff, hcap * sizeof(*slot));
 	for (size_t i = 0; i < cp->nseg; i++) {
 		struct cp_segment *s = &cp->seg[i];
-		size_t h = (size_t)(seg_hash(s) >> 20) & mask;
+		uint64_t h = seg_hash(s);
+		uint32_t gi;
 		struct cp_group *g;
 
 		if (s->kind == CP_UNKNOWN)
 			cp->unknown_ns += s->dur_ns;
-		while (slot[h] != UINT32_MAX && !same_group(&cp->groups[slot[h]], s))
-			h = (h + 1) & mask;
-		if (slot[h] == UINT32_MAX) {
-			slot[h] = (uint32_t)cp->ngroups;
+		if (!hmap__find(&index, h, group_equal, s, &gi)) {
+			if (hmap__insert(&index, h, (uint32_t)cp->ngroups))
+				goto out;
+			gi = (uint32_t)cp->ngroups;
 			g = &cp->groups[cp->ngroups];
 			g->order = (uint32_t)cp->ngroups++;
 			g->tid = s->tid;
@@ -562,8 +566,8 @@ int critpath_summarize(struct run_critpath *cp)
 			memcpy(g->comm, s->comm, sizeof(g->comm));
 			memcpy(g->what, s->what, sizeof(g->what));
 		}
-		g = &cp->groups[slot[h]];
-		s->group = slot[h];
+		g = &cp->groups[gi];
+		s->group = gi;
 		g->total_ns += s->dur_ns;
 		g->segments++;
 	}
@@ -579,7 +583,7 @@ int critpath_summarize(struct run_critpath *cp)
 		cp->seg[i].group = rank[cp->seg[i].group];
 	ret = 0;
 out:
-	free(slot);
+	hmap__free(&index);
 	free(rank);
 	return ret;
 }

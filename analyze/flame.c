@@ -12,6 +12,7 @@
 
 #include "flame.h"
 #include "hash.h"
+#include "hashmap.h"
 #include "textsafe.h"
 #include "vec.h"
 
@@ -33,12 +34,8 @@ struct flame {
 	size_t alen, acap;
 	uint32_t *name_off; /* name id -> offset in arena */
 	size_t nnames, names_cap;
-	uint32_t *name_tab; /* open addressing: name id + 1, 0 is empty */
-	size_t name_tab_cap;
-
-	uint32_t
-	    *edge_tab; /* open addressing: node index, 0 is empty (the root is never a child) */
-	size_t edge_tab_cap, nedges;
+	struct hmap names; /* a name's bytes -> its id */
+	struct hmap edges; /* (parent, name) -> the child's node index */
 
 	struct {
 		char name[64];
@@ -73,47 +70,34 @@ static const char *name_of(const struct flame *f, uint32_t id)
 	return f->arena + f->name_off[id];
 }
 
-static int name_tab_rehash(struct flame *f, size_t cap)
+/* A name looked up before it is interned. */
+struct name_probe {
+	const char *s;
+	size_t n;
+};
+
+static bool name_equal(uint32_t id, const void *probe, void *ctx)
 {
-	uint32_t *t = calloc(cap, sizeof(*t));
+	const char *t = name_of(ctx, id);
+	const struct name_probe *p = probe;
 
-	if (!t)
-		return -ENOMEM;
-	for (size_t id = 0; id < f->nnames; id++) {
-		const char *s = name_of(f, (uint32_t)id);
-		size_t i = hash_bytes(s, strlen(s)) & (cap - 1);
-
-		while (t[i])
-			i = (i + 1) & (cap - 1);
-		t[i] = (uint32_t)id + 1;
-	}
-	free(f->name_tab);
-	f->name_tab = t;
-	f->name_tab_cap = cap;
-	return 0;
+	return !strncmp(t, p->s, p->n) && t[p->n] == '\0';
 }
 
 /* The id of name s[0..n), interned on first sight. Returns -ENOMEM or the id. */
 static int64_t intern(struct flame *f, const char *s, size_t n)
 {
-	uint32_t *off;
+	struct name_probe probe = {s, n};
+	uint64_t h = hash_bytes(s, n);
+	uint32_t id, *off;
 	char *arena;
-	size_t i;
 	int err;
 
-	if ((f->nnames + 1) * 2 > f->name_tab_cap) {
-		err = name_tab_rehash(f, f->name_tab_cap ? f->name_tab_cap * 2 : 256);
-		if (err)
-			return err;
-	}
-	i = hash_bytes(s, n) & (f->name_tab_cap - 1);
-	while (f->name_tab[i]) {
-		const char *t = name_of(f, f->name_tab[i] - 1);
-
-		if (!strncmp(t, s, n) && t[n] == '\0')
-			return f->name_tab[i] - 1;
-		i = (i + 1) & (f->name_tab_cap - 1);
-	}
+	if (hmap__find(&f->names, h, name_equal, &probe, &id))
+		return id;
+	err = hmap__reserve(&f->names);
+	if (err)
+		return err;
 	arena = vec_grow(f->arena, &f->acap, f->alen + n + 1, 1, 64);
 	if (!arena)
 		return -ENOMEM;
@@ -126,48 +110,37 @@ static int64_t intern(struct flame *f, const char *s, size_t n)
 	f->arena[f->alen + n] = '\0';
 	f->name_off[f->nnames] = (uint32_t)f->alen;
 	f->alen += n + 1;
-	f->name_tab[i] = (uint32_t)f->nnames + 1;
+	hmap__insert(&f->names, h, (uint32_t)f->nnames); /* reserved above */
 	return (int64_t)f->nnames++;
 }
 
-static int edge_tab_rehash(struct flame *f, size_t cap)
+/* An edge looked up: a node's parent and name. */
+struct edge_probe {
+	uint32_t parent, name;
+};
+
+static bool edge_equal(uint32_t idx, const void *probe, void *ctx)
 {
-	uint32_t *t = calloc(cap, sizeof(*t));
+	const struct fnode *n = &((const struct flame *)ctx)->nodes[idx];
+	const struct edge_probe *p = probe;
 
-	if (!t)
-		return -ENOMEM;
-	for (size_t n = 1; n < f->nnodes; n++) {
-		size_t i = hash_edge(f->nodes[n].parent, f->nodes[n].name) & (cap - 1);
-
-		while (t[i])
-			i = (i + 1) & (cap - 1);
-		t[i] = (uint32_t)n;
-	}
-	free(f->edge_tab);
-	f->edge_tab = t;
-	f->edge_tab_cap = cap;
-	return 0;
+	return n->parent == p->parent && n->name == p->name;
 }
 
 /* The child of parent called name, created on first sight. Returns -ENOMEM or its index. */
 static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 {
+	struct edge_probe probe = {parent, name};
+	uint64_t h = hash_edge(parent, name);
 	struct fnode *n;
-	size_t i;
+	uint32_t idx;
 	int err;
 
-	if ((f->nnodes + 1) * 2 > f->edge_tab_cap) {
-		err = edge_tab_rehash(f, f->edge_tab_cap ? f->edge_tab_cap * 2 : 1024);
-		if (err)
-			return err;
-	}
-	i = hash_edge(parent, name) & (f->edge_tab_cap - 1);
-	while (f->edge_tab[i]) {
-		n = &f->nodes[f->edge_tab[i]];
-		if (n->parent == parent && n->name == name)
-			return f->edge_tab[i];
-		i = (i + 1) & (f->edge_tab_cap - 1);
-	}
+	if (hmap__find(&f->edges, h, edge_equal, &probe, &idx))
+		return idx;
+	err = hmap__reserve(&f->edges);
+	if (err)
+		return err;
 	n = vec_grow(f->nodes, &f->nodes_cap, f->nnodes + 1, sizeof(*n), 64);
 	if (!n)
 		return -ENOMEM;
@@ -180,7 +153,7 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 	n->fcat = -1;
 	if (n->depth > f->maxdepth)
 		f->maxdepth = n->depth;
-	f->edge_tab[i] = (uint32_t)f->nnodes;
+	hmap__insert(&f->edges, h, (uint32_t)f->nnodes); /* reserved above */
 	return (int64_t)f->nnodes++;
 }
 
@@ -192,6 +165,8 @@ struct flame *flame__new(void)
 
 	if (!f)
 		return NULL;
+	hmap__init(&f->names, f);
+	hmap__init(&f->edges, f);
 	root = intern(f, "all", 3);
 	nodes = root < 0 ? NULL : vec_grow(f->nodes, &f->nodes_cap, 1, sizeof(*nodes), 64);
 	if (!nodes) {
@@ -216,8 +191,8 @@ void flame__free(struct flame *f)
 	free(f->nodes);
 	free(f->arena);
 	free(f->name_off);
-	free(f->name_tab);
-	free(f->edge_tab);
+	hmap__free(&f->names);
+	hmap__free(&f->edges);
 	free(f);
 }
 

@@ -6,6 +6,7 @@
 
 #include "flame.h"
 #include "hash.h"
+#include "hashmap.h"
 #include "run.h"
 #include "stacks.h"
 #include "vec.h"
@@ -211,52 +212,36 @@ static uint64_t trace_hash(const struct stack_trace *t)
 	return h;
 }
 
-struct hidx {
-	uint64_t h;
-	uint32_t i;
-};
-
-static int cmp_hidx(const void *a, const void *b)
+/* Is trace i the trace probe? */
+static bool trace_equal(uint32_t i, const void *probe, void *ctx)
 {
-	const struct hidx *x = a, *y = b;
-
-	if (x->h != y->h)
-		return x->h < y->h ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+	return same_trace(&((const struct run_stacks *)ctx)->traces[i], probe);
 }
 
 static void merge(struct run_stacks *s)
 {
 	uint32_t *canon = malloc((s->ntraces ? s->ntraces : 1) * sizeof(*canon));
-	struct hidx *hs = malloc((s->ntraces ? s->ntraces : 1) * sizeof(*hs));
+	struct hmap first; /* a trace -> the first of the traces equal to it */
 	size_t out = 0;
 
-	if (!canon || !hs) {
-		free(canon);
-		free(hs);
+	if (!canon)
 		return;
-	}
+	hmap__init(&first, s);
+	/* Each trace maps to the first equal one. */
 	for (size_t i = 0; i < s->ntraces; i++) {
-		canon[i] = (uint32_t)i;
-		hs[i] = (struct hidx){trace_hash(&s->traces[i]), (uint32_t)i};
-	}
-	qsort(hs, s->ntraces, sizeof(*hs), cmp_hidx);
-	/* Within a run of equal hashes, each trace maps to the first equal one. */
-	for (size_t a = 0; a < s->ntraces;) {
-		size_t b = a;
+		uint64_t h = trace_hash(&s->traces[i]);
+		uint32_t j;
 
-		while (b < s->ntraces && hs[b].h == hs[a].h)
-			b++;
-		for (size_t i = a + 1; i < b; i++)
-			for (size_t j = a; j < i; j++)
-				if (canon[hs[j].i] == hs[j].i &&
-				    same_trace(&s->traces[hs[i].i], &s->traces[hs[j].i])) {
-					canon[hs[i].i] = hs[j].i;
-					break;
-				}
-		a = b;
+		canon[i] = (uint32_t)i;
+		if (hmap__find(&first, h, trace_equal, &s->traces[i], &j)) {
+			canon[i] = j;
+		} else if (hmap__insert(&first, h, (uint32_t)i)) {
+			hmap__free(&first);
+			free(canon);
+			return;
+		}
 	}
-	free(hs);
+	hmap__free(&first);
 	for (size_t i = 0; i < s->naggs; i++) {
 		struct stack_agg *a = &s->aggs[i];
 

@@ -1,93 +1,74 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "hashmap.h"
 #include "pidset.h"
+#include "vec.h"
 
-static size_t slot(uint32_t key, size_t cap)
+/* The key looked up, and the entries it is looked up among. */
+struct pid_probe {
+	uint32_t key;
+	const struct pidset_ent *ents;
+};
+
+static bool pid_equal(uint32_t i, const void *probe, void *ctx)
 {
-	/* Fibonacci hashing: consecutive pids spread over the table. */
-	return (size_t)(((uint64_t)key * 11400714819323198485ull) >> 32) & (cap - 1);
+	const struct pid_probe *p = probe;
+
+	return p->ents[i].key == p->key;
 }
 
-static int grow(struct pidset *s)
-{
-	size_t cap = s->cap ? s->cap * 2 : 256;
-	uint32_t *keys = calloc(cap, sizeof(*keys));
-	uint64_t *vals = calloc(cap, sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < s->cap; i++) {
-		size_t j;
-
-		if (!s->keys[i])
-			continue;
-		for (j = slot(s->keys[i], cap); keys[j]; j = (j + 1) & (cap - 1))
-			;
-		keys[j] = s->keys[i];
-		vals[j] = s->vals[i];
-	}
-	free(s->keys);
-	free(s->vals);
-	s->keys = keys;
-	s->vals = vals;
-	s->cap = cap;
-	return 0;
-}
+/* A pid is its own hash: the map's Fibonacci hashing spreads consecutive pids. */
 
 int pidset_put(struct pidset *s, uint32_t key, uint64_t val)
 {
-	size_t j;
+	struct pid_probe probe = {key, s->ents};
+	struct pidset_ent *ents;
+	uint32_t i;
 	int err;
 
 	if (!key)
 		return -EINVAL;
-	if ((s->n + 1) * 2 > s->cap) {
-		err = grow(s);
-		if (err)
-			return err;
+	if (hmap__find(&s->map, key, pid_equal, &probe, &i)) {
+		s->ents[i].val = val;
+		return 0;
 	}
-	for (j = slot(key, s->cap); s->keys[j] && s->keys[j] != key; j = (j + 1) & (s->cap - 1))
-		;
-	if (!s->keys[j]) {
-		s->keys[j] = key;
-		s->n++;
-	}
-	s->vals[j] = val;
+	err = hmap__reserve(&s->map);
+	if (err)
+		return err;
+	ents = vec_grow(s->ents, &s->cap, s->n + 1, sizeof(*s->ents), 256);
+	if (!ents)
+		return -ENOMEM;
+	s->ents = ents;
+	s->ents[s->n] = (struct pidset_ent){key, val};
+	hmap__insert(&s->map, key, (uint32_t)s->n); /* reserved above */
+	s->n++;
 	return 0;
 }
 
 bool pidset_get(const struct pidset *s, uint32_t key, uint64_t *val)
 {
-	if (!s->cap || !key)
+	struct pid_probe probe = {key, s->ents};
+	uint32_t i;
+
+	if (!key || !hmap__find(&s->map, key, pid_equal, &probe, &i))
 		return false;
-	for (size_t j = slot(key, s->cap); s->keys[j]; j = (j + 1) & (s->cap - 1)) {
-		if (s->keys[j] == key) {
-			if (val)
-				*val = s->vals[j];
-			return true;
-		}
-	}
-	return false;
+	if (val)
+		*val = s->ents[i].val;
+	return true;
 }
 
 void pidset_clear(struct pidset *s)
 {
-	if (s->cap) {
-		memset(s->keys, 0, s->cap * sizeof(*s->keys));
-		memset(s->vals, 0, s->cap * sizeof(*s->vals));
-	}
+	hmap__clear(&s->map);
 	s->n = 0;
 }
 
 void pidset_free(struct pidset *s)
 {
-	free(s->keys);
-	free(s->vals);
-	memset(s, 0, sizeof(*s));
+	hmap__free(&s->map);
+	free(s->ents);
+	s->ents = NULL;
+	s->n = s->cap = 0;
 }

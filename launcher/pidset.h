@@ -12,11 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashmap.h"
+
+/* The entries, in the order they came, and a lib/hashmap index over them. */
 struct pidset {
-	uint32_t *keys;
-	uint64_t *vals;
-	size_t cap; /* a power of two, or 0 */
-	size_t n;
+	struct hmap map; /* pid -> its entry in ents[] */
+	struct pidset_ent {
+		uint32_t key;
+		uint64_t val;
+	} * ents;
+	size_t n, cap;
 };
 
 /* Insert or overwrite. Returns 0 or -ENOMEM (-EINVAL for key 0). */

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "hashmap.h"
 #include "oncpu.skel.h"
 #include "oncpu_compat.skel.h"
 #include "probe.h"
@@ -24,7 +25,7 @@
 #include "stacks.h"
 #include "symbolize.h"
 #include "tsarun.h"
-#include "lib/vec.h"
+#include "vec.h"
 
 _Static_assert(sizeof(struct tsa_stack_id) == 16, "struct tsa_stack_id changed size");
 _Static_assert(sizeof(struct tsa_offcpu_key) % 8 == 0, "struct tsa_offcpu_key needs no padding");
@@ -490,13 +491,23 @@ static void map_clear(int fd, size_t ksz)
 	free(keys);
 }
 
-/* Stack ids seen in the aggregates, to their trace index (a small open-addressing table). */
+/* Stack ids seen in the aggregates, to their trace index. */
 struct idmap {
-	struct tsa_stack_id *ids;
-	uint32_t *idx;
-	bool *kernel;
-	uint64_t *time; /* a user stack's first capture (CLOCK_MONOTONIC), 0: unknown */
-	size_t cap, n;
+	struct idrec {
+		struct tsa_stack_id id;
+		bool kernel;
+		uint32_t trace; /* index in the run's traces */
+		uint64_t time;	/* a user stack's first capture (CLOCK_MONOTONIC), 0: unknown */
+	} * v;
+	size_t n, cap;
+	struct hmap index; /* a stack id (and which stack) -> its record in v */
+};
+
+/* The stack id looked up, and the records it is looked up among. */
+struct id_probe {
+	const struct tsa_stack_id *id;
+	bool kernel;
+	const struct idrec *v;
 };
 
 static uint64_t id_hash(const struct tsa_stack_id *id, bool kernel)
@@ -509,6 +520,13 @@ static uint64_t id_hash(const struct tsa_stack_id *id, bool kernel)
 static bool id_eq(const struct tsa_stack_id *a, const struct tsa_stack_id *b)
 {
 	return a->h1 == b->h1 && a->h2 == b->h2 && a->nr == b->nr && a->status == b->status;
+}
+
+static bool idrec_equal(uint32_t i, const void *probe, void *ctx)
+{
+	const struct id_probe *p = probe;
+
+	return p->v[i].kernel == p->kernel && id_eq(&p->v[i].id, p->id);
 }
 
 struct symctx {
@@ -631,56 +649,27 @@ static int64_t trace_of(struct symctx *c, const struct tsa_stack_id *id, bool ke
 			uint64_t *time)
 {
 	struct idmap *m = &c->map;
-	uint64_t when = 0;
-	size_t i;
+	struct id_probe probe = {id, kernel, m->v};
+	uint64_t h = id_hash(id, kernel), when = 0;
+	struct idrec *v;
+	uint32_t i;
 	int64_t t;
 
 	if (time)
 		*time = 0;
 
-	if (!m->cap || (m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 1024;
-		struct idmap nm = {calloc(cap, sizeof(*nm.ids)),
-				   calloc(cap, sizeof(*nm.idx)),
-				   calloc(cap, sizeof(*nm.kernel)),
-				   calloc(cap, sizeof(*nm.time)),
-				   cap,
-				   0};
-
-		if (!nm.ids || !nm.idx || !nm.kernel || !nm.time) {
-			free(nm.ids);
-			free(nm.idx);
-			free(nm.kernel);
-			free(nm.time);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->idx[j])
-				continue;
-			i = id_hash(&m->ids[j], m->kernel[j]) & (cap - 1);
-			while (nm.idx[i])
-				i = (i + 1) & (cap - 1);
-			nm.ids[i] = m->ids[j];
-			nm.idx[i] = m->idx[j];
-			nm.kernel[i] = m->kernel[j];
-			nm.time[i] = m->time[j];
-			nm.n++;
-		}
-		free(m->ids);
-		free(m->idx);
-		free(m->kernel);
-		free(m->time);
-		*m = nm;
+	if (hmap__find(&m->index, h, idrec_equal, &probe, &i)) {
+		if (time)
+			*time = m->v[i].time;
+		return m->v[i].trace;
 	}
-	i = id_hash(id, kernel) & (m->cap - 1);
-	while (m->idx[i]) {
-		if (m->kernel[i] == kernel && id_eq(&m->ids[i], id)) {
-			if (time)
-				*time = m->time[i];
-			return m->idx[i] - 1;
-		}
-		i = (i + 1) & (m->cap - 1);
-	}
+	/* Room first: a stack is symbolized once. */
+	if (hmap__reserve(&m->index))
+		return -ENOMEM;
+	v = vec_grow(m->v, &m->cap, m->n + 1, sizeof(*m->v), 1024);
+	if (!v)
+		return -ENOMEM;
+	m->v = v;
 	if (id->status != TSA_SS_OK)
 		t = run_stacks__add_missing(c->rs, kernel, id->status);
 	else if (kernel)
@@ -691,11 +680,8 @@ static int64_t trace_of(struct symctx *c, const struct tsa_stack_id *id, bool ke
 		return t;
 	if (time)
 		*time = when;
-	m->time[i] = when;
-	m->ids[i] = *id;
-	m->idx[i] = (uint32_t)t + 1;
-	m->kernel[i] = kernel;
-	m->n++;
+	m->v[m->n] = (struct idrec){*id, kernel, (uint32_t)t, when};
+	hmap__insert(&m->index, h, (uint32_t)m->n++); /* reserved above */
 	return t;
 }
 
@@ -1031,10 +1017,8 @@ static int st_collect(struct probe *pr, struct run *r)
 	rs = NULL;
 out:
 	clear_maps(p);
-	free(c.map.ids);
-	free(c.map.idx);
-	free(c.map.kernel);
-	free(c.map.time);
+	free(c.map.v);
+	hmap__free(&c.map.index);
 	free(c.names);
 	symbolizer__free(c.sym);
 	run_stacks__free(rs);
