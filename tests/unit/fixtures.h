@@ -52,17 +52,48 @@ static inline struct tsa_thread fx_thread(uint32_t tid, uint32_t pid, uint32_t p
 	return t;
 }
 
+/*
+ * The whole file at rel in the source tree, NUL-terminated, its length in
+ * *len (may be NULL). malloc'd; NULL when it cannot be read.
+ */
+static inline char *fx_read_file(const char *rel, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	long n;
+	char *text;
+
+	snprintf(path, sizeof(path), "%s/%s", SRCDIR, rel);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0) {
+		fclose(f);
+		return NULL;
+	}
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
+		free(text);
+		text = NULL;
+	}
+	fclose(f);
+	if (text && len)
+		*len = (size_t)n;
+	return text;
+}
+
 /* Compare text with a golden file; UPDATE_GOLDEN=1 rewrites it instead. */
 static inline int golden_check(const char *name, const char *text)
 {
 	char path[512];
 	FILE *f;
-	long len;
 	char *want;
 	int same;
 
-	snprintf(path, sizeof(path), "%s/tests/golden/%s", SRCDIR, name);
+	snprintf(path, sizeof(path), "tests/golden/%s", name);
 	if (getenv("UPDATE_GOLDEN")) {
+		snprintf(path, sizeof(path), "%s/tests/golden/%s", SRCDIR, name);
 		f = fopen(path, "w");
 		if (!f)
 			return -1;
@@ -70,21 +101,11 @@ static inline int golden_check(const char *name, const char *text)
 		fclose(f);
 		return 0;
 	}
-	f = fopen(path, "r");
-	if (!f) {
+	want = fx_read_file(path, NULL);
+	if (!want) {
 		fprintf(stderr, "golden file %s missing (run with UPDATE_GOLDEN=1)\n", path);
 		return -1;
 	}
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	want = calloc(1, (size_t)len + 1);
-	if (!want || fread(want, 1, (size_t)len, f) != (size_t)len) {
-		fclose(f);
-		free(want);
-		return -1;
-	}
-	fclose(f);
 	same = !strcmp(want, text);
 	if (!same)
 		fprintf(stderr, "%s differs from the golden file.\n--- want\n%s\n--- got\n%s\n",

@@ -86,28 +86,6 @@ static void make_session(struct session *s, struct run *r)
 	    .known = true, .before = 0, .during = -1, .reason = "off for the run"};
 }
 
-/* The whole file at SRCDIR/rel, NUL-terminated (malloc'd). */
-static char *slurp(const char *rel, size_t *len)
-{
-	char path[512];
-	FILE *f;
-	char *text;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", SRCDIR, rel);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
-	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return text;
-}
-
 /* The thread of r that is t, by identity (tid and start), or NULL. */
 static const struct thread_acct *same_thread(const struct run *r, const struct thread_acct *t)
 {
@@ -218,9 +196,10 @@ static void test_tables_round_trip(void **state)
 	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
 		struct session a, b;
 		char err[512], *text, *again;
-		size_t len;
+		size_t len = 0;
 
-		text = slurp(files[k], &len);
+		text = fx_read_file(files[k], &len);
+		assert_non_null(text);
 		if (artifact_parse(text, len, files[k], &detail, &a, err, sizeof(err)))
 			fail_msg("%s: %s", files[k], err);
 		again = artifact_render(&a);

@@ -17,6 +17,7 @@
 
 #include "unit.h"
 
+#include "fixtures.h"
 #include "options.h"
 
 #define MAX_OPTS 128
@@ -306,18 +307,9 @@ static void assert_same(struct doc_set *want, struct doc_set *got, bool letters)
 
 static char *man_page(void)
 {
-	FILE *f = fopen(SRCDIR "/doc/tsarun.1", "r");
-	char *text;
-	long n;
+	char *text = fx_read_file("doc/tsarun.1", NULL);
 
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
 	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
 	return text;
 }
 
