@@ -58,7 +58,7 @@ static inline struct tsa_thread fx_thread(uint32_t tid, uint32_t pid, uint32_t p
  */
 static inline char *fx_read_file(const char *rel, size_t *len)
 {
-	char path[512];
+	char path[1024];
 	FILE *f;
 	long n;
 	char *text;
