@@ -35,6 +35,7 @@
 #include "sampling.h"
 #include "sandbox.h"
 #include "taskstats_client.h"
+#include "termwrap.h"
 #include "lib/vec.h"
 
 #ifndef SYS_pidfd_open
@@ -622,7 +623,8 @@ int monitor_main(const struct tsarun_opts *o)
 		goto out_mask;
 	}
 	if (!o->no_sandbox && sandbox_enter(NULL, why, sizeof(why)))
-		fprintf(stderr, "tsarun: warning: running unconfined: %s\n", why);
+		termwrap_say(stderr, o->wide ? 0 : termwrap_width(STDERR_FILENO),
+			     "tsarun: warning: ", "running unconfined: %s", why);
 
 	m.attach_ns = m.iv_start_ns = mono_ns();
 	ret = scan(&m, true, true);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "termwrap.h"
+#include "textsafe.h"
 
 size_t termwrap_width(int fd)
 {
@@ -152,4 +153,27 @@ void termwrap_printf(FILE *f, size_t width, const char *fmt, ...)
 	}
 	termwrap_fputs(f, text, width);
 	free(text);
+}
+
+void termwrap_say(FILE *f, size_t width, const char *prefix, const char *fmt, ...)
+{
+	char *msg = NULL, *safe = NULL, *line = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n >= 0)
+		safe = textsafe_dup(textsafe_term, msg, (size_t)n);
+	if (safe && asprintf(&line, "%s%s\n", prefix, safe) >= 0)
+		termwrap_fputs(f, line, width);
+	else if (safe)
+		fprintf(f, "%s%s\n", prefix, safe);
+	else
+		/* No memory for the text: said as briefly as can be, unwrapped. */
+		fprintf(f, "%s(a message, out of memory)\n", prefix);
+	free(line);
+	free(safe);
+	free(msg);
 }

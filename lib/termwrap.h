@@ -34,4 +34,12 @@ void termwrap_fputs(FILE *f, const char *text, size_t width);
 void termwrap_printf(FILE *f, size_t width, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * One line: prefix as it is, then the formatted message made safe for a
+ * terminal first (textsafe_term: a path or a reason from outside is shown,
+ * never obeyed, and a newline in it is written visibly), wrapped at width.
+ */
+void termwrap_say(FILE *f, size_t width, const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif /* TSARUN_TERMWRAP_H */

@@ -93,6 +93,23 @@ static void test_printf(void **state)
 	free(out);
 }
 
+/* A message from outside (a reason holding a path): escaped, then wrapped after the prefix. */
+static void test_say(void **state)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+
+	(void)state;
+	assert_non_null(m);
+	termwrap_say(m, 60, "tsarun: warning: ", "running unconfined: cannot open '%s': %s",
+		     "/tmp/a\033[2Jb", "Permission denied");
+	fclose(m);
+	assert_string_equal(out, "tsarun: warning: running unconfined: cannot open\n"
+				 "  '/tmp/a\\x1b[2Jb': Permission denied\n");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -101,6 +118,7 @@ int main(void)
 	    cmocka_unit_test(test_long_words_and_escapes),
 	    cmocka_unit_test(test_width_of_a_file),
 	    cmocka_unit_test(test_printf),
+	    cmocka_unit_test(test_say),
 	};
 
 	return cmocka_run_group_tests_name("termwrap", tests, NULL, NULL);
