@@ -39,3 +39,14 @@ const struct artifact_count_field artifact_count_fields[] = {
 };
 const size_t artifact_ncount_fields =
     sizeof(artifact_count_fields) / sizeof(artifact_count_fields[0]);
+
+const struct artifact_sampled_field artifact_sampled_fields[] = {
+    {"max_gap_ns", offsetof(struct thread_sampled, max_gap_ns)},
+    {"transitions", offsetof(struct thread_sampled, transitions)},
+    {"transition_uncertainty_ns", offsetof(struct thread_sampled, uncertainty_ns)},
+    {"untimed_ns", offsetof(struct thread_sampled, untimed_ns)},
+};
+const size_t artifact_nsampled_fields =
+    sizeof(artifact_sampled_fields) / sizeof(artifact_sampled_fields[0]);
+const char *const artifact_sampled_states[4] = {"running", "sleeping", "uninterruptible",
+						"stopped"};

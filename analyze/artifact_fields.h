@@ -54,4 +54,15 @@ static inline size_t artifact_field_off(const struct artifact_count_field *f, en
 	return f->off[row == ARTIFACT_ROW_TOTALS];
 }
 
+/* What procfs samples said of a thread beyond its counters (struct thread_sampled). */
+struct artifact_sampled_field {
+	const char *name;
+	size_t off; /* of a uint64_t in struct thread_sampled */
+};
+
+extern const struct artifact_sampled_field artifact_sampled_fields[];
+extern const size_t artifact_nsampled_fields;
+/* by_state_ns's keys, by its index: R, S (and I), D, T (and t). */
+extern const char *const artifact_sampled_states[4];
+
 #endif /* TSARUN_ARTIFACT_FIELDS_H */

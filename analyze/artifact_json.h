@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the artifact writers (artifact.c, artifact_monitor.c,
- * artifact_timeline.c) share: the only files that include cJSON, and
+ * What the artifact writers (artifact.c, artifact_timeline.c) share: the
+ * only files that write through cJSON (the reader, artifact_read.c, reads
+ * with it; monitor mode's and --interval's lines, the trace, the exports
+ * and the HTML page's data are written through lib/jsonw), and
  * json_print(), through which each prints. Nanosecond counts and sums can
  * pass 2^53, where a JSON number read as a double stops being exact, so
  * integers are written as raw text.
@@ -17,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "artifact_fields.h"
 #include "run.h"
 #include "textsafe.h"
 
@@ -66,15 +69,12 @@ static inline void add_sampled_states(cJSON *o, const struct thread_sampled *s)
 {
 	cJSON *by;
 
-	add_u64(o, "max_gap_ns", s->max_gap_ns);
-	add_u64(o, "transitions", s->transitions);
-	add_u64(o, "transition_uncertainty_ns", s->uncertainty_ns);
-	add_u64(o, "untimed_ns", s->untimed_ns);
+	for (size_t i = 0; i < artifact_nsampled_fields; i++)
+		add_u64(o, artifact_sampled_fields[i].name,
+			*(const uint64_t *)((const char *)s + artifact_sampled_fields[i].off));
 	by = cJSON_AddObjectToObject(o, "by_state_ns");
-	add_u64(by, "running", s->by_state_ns[0]);
-	add_u64(by, "sleeping", s->by_state_ns[1]);
-	add_u64(by, "uninterruptible", s->by_state_ns[2]);
-	add_u64(by, "stopped", s->by_state_ns[3]);
+	for (int i = 0; i < 4; i++)
+		add_u64(by, artifact_sampled_states[i], s->by_state_ns[i]);
 }
 
 #endif /* TSARUN_ARTIFACT_JSON_H */

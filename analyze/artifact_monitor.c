@@ -1,125 +1,124 @@
 // SPDX-License-Identifier: MIT
 /*
  * Monitor mode's JSON Lines (see monitor.h): one object per report, on one
- * line, integers written as raw text so that nanoseconds stay exact.
- * The format is doc/tsarun-monitor.schema.json.
+ * line, integers written exactly, through lib/jsonw (strings as every JSON
+ * writer of tsarun's escapes them). The format is
+ * doc/tsarun-monitor.schema.json.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include <cjson/cJSON.h>
-
-#include "artifact_json.h"
+#include "artifact_fields.h"
+#include "jsonw.h"
 #include "monitor.h"
 #include "run.h"
 
-static cJSON *delays_json(const struct thread_acct *t)
+static void delays_json(struct jsonw *w, const struct thread_acct *t)
 {
-	cJSON *d;
-
-	if (!t->have_delays)
-		return cJSON_CreateNull();
-	d = cJSON_CreateObject();
+	if (!t->have_delays) {
+		jsonw__null(w);
+		return;
+	}
+	jsonw__obj_open(w);
 	for (int i = 0; i < DELAY_NR; i++) {
-		cJSON *c;
-
+		jsonw__key(w, delay_name(i));
 		if (!t->delays[i].available) {
-			cJSON_AddNullToObject(d, delay_name(i));
+			jsonw__null(w);
 			continue;
 		}
-		c = cJSON_CreateObject();
-		add_u64(c, "count", t->delays[i].count);
-		add_u64(c, "total_ns", t->delays[i].total_ns);
-		cJSON_AddItemToObject(d, delay_name(i), c);
+		jsonw__obj_open(w);
+		jsonw__uint_field(w, "count", t->delays[i].count);
+		jsonw__uint_field(w, "total_ns", t->delays[i].total_ns);
+		jsonw__obj_close(w);
 	}
-	cJSON_AddNumberToObject(d, "version", t->delays_version);
-	return d;
+	jsonw__uint_field(w, "version", t->delays_version);
+	jsonw__obj_close(w);
 }
 
-static cJSON *thread_json(const struct thread_acct *t, uint64_t span)
+static void thread_json(struct jsonw *w, const struct thread_acct *t, uint64_t span)
 {
 	const struct thread_sampled *s = &t->sampled;
-	cJSON *o = cJSON_CreateObject();
-	char pct[32];
 
-	cJSON_AddNumberToObject(o, "tid", t->tid);
-	cJSON_AddStringToObject(o, "comm", t->comm);
-	cJSON_AddBoolToObject(o, "first_state_known", t->first_state_known);
-	cJSON_AddBoolToObject(o, "alive", (t->flags & TSA_F_SURVIVOR) != 0);
-	cJSON_AddStringToObject(o, "accounting_source", "procfs");
-	add_i64(o, "start_ns", t->start_ns);
-	add_i64(o, "end_ns", t->end_ns);
-	add_u64(o, "lifetime_ns", t->lifetime_ns);
-	add_u64(o, "on_cpu_ns", t->state_ns[TSA_ST_ONCPU]);
-	add_u64(o, "runqueue_ns", t->state_ns[TSA_ST_RUNQ]);
-	add_u64(o, "sleeping_ns", t->state_ns[TSA_ST_SLEEP]);
-	add_u64(o, "uninterruptible_ns", t->state_ns[TSA_ST_DISK]);
-	add_u64(o, "stopped_ns", t->state_ns[TSA_ST_STOPPED]);
-	add_u64(o, "residual_ns", t->residual_ns);
-	add_u64(o, "slices", t->slices);
-	snprintf(pct, sizeof(pct), "%.3f",
-		 span ? 100.0 * (double)t->state_ns[TSA_ST_ONCPU] / (double)span : 0.0);
-	cJSON_AddRawToObject(o, "on_cpu_percent", pct);
-	add_u64(o, "samples", s->samples);
-	add_u64(o, "unobserved_max_ns", s->unobserved_max_ns);
-	add_sampled_states(o, s);
-	cJSON_AddItemToObject(o, "delays", delays_json(t));
-	return o;
+	jsonw__obj_open(w);
+	jsonw__uint_field(w, "tid", t->tid);
+	jsonw__str_field(w, "comm", t->comm);
+	jsonw__bool_field(w, "first_state_known", t->first_state_known);
+	jsonw__bool_field(w, "alive", (t->flags & TSA_F_SURVIVOR) != 0);
+	jsonw__str_field(w, "accounting_source", "procfs");
+	jsonw__int_field(w, "start_ns", t->start_ns);
+	jsonw__int_field(w, "end_ns", t->end_ns);
+	jsonw__uint_field(w, "lifetime_ns", t->lifetime_ns);
+	/* Sampled, every state is split: none is null here. */
+	for (size_t i = 0; i < artifact_nstate_fields; i++)
+		jsonw__uint_field(w, artifact_state_fields[i].name,
+				  t->state_ns[artifact_state_fields[i].state]);
+	jsonw__uint_field(w, "residual_ns", t->residual_ns);
+	jsonw__uint_field(w, "slices", t->slices);
+	jsonw__key(w, "on_cpu_percent");
+	jsonw__fixed(w, span ? 100.0 * (double)t->state_ns[TSA_ST_ONCPU] / (double)span : 0.0, 3);
+	jsonw__uint_field(w, "samples", s->samples);
+	jsonw__uint_field(w, "unobserved_max_ns", s->unobserved_max_ns);
+	for (size_t i = 0; i < artifact_nsampled_fields; i++)
+		jsonw__uint_field(
+		    w, artifact_sampled_fields[i].name,
+		    *(const uint64_t *)((const char *)s + artifact_sampled_fields[i].off));
+	jsonw__key(w, "by_state_ns");
+	jsonw__obj_open(w);
+	for (int i = 0; i < 4; i++)
+		jsonw__uint_field(w, artifact_sampled_states[i], s->by_state_ns[i]);
+	jsonw__obj_close(w);
+	jsonw__key(w, "delays");
+	delays_json(w, t);
+	jsonw__obj_close(w);
 }
 
 char *monitor_json_line(const struct monitor_report *m)
 {
-	cJSON *o = cJSON_CreateObject(), *act, *un, *th;
+	struct jsonw *w = jsonw__new(NULL, JSONW_NEWLINE);
 	uint64_t span = m->end_ns > m->start_ns ? (uint64_t)(m->end_ns - m->start_ns) : 0;
-	char *line, *nl;
-	size_t len;
+	char *line;
 
-	if (!o)
+	if (!w)
 		return NULL;
-	cJSON_AddStringToObject(o, "schema", "tsarun-monitor/1");
-	cJSON_AddStringToObject(o, "type", m->final ? "final" : "interval");
-	cJSON_AddNumberToObject(o, "pid", m->pid);
-	cJSON_AddStringToObject(o, "comm", m->comm);
-	add_u64(o, "index", m->index);
-	add_i64(o, "start_ns", m->start_ns);
-	add_i64(o, "end_ns", m->end_ns);
-	add_u64(o, "interval_ns", span);
-	add_u64(o, "sample_interval_ns", m->sample_ns);
-	add_u64(o, "samples", m->samples);
-	add_u64(o, "max_gap_ns", m->max_gap_ns);
-	cJSON_AddBoolToObject(o, "process_exited", m->exited);
-	act = cJSON_AddArrayToObject(o, "sources_active");
-	un = cJSON_AddArrayToObject(o, "sources_unavailable");
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "schema", "tsarun-monitor/1");
+	jsonw__str_field(w, "type", m->final ? "final" : "interval");
+	jsonw__uint_field(w, "pid", m->pid);
+	jsonw__str_field(w, "comm", m->comm);
+	jsonw__uint_field(w, "index", m->index);
+	jsonw__int_field(w, "start_ns", m->start_ns);
+	jsonw__int_field(w, "end_ns", m->end_ns);
+	jsonw__uint_field(w, "interval_ns", span);
+	jsonw__uint_field(w, "sample_interval_ns", m->sample_ns);
+	jsonw__uint_field(w, "samples", m->samples);
+	jsonw__uint_field(w, "max_gap_ns", m->max_gap_ns);
+	jsonw__bool_field(w, "process_exited", m->exited);
+	jsonw__key(w, "sources_active");
+	jsonw__arr_open(w);
+	for (int i = 0; i < m->nsources; i++)
+		if (m->sources[i].active)
+			jsonw__str(w, m->sources[i].name);
+	jsonw__arr_close(w);
+	jsonw__key(w, "sources_unavailable");
+	jsonw__arr_open(w);
 	for (int i = 0; i < m->nsources; i++) {
-		if (m->sources[i].active) {
-			cJSON_AddItemToArray(act, cJSON_CreateString(m->sources[i].name));
-		} else {
-			cJSON *u = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(u, "source", m->sources[i].name);
-			cJSON_AddStringToObject(u, "reason", m->sources[i].reason);
-			cJSON_AddItemToArray(un, u);
-		}
+		if (m->sources[i].active)
+			continue;
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "source", m->sources[i].name);
+		jsonw__str_field(w, "reason", m->sources[i].reason);
+		jsonw__obj_close(w);
 	}
-	add_u64(o, "threads_total", m->nthreads);
-	th = cJSON_AddArrayToObject(o, "threads");
+	jsonw__arr_close(w);
+	jsonw__uint_field(w, "threads_total", m->nthreads);
+	jsonw__key(w, "threads");
+	jsonw__arr_open(w);
 	for (size_t k = 0; k < m->nshown; k++)
-		cJSON_AddItemToArray(th, thread_json(&m->threads[m->shown[k]], span));
-	line = json_print(o, false);
-	cJSON_Delete(o);
-	if (!line)
-		return NULL;
-	/* cJSON escapes control characters in strings: no newline can be inside. */
-	while ((nl = strchr(line, '\n')))
-		*nl = ' ';
-	len = strlen(line);
-	nl = realloc(line, len + 2);
-	if (!nl) {
-		free(line);
-		return NULL;
-	}
-	nl[len] = '\n';
-	nl[len + 1] = '\0';
-	return nl;
+		thread_json(w, &m->threads[m->shown[k]], span);
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
+	/* One line: a string's newline is an escape, never a line break. */
+	line = jsonw__finish(w) ? NULL : jsonw__take(w, NULL);
+	jsonw__free(w);
+	return line;
 }

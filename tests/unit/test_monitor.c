@@ -5,6 +5,8 @@
 
 #include "unit.h"
 
+#include "fixtures.h"
+
 #include "monitor.h"
 #include "run.h"
 
@@ -110,6 +112,8 @@ static void test_json_line(void **state)
 	    line,
 	    "\"sources_unavailable\":[{\"source\":\"taskstats\",\"reason\":\"not permitted\"}]"));
 	assert_null(strstr(line, "\"tid\":3")); /* not shown */
+	/* and the whole line, byte for byte */
+	assert_int_equal(golden_check("monitor-line.jsonl", line), 0);
 	free(line);
 	m.final = true;
 	line = monitor_json_line(&m);
