@@ -13,6 +13,7 @@
 #include "flame.h"
 #include "hash.h"
 #include "hashmap.h"
+#include "jsonw.h"
 #include "textsafe.h"
 #include "vec.h"
 
@@ -1039,56 +1040,58 @@ out:
 	return err;
 }
 
-/* A name as a JSON string, quotes included. */
-static int json_name(FILE *out, const char *s)
-{
-	fputc('"', out);
-	if (textsafe_fput(out, textsafe_json, s, TEXTSAFE_NUL))
-		return -EIO;
-	return fputc('"', out) == EOF ? -EIO : 0;
-}
-
 int flame__write_json(const struct flame *f, FILE *out, const char *units)
 {
 	struct render r = {.f = f, .out = out};
 	struct item {
 		uint32_t idx;
 	} *stack = NULL;
+	struct jsonw *w = NULL;
 	size_t top = 0;
-	bool first = true;
 	int err;
 
 	err = build_kids(&r);
 	if (err)
 		goto out;
-	fputs("{\"units\":", out);
-	json_name(out, units && *units ? units : "samples");
-	fprintf(out, ",\"total\":%llu,", (unsigned long long)f->nodes[0].value);
-	if (f->diff)
-		fprintf(out, "\"diff\":{\"base\":%llu,\"new\":%llu},",
-			(unsigned long long)f->nodes[0].dbase,
-			(unsigned long long)f->nodes[0].dnew);
-	fputs("\"categories\":[", out);
+	w = jsonw__new(out, 0);
+	if (!w) {
+		err = -ENOMEM;
+		goto out;
+	}
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "units", units && *units ? units : "samples");
+	jsonw__uint_field(w, "total", f->nodes[0].value);
+	if (f->diff) {
+		jsonw__key(w, "diff");
+		jsonw__obj_open(w);
+		jsonw__uint_field(w, "base", f->nodes[0].dbase);
+		jsonw__uint_field(w, "new", f->nodes[0].dnew);
+		jsonw__obj_close(w);
+	}
+	jsonw__key(w, "categories");
+	jsonw__arr_open(w);
 	for (int c = 0; c < FLAME_MAX_CATS; c++) {
 		char cl[64];
 
 		if (!f->cats[c].named && !f->nodes[0].cat[c])
 			continue;
-		fprintf(out, "%s{\"id\":%d,\"name\":", first ? "" : ",", c);
-		json_name(out, cat_label(f, c, cl, sizeof(cl)));
-		fprintf(out, ",\"named\":%s,\"value\":%llu,\"color\":%u}",
-			f->cats[c].named ? "true" : "false", (unsigned long long)f->nodes[0].cat[c],
-			color_rgb(f->cats[c].pal, ""));
-		first = false;
+		jsonw__obj_open(w);
+		jsonw__int_field(w, "id", c);
+		jsonw__str_field(w, "name", cat_label(f, c, cl, sizeof(cl)));
+		jsonw__bool_field(w, "named", f->cats[c].named);
+		jsonw__uint_field(w, "value", f->nodes[0].cat[c]);
+		jsonw__uint_field(w, "color", color_rgb(f->cats[c].pal, ""));
+		jsonw__obj_close(w);
 	}
-	fputs("],\"names\":[", out);
-	for (size_t i = 0; i < f->nnames; i++) {
-		if (i)
-			fputc(',', out);
-		json_name(out, name_of(f, (uint32_t)i));
-	}
+	jsonw__arr_close(w);
+	jsonw__key(w, "names");
+	jsonw__arr_open(w);
+	for (size_t i = 0; i < f->nnames; i++)
+		jsonw__str(w, name_of(f, (uint32_t)i));
+	jsonw__arr_close(w);
 	/* Depth-first, children in name order: a frame's parent is the last one a level up. */
-	fputs("],\"frames\":[", out);
+	jsonw__key(w, "frames");
+	jsonw__arr_open(w);
 	stack = malloc((f->nnodes + 1) * sizeof(*stack));
 	if (!stack) {
 		err = -ENOMEM;
@@ -1096,7 +1099,6 @@ int flame__write_json(const struct flame *f, FILE *out, const char *units)
 	}
 	if (f->nodes[0].value)
 		stack[top++] = (struct item){0};
-	first = true;
 	while (top) {
 		const struct fnode *n = &f->nodes[stack[--top].idx];
 		size_t lo = r.kid_off[n - f->nodes], hi = r.kid_off[n - f->nodes + 1];
@@ -1104,37 +1106,37 @@ int flame__write_json(const struct flame *f, FILE *out, const char *units)
 
 		for (int c = 0; c < FLAME_MAX_CATS; c++)
 			cats += n->cat[c] != 0;
-		fprintf(out, "%s[%u,%u,%llu,%u", first ? "" : ",", n->depth, n->name,
-			(unsigned long long)n->value,
-			f->diff ? diff_rgb(n)
-				: color_rgb(f->cats[node_cat(f, n)].pal, name_of(f, n->name)));
+		jsonw__arr_open(w);
+		jsonw__uint(w, n->depth);
+		jsonw__uint(w, n->name);
+		jsonw__uint(w, n->value);
+		jsonw__uint(w, f->diff
+				   ? diff_rgb(n)
+				   : color_rgb(f->cats[node_cat(f, n)].pal, name_of(f, n->name)));
 		/* The split by category, where there is one to show. */
 		if (f->diff) {
 			/* A differential graph's two sides instead of a split (flame.h). */
-			fprintf(out, ",%llu,%llu", (unsigned long long)n->dbase,
-				(unsigned long long)n->dnew);
+			jsonw__uint(w, n->dbase);
+			jsonw__uint(w, n->dnew);
 		} else if (cats > 1 || (cats == 1 && f->cats[node_cat(f, n)].named)) {
-			bool c1 = true;
-
-			fputs(",[", out);
+			jsonw__arr_open(w);
 			for (int c = 0; c < FLAME_MAX_CATS; c++) {
 				if (!n->cat[c])
 					continue;
-				fprintf(out, "%s%d,%llu", c1 ? "" : ",", c,
-					(unsigned long long)n->cat[c]);
-				c1 = false;
+				jsonw__int(w, c);
+				jsonw__uint(w, n->cat[c]);
 			}
-			fputc(']', out);
+			jsonw__arr_close(w);
 		}
-		fputc(']', out);
-		first = false;
+		jsonw__arr_close(w);
 		for (size_t k = hi; k > lo; k--)
 			stack[top++] = (struct item){r.kids[k - 1]};
 	}
-	fputs("]}", out);
-	if (ferror(out))
-		err = -EIO;
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
+	err = jsonw__finish(w);
 out:
+	jsonw__free(w);
 	free(stack);
 	free(r.kids);
 	free(r.kid_off);
