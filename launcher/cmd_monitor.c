@@ -28,6 +28,7 @@
 #include "cmd_monitor.h"
 #include "host.h"
 #include "options.h"
+#include "outputs.h"
 #include "pidset.h"
 #include "procfs.h"
 #include "probe_procfs.h"
@@ -623,7 +624,7 @@ int monitor_main(const struct tsarun_opts *o)
 		goto out_mask;
 	}
 	if (!o->no_sandbox && sandbox_enter(NULL, why, sizeof(why)))
-		termwrap_say(stderr, o->wide ? 0 : termwrap_width(STDERR_FILENO),
+		termwrap_say(stderr, outputs_stderr_width(o),
 			     "tsarun: warning: ", "running unconfined: %s", why);
 
 	m.attach_ns = m.iv_start_ns = mono_ns();

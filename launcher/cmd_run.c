@@ -184,9 +184,13 @@ int cmd_run(struct tsarun_opts *o)
 		probeset__add_bash(ps, bash);
 	if (stream_fd >= 0) {
 		/* Last: its final line is the run's closing account, after every source's. */
-		struct stream_probe *stp =
-		    stream_probe__new(stream_fd, stream_name, stream_shared, o->interval_ns,
-				      o->stream_backlog_bytes, ps->sched, ps->proc);
+		struct stream_probe_opts spo = {.fd = stream_fd,
+						.name = stream_name,
+						.shared = stream_shared,
+						.interval_ns = o->interval_ns,
+						.backlog_bytes = o->stream_backlog_bytes,
+						.width = outputs_stderr_width(o)};
+		struct stream_probe *stp = stream_probe__new(&spo, ps->sched, ps->proc);
 
 		if (!stp || probeset__add_stream(ps, stp)) {
 			fprintf(stderr, "tsarun: cannot set up the interval stream\n");

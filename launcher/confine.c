@@ -23,12 +23,6 @@
 
 #define MAX_DIRS 32
 
-/* tsarun's own lines on stderr: at the terminal's width, whole in a pipe and with --wide. */
-static size_t stderr_width(const struct tsarun_opts *o)
-{
-	return o->wide ? 0 : termwrap_width(STDERR_FILENO);
-}
-
 /* Root that stays root (no one to become) and acts as the command's user to read. */
 static bool stays_root_as_others(const struct confine *c)
 {
@@ -89,7 +83,7 @@ static void give_up_root(struct confine *c)
 	po.keep = privdrop_caps(need);
 	if (privdrop_apply(&po, why, sizeof(why))) {
 		snprintf(c->drop_reason, sizeof(c->drop_reason), "%s", why);
-		termwrap_say(stderr, stderr_width(c->o),
+		termwrap_say(stderr, outputs_stderr_width(c->o),
 			     "tsarun: warning: ", "the supervisor keeps root: %s", why);
 		return;
 	}
@@ -123,10 +117,10 @@ int confine_supervisor(struct confine *c, char *err, size_t errlen)
 		give_up_root(c);
 		confine_sandbox_opts(c, &so, dirs, MAX_DIRS);
 		if (sandbox_enter(&so, why, sizeof(why)))
-			termwrap_say(stderr, stderr_width(c->o),
+			termwrap_say(stderr, outputs_stderr_width(c->o),
 				     "tsarun: warning: ", "running unconfined: %s", why);
 		else if (c->o->verbose && sandbox_landlock_reason())
-			termwrap_say(stderr, stderr_width(c->o), "tsarun: ",
+			termwrap_say(stderr, outputs_stderr_width(c->o), "tsarun: ",
 				     "Landlock not in force: %s (the seccomp filter is)",
 				     sandbox_landlock_reason());
 	}
@@ -193,14 +187,14 @@ int confine_offline(const struct tsarun_opts *o, struct outputs **out)
 		};
 
 		if (privdrop_apply(&po, why, sizeof(why)))
-			termwrap_say(stderr, stderr_width(o),
+			termwrap_say(stderr, outputs_stderr_width(o),
 				     "tsarun: warning: ", "keeping root: %s", why);
 	}
 	so.nwrite_dirs = outfile_dirs(dirs, 32);
 	so.write_dirs = dirs;
 	if (sandbox_enter(&so, why, sizeof(why)))
-		termwrap_say(stderr, stderr_width(o), "tsarun: warning: ", "running unconfined: %s",
-			     why);
+		termwrap_say(stderr, outputs_stderr_width(o),
+			     "tsarun: warning: ", "running unconfined: %s", why);
 out:
 	target_user__free(&u);
 	return ret;

@@ -119,6 +119,11 @@ bool outputs_use_color(const struct tsarun_opts *o, FILE *f)
 }
 
 /* path, or dir/path when path is relative and dir given. NULL: out of memory. */
+size_t outputs_stderr_width(const struct tsarun_opts *o)
+{
+	return o->wide ? 0 : termwrap_width(STDERR_FILENO);
+}
+
 static char *join(const char *dir, const char *path)
 {
 	char *out;

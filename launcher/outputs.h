@@ -72,6 +72,9 @@ void outputs__abort(struct outputs *out);
  */
 bool outputs_use_color(const struct tsarun_opts *o, FILE *f);
 
+/* The width tsarun's own lines on stderr wrap at: the terminal's; 0 (whole) in a pipe, with --wide. */
+size_t outputs_stderr_width(const struct tsarun_opts *o);
+
 /*
  * One stacked view of a run (enum report_profile: off-CPU, on-CPU, wall)
  * to f, as folded text or an SVG flame graph titled for command: the

@@ -28,6 +28,7 @@
 #include "spawn.h"
 #include "symbolize.h"
 #include "timeline.h"
+#include "termwrap.h"
 #include "lib/vec.h"
 
 _Static_assert(sizeof(struct tsa_thread) == TSA_THREAD_SIZE, "struct tsa_thread changed size");
@@ -79,6 +80,7 @@ struct sched_probe {
 	struct variant variant; /* the one that loaded */
 	struct timeline_builder *tl; /* --timeline, or NULL */
 	bool tl_stalled;	     /* tests: its ring buffer is read only at the end */
+	size_t width;		     /* of stderr, for the warnings */
 };
 
 static int append(struct sched_probe *p, const struct tsa_thread *t)
@@ -896,6 +898,7 @@ struct sched_probe *sched_probe__new(const struct sched_probe_opts *o, char *err
 	/* Tests only: the first N exit records read are ignored, as if lost on the way. */
 	if (getenv("TSARUN_TEST_DROP_RECORDS"))
 		p->test_drop_recs = strtoull(getenv("TSARUN_TEST_DROP_RECORDS"), NULL, 10);
+	p->width = o->width;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		ret = p->ncpus ? p->ncpus : -EINVAL;
@@ -1439,10 +1442,11 @@ static int sp_arm(struct probe *pr, const struct spawn *child, struct run *r)
 	ret = spawn__wait_blocked(child);
 	blocked = ret == 0;
 	if (ret == -ETIMEDOUT)
-		fprintf(stderr,
-			"tsarun: warning: the command did not reach its exec barrier within %d s; "
-			"its way there may count as its runqueue time\n",
-			SPAWN_BLOCKED_WAIT_S);
+		termwrap_say(
+		    stderr, sp->width, "tsarun: warning: ",
+		    "the command did not reach its exec barrier within %d s; its way there "
+		    "may count as its runqueue time",
+		    SPAWN_BLOCKED_WAIT_S);
 	/*
 	 * Blocked, its counters stay as they are until the release: read now,
 	 * they let its first switch-out alone close its account if its wakeup

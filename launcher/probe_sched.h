@@ -36,6 +36,7 @@ struct sched_probe_opts {
 	/* --timeline: every state interval (bpf/sched.bpf.c, targ_timeline); 0 bytes: off. */
 	uint64_t timeline_bytes;
 	uint64_t timeline_max; /* intervals kept per run */
+	size_t width;	       /* of stderr, for its warnings (0: whole lines) */
 };
 
 /* The stack maps, for the stacks probe (launcher/stacks.c) to read and clear. */

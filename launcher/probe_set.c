@@ -12,6 +12,7 @@
 #include "probe_bash.h"
 #include "delayacct.h"
 #include "options.h"
+#include "outputs.h"
 #include "probe_perf.h"
 #include "probe_set.h"
 #include "probe_procfs.h"
@@ -87,6 +88,7 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	    .survivors_now = !o->no_sandbox || o->interval_given,
 	    .timeline_bytes = o->timeline ? o->timeline_bytes : 0,
 	    .timeline_max = o->timeline_max,
+	    .width = outputs_stderr_width(o),
 	};
 	struct probeset *ps = calloc(1, sizeof(*ps));
 	char err[192];
@@ -176,7 +178,7 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	 */
 	ps->delayacct = calloc(1, sizeof(*ps->delayacct));
 	if (ps->delayacct) {
-		size_t width = o->wide ? 0 : termwrap_width(STDERR_FILENO);
+		size_t width = outputs_stderr_width(o);
 		char stale[256];
 
 		delayacct__acquire(ps->delayacct, ps->ts && !o->no_delayacct, NULL);

@@ -18,6 +18,7 @@
 #include "run.h"
 #include "probe_sched.h"
 #include "stream.h"
+#include "termwrap.h"
 #include "lib/outfile.h"
 #include "lib/vec.h"
 
@@ -49,6 +50,7 @@ struct stream_probe {
 	enum stream_out out;
 	char blocking_reason[192];
 	uint64_t backlog_limit;
+	size_t width; /* stderr's, for the warnings */
 	/* The backlog: q[qhead..qn) in order, qbytes of them not written yet. */
 	struct pending *q;
 	size_t qhead, qn, qcap, qbytes;
@@ -139,8 +141,7 @@ static void stream_out_setup(struct stream_probe *sp, bool shared)
 	sp->out = OUT_NONBLOCKING;
 }
 
-struct stream_probe *stream_probe__new(int fd, const char *name, bool shared, uint64_t interval_ns,
-				       uint64_t backlog_bytes, struct sched_probe *sched,
+struct stream_probe *stream_probe__new(const struct stream_probe_opts *o, struct sched_probe *sched,
 				       struct proc_probe *proc)
 {
 	struct stream_probe *sp = calloc(1, sizeof(*sp));
@@ -153,11 +154,12 @@ struct stream_probe *stream_probe__new(int fd, const char *name, bool shared, ui
 		errno = ENOMEM;
 		return NULL;
 	}
-	sp->fd = fd;
-	snprintf(sp->name, sizeof(sp->name), "%s", name);
-	sp->interval_ns = interval_ns;
-	sp->backlog_limit = backlog_bytes;
-	stream_out_setup(sp, shared);
+	sp->fd = o->fd;
+	snprintf(sp->name, sizeof(sp->name), "%s", o->name);
+	sp->interval_ns = o->interval_ns;
+	sp->backlog_limit = o->backlog_bytes;
+	sp->width = o->width;
+	stream_out_setup(sp, o->shared);
 	sp->sched = sched;
 	sp->proc = proc;
 	return sp;
@@ -201,14 +203,14 @@ static void stream_fail(struct stream_probe *sp, int err)
 
 	sp->err = err;
 	if (err == -EPIPE)
-		fprintf(stderr,
-			"tsarun: warning: the interval stream '%s' has no reader left (EPIPE): "
-			"streaming stopped, the command runs on\n",
-			sp->name);
+		termwrap_say(stderr, sp->width, "tsarun: warning: ",
+			     "the interval stream '%s' has no reader left (EPIPE): streaming "
+			     "stopped, the command runs on",
+			     sp->name);
 	else
-		fprintf(stderr,
-			"tsarun: cannot write the interval stream '%s': %s; streaming stopped\n",
-			sp->name, strerror(-err));
+		termwrap_say(stderr, sp->width, "tsarun: ",
+			     "cannot write the interval stream '%s': %s; streaming stopped",
+			     sp->name, strerror(-err));
 	if (rs)
 		snprintf(rs->error, sizeof(rs->error), "%s: streaming stopped",
 			 err == -EPIPE ? "the reader closed the stream (EPIPE)" : strerror(-err));
@@ -586,17 +588,18 @@ static void stream_report(struct stream_probe *sp, const struct run *r)
 
 	if (!rs->dropped && !rs->unsent)
 		return;
-	fprintf(stderr,
-		"tsarun: warning: the interval stream '%s', run %d: %llu of %llu lines not "
-		"delivered: %llu dropped while its reader fell behind by more than the "
-		"--stream-backlog (%llu bytes), %llu unsent%s%s\n",
-		sp->name, r->index, (unsigned long long)(rs->dropped + rs->unsent),
-		(unsigned long long)rs->lines, (unsigned long long)rs->dropped,
-		(unsigned long long)sp->backlog_limit, (unsigned long long)rs->unsent,
-		rs->error[0] ? " (streaming stopped)"
-		: rs->unsent ? " when the wait at the run's end ran out (2 s)"
-			     : "",
-		rs->partial ? "; one line was begun and not finished" : "");
+	termwrap_say(
+	    stderr, sp->width, "tsarun: warning: ",
+	    "the interval stream '%s', run %d: %llu of %llu lines not delivered: %llu dropped "
+	    "while its reader fell behind by more than the --stream-backlog (%llu bytes), %llu "
+	    "unsent%s%s",
+	    sp->name, r->index, (unsigned long long)(rs->dropped + rs->unsent),
+	    (unsigned long long)rs->lines, (unsigned long long)rs->dropped,
+	    (unsigned long long)sp->backlog_limit, (unsigned long long)rs->unsent,
+	    rs->error[0] ? " (streaming stopped)"
+	    : rs->unsent ? " when the wait at the run's end ran out (2 s)"
+			 : "",
+	    rs->partial ? "; one line was begun and not finished" : "");
 }
 
 /* After every other source: the run's threads as the artifact has them. */

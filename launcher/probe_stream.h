@@ -26,16 +26,23 @@ struct sched_probe;
 struct proc_probe;
 struct stream_probe;
 
-/*
- * fd: where the lines go (taken: closed by stream_probe__free() unless it
- * is 2, stderr); name: it, in messages; shared: its description is the
- * command's too (its flags are never changed); backlog_bytes: how much may
- * wait in memory for a reader that falls behind (a FIFO, a pipe, a socket,
- * a terminal: written without blocking; a regular file is written whole).
- * NULL with errno set.
- */
-struct stream_probe *stream_probe__new(int fd, const char *name, bool shared, uint64_t interval_ns,
-				       uint64_t backlog_bytes, struct sched_probe *sched,
+/* Where and how the lines go. */
+struct stream_probe_opts {
+	int fd;		  /* taken: closed by stream_probe__free() unless it is 2, stderr */
+	const char *name; /* it, in messages */
+	bool shared;	  /* its description is the command's too: its flags are never changed */
+	uint64_t interval_ns;
+	/*
+	 * How much may wait in memory for a reader that falls behind (a FIFO,
+	 * a pipe, a socket, a terminal: written without blocking; a regular
+	 * file is written whole).
+	 */
+	uint64_t backlog_bytes;
+	size_t width; /* of stderr, for its warnings (0: whole lines) */
+};
+
+/* NULL with errno set. */
+struct stream_probe *stream_probe__new(const struct stream_probe_opts *o, struct sched_probe *sched,
 				       struct proc_probe *proc);
 void stream_probe__free(struct stream_probe *sp);
 
