@@ -132,9 +132,10 @@ static int is_root;
 static struct tsa_cost cal[TSA_COST_NR];
 static int have_cal; /* cal holds a measurement (this process's, or its first bash's) */
 static uint64_t cal_spent_cpu;
-static int cal_cached;	 /* cal came from the user's cache (cal_cache_load) */
-static uint32_t cal_pre; /* permille of a trap run before the builtin's clock read */
-static uint64_t debug_t; /* when the last trap run read the clock */
+static int cal_cached;	  /* cal came from the user's cache (cal_cache_load) */
+static uint32_t cal_bare; /* least CPU ns of the base's bare loop when cal was measured */
+static uint32_t cal_pre;  /* permille of a trap run before the builtin's clock read */
+static uint64_t debug_t;  /* when the last trap run read the clock */
 
 /*
  * Most of each trap run is timed as it happens rather than estimated.
@@ -1850,11 +1851,13 @@ static void cache_destroy(struct tsa_objcache *c)
  * loaded machine, from -3.9 to +25 ms a round), and its mean came out at
  * 0 or below in one start-up in six there.
  */
+static const char cal_loop[] = "for ((__tsa_i = 0; __tsa_i < 200; __tsa_i++)); do "
+			       "__tsa_v=$((${__tsa_v:-0} + __tsa_i)); done";
+
 static void cal_base(void)
 {
-	static const char loop[] = "for ((__tsa_i = 0; __tsa_i < 200; __tsa_i++)); do "
-				   "__tsa_v=$((${__tsa_v:-0} + __tsa_i)); done";
 	struct cal_round bare[CAL_ROUNDS], trap[CAL_ROUNDS];
+	uint64_t bare_c[CAL_ROUNDS];
 	uint64_t events = 0, all_w = 0, all_c = 0;
 
 	for (int round = 0; round < CAL_ROUNDS; round++) {
@@ -1862,9 +1865,10 @@ static void cal_base(void)
 
 		w0 = mono_ns();
 		c0 = cpu_ns();
-		eval(loop);
+		eval(cal_loop);
 		bare[round].w = mono_ns() - w0;
 		bare[round].c = cpu_ns() - c0;
+		bare_c[round] = bare[round].c;
 		all_w += bare[round].w;
 		all_c += bare[round].c;
 
@@ -1876,7 +1880,7 @@ static void cal_base(void)
 		s0 = span_sum;
 		w0 = mono_ns();
 		c0 = cpu_ns();
-		eval(loop);
+		eval(cal_loop);
 		all_w += mono_ns() - w0;
 		all_c += cpu_ns() - c0;
 		/* What the runs timed is charged as timed: the estimate is the rest. */
@@ -1888,6 +1892,8 @@ static void cal_base(void)
 		events = calib_events - 1; /* the trap run before `trap - DEBUG` */
 	}
 	eval("unset __tsa_i __tsa_v");
+	qsort(bare_c, CAL_ROUNDS, sizeof(bare_c[0]), cmp_u64);
+	cal_bare = (uint32_t)(bare_c[0] < UINT32_MAX ? bare_c[0] : UINT32_MAX);
 	cal[TSA_COST_BASE] = cal_mean(trap, bare, CAL_ROUNDS, events, 0);
 	if (all_c && all_w > all_c)
 		cal[TSA_COST_BASE].wall_ns =
@@ -2094,15 +2100,54 @@ static int cal_parse(const char *v)
  * it (device, inode, size and change time of each), the kernel (release,
  * build, machine), the CPU's model and how many CPUs are online. An entry
  * for another key, older than CAL_CACHE_MAX_AGE, not the user's own
- * regular file, or out of bounds is measured again and replaced; so is
- * every entry under `tsarun --bash-recalibrate` (TSA_ENV_RECAL). A
- * profile says which it used (TSA_HF_CAL_CACHED; the artifact's
- * trap_cost.calibration).
+ * regular file, or out of bounds is measured again and replaced, and so
+ * is one measured when the machine ran at another speed than it does now
+ * (cal_speed_same()), and every entry under `tsarun --bash-recalibrate`
+ * (TSA_ENV_RECAL). A profile says which it used (TSA_HF_CAL_CACHED; the
+ * artifact's trap_cost.calibration).
  */
 #define CAL_KEY_MAX	  512
 #define CAL_CACHE_MAX_AGE (24 * 3600)
 #define CAL_CACHE_NAME	  "bash-trap-cost"
-#define CAL_CACHE_MAGIC	  "tsarun bash trap cost 1"
+#define CAL_CACHE_MAGIC	  "tsarun bash trap cost 2"
+#define CAL_SPEED_ROUNDS  5
+#define CAL_SPEED_SLACK	  10 /* percent: a machine faster or slower than that now is measured again */
+
+/*
+ * The machine's speed now against when the entry was measured: the
+ * base's bare loop, its least CPU time in a few rounds (about 3.5 ms of
+ * bash's CPU), against its least in calibration (cal_bare; the least as
+ * the steadiest: over 24 start-ups in a row on a quiet 2-core VM it
+ * stayed within 4% where the median moved by 20%). The figures are what
+ * a trap run cost at that speed, and a machine's speed moves with what
+ * else it runs (on a 2-core VM with tests on its other CPU a trap run
+ * took a third more CPU time to twice as much, with no more waits): an
+ * entry measured under one moment's load would be removed from every
+ * profile of the day. Outside CAL_SPEED_SLACK either way, the entry is
+ * not used.
+ */
+static int cal_speed_same(uint32_t then)
+{
+	uint64_t c[CAL_SPEED_ROUNDS], now;
+	int made = caches_create();
+
+	for (int i = 0; i < CAL_SPEED_ROUNDS; i++) {
+		uint64_t c0 = cpu_ns();
+
+		eval(cal_loop);
+		c[i] = cpu_ns() - c0;
+	}
+	eval("unset __tsa_i __tsa_v");
+	if (made) {
+		cache_destroy(&uwcache);
+		cache_destroy(&wdcache);
+		cache_destroy(&wlcache);
+	}
+	qsort(c, CAL_SPEED_ROUNDS, sizeof(c[0]), cmp_u64);
+	now = c[0];
+	return then && now * 100 <= (uint64_t)then * (100 + CAL_SPEED_SLACK) &&
+	       now * (100 + CAL_SPEED_SLACK) >= (uint64_t)then * 100;
+}
 
 static int stat_key(char *p, size_t n, const char *path)
 {
@@ -2206,9 +2251,10 @@ static int cal_bounded(void)
 
 static int cal_cache_load(const char *key)
 {
-	char dir[PATH_MAX], buf[CAL_KEY_MAX + CAL_TEXT_MAX + 128], *line[4], *p;
+	char dir[PATH_MAX], buf[CAL_KEY_MAX + CAL_TEXT_MAX + 160], *line[5], *p;
 	struct stat st;
 	long long when;
+	unsigned int bare;
 	ssize_t len;
 	int fd, n = 0;
 
@@ -2228,15 +2274,17 @@ static int cal_cache_load(const char *key)
 	if (len <= 0)
 		return 0;
 	buf[len] = 0;
-	for (p = buf; n < 4 && (line[n] = p) && (p = strchr(p, '\n')); n++)
+	for (p = buf; n < 5 && (line[n] = p) && (p = strchr(p, '\n')); n++)
 		*p++ = 0;
-	if (n != 4 || strcmp(line[0], CAL_CACHE_MAGIC) || strncmp(line[1], "key ", 4) ||
+	if (n != 5 || strcmp(line[0], CAL_CACHE_MAGIC) || strncmp(line[1], "key ", 4) ||
 	    strcmp(line[1] + 4, key) || sscanf(line[2], "measured %lld", &when) != 1 ||
-	    strncmp(line[3], "cal ", 4) || !cal_parse(line[3] + 4))
+	    strncmp(line[3], "cal ", 4) || !cal_parse(line[3] + 4) ||
+	    sscanf(line[4], "bare %u", &bare) != 1)
 		goto stale;
 	if (when > (long long)time(NULL) + 60 || when < (long long)time(NULL) - CAL_CACHE_MAX_AGE ||
-	    !cal_bounded())
+	    !cal_bounded() || !cal_speed_same(bare))
 		goto stale;
+	cal_bare = bare;
 	cal_cached = 1;
 	cal_spent_cpu = 0;
 	have_cal = 1;
@@ -2256,7 +2304,7 @@ static void cal_cache_store(const char *key)
 	FILE *f;
 	int fd, ok;
 
-	if (!cal_bounded() || cal_cache_dir(dir, sizeof(dir), 1))
+	if (!cal_bare || !cal_bounded() || cal_cache_dir(dir, sizeof(dir), 1))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s/%s.XXXXXX", dir, CAL_CACHE_NAME);
 	fd = mkostemp(tmp, O_CLOEXEC);
@@ -2269,8 +2317,8 @@ static void cal_cache_store(const char *key)
 		return;
 	}
 	cal_format(v, sizeof(v));
-	fprintf(f, "%s\nkey %s\nmeasured %lld\ncal %s\n", CAL_CACHE_MAGIC, key,
-		(long long)time(NULL), v);
+	fprintf(f, "%s\nkey %s\nmeasured %lld\ncal %s\nbare %u\n", CAL_CACHE_MAGIC, key,
+		(long long)time(NULL), v, cal_bare);
 	ok = !ferror(f);
 	ok &= fclose(f) == 0;
 	strcat(dir, "/" CAL_CACHE_NAME);
