@@ -734,13 +734,14 @@ static __always_inline bool on_irq_stack(void *ctx, struct task_struct *cur)
 	return here <= base || here > top;
 }
 
-/* A task outside the tree, on its own stack: interrupted in user mode (x86-64)? */
-static __always_inline bool user_interrupted(struct task_struct *cur)
+/* A task on its own stack (flags: its flags): interrupted in user mode (x86-64)? */
+static __always_inline bool user_interrupted(struct task_struct *cur, __u32 flags)
 {
 #if defined(__TARGET_ARCH_x86)
 	struct pt_regs *regs;
 
-	if (!has_user_space(cur) || (BPF_CORE_READ(cur, flags) & PF_EXITING))
+	/* No user space (has_user_space(), from the flags read once), or leaving it. */
+	if (flags & (PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER | PF_EXITING))
 		return false;
 	regs = task_regs(cur);
 	return regs && REGS_READ(regs, ax) != (__u64)-38 /* -ENOSYS */ &&
@@ -750,17 +751,23 @@ static __always_inline bool user_interrupted(struct task_struct *cur)
 #endif
 }
 
-static __always_inline __u32 wake_context(void *ctx, struct task_struct *cur)
+/* Where a wakeup runs; a tracked waker's record in *w (else NULL). */
+static __always_inline __u32 wake_context(void *ctx, struct task_struct *cur, struct tsa_thread **w)
 {
+	__u32 flags;
+
+	*w = NULL;
 	if (!BPF_CORE_READ(cur, pid))
 		return TSA_WK_IDLE;
 	if (on_irq_stack(ctx, cur))
 		return TSA_WK_IRQ;
-	if (BPF_CORE_READ(cur, flags) & PF_KTHREAD)
+	flags = BPF_CORE_READ(cur, flags);
+	if (flags & PF_KTHREAD)
 		return TSA_WK_KTHREAD;
-	if (user_interrupted(cur))
+	if (user_interrupted(cur, flags))
 		return TSA_WK_IRQ;
-	return task_get(cur) ? TSA_WK_TRACKED : TSA_WK_PROCESS;
+	*w = task_get(cur);
+	return *w ? TSA_WK_TRACKED : TSA_WK_PROCESS;
 }
 
 /*
@@ -778,13 +785,16 @@ static __always_inline void tl_wake(void *ctx, struct tsa_thread *t, struct task
 
 	if (t->flags & TSA_F_TL_QUIET)
 		return;
-	wctx = (flags & TSA_WKF_NEW) ? TSA_WK_TRACKED : wake_context(ctx, cur);
-	if (wctx == TSA_WK_TRACKED && !(flags & TSA_WKF_NEW)) {
-		/* The hot path: the sleep's interval says who (tsa_thread.tl_waker). */
+	if (flags & TSA_WKF_NEW) {
+		wctx = TSA_WK_TRACKED;
 		w = task_get(cur);
-		t->tl_waker = w ? w->tid : 0;
-		if (w)
+	} else {
+		wctx = wake_context(ctx, cur, &w);
+		if (w) {
+			/* The hot path: the sleep's interval says who (tsa_thread.tl_waker). */
+			t->tl_waker = w->tid;
 			return;
+		}
 	}
 	t->tl_waker = 0;
 	if (BPF_CORE_READ_BITFIELD_PROBED(p, in_iowait))
@@ -805,8 +815,6 @@ static __always_inline void tl_wake(void *ctx, struct tsa_thread *t, struct task
 		if (!e)
 			goto lost;
 	}
-	if (wctx == TSA_WK_TRACKED)
-		w = task_get(cur);
 	e->h.task_start_ns = t->task_start_ns;
 	e->h.start_ns = bpf_ktime_get_ns();
 	e->h.end_ns = w ? w->task_start_ns : 0;
