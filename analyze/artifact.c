@@ -891,7 +891,10 @@ static cJSON *bash_json(const struct bashprof *bp, const char *folded)
 		add_u64(cost, "start_up_wall_ns", q->cal[BASH_COST_BASE].wall_ns);
 		add_frac(cost, "runnable_stretch", st);
 		add_frac(cost, "before_clock_fraction", q->cal_pre_permille / 1000.0);
-		add_str(cost, "calibration", q->cal_cached ? "cached" : "measured");
+		add_str(cost, "calibration",
+			q->cal_cached	 ? "cached"
+			: q->cal_respeed ? "remeasured"
+					 : "measured");
 		add_u64(cost, "calibration_cpu_ns", q->cal_spent_cpu_ns);
 		tail = cJSON_AddObjectToObject(cost, "terminal_tail");
 		add_u64(tail, "cpu_ns", q->cal[BASH_COST_TTY].cpu_ns);

@@ -832,6 +832,7 @@ static void do_hello(struct bashprof *bp, const struct tsa_chunk *c, const struc
 			bp->q.calibrated = true;
 			bp->q.cal_pre_permille = h->cal_pre_permille;
 			bp->q.cal_cached = (h->hflags & TSA_HF_CAL_CACHED) != 0;
+			bp->q.cal_respeed = !bp->q.cal_cached && (h->hflags & TSA_HF_CAL_RESPEED);
 			bp->q.cal_spent_cpu_ns = h->cal_spent_cpu_ns;
 		}
 	}

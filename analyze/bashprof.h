@@ -186,6 +186,7 @@ struct bash_quality {
 	bool fallback;		   /* recorded by the pure-bash trap */
 	bool calibrated;	   /* the trap's cost was measured (cal is set) */
 	bool cal_cached;	   /* ... in an earlier run, read from the user's cache */
+	bool cal_respeed;	   /* ... in this run, the cache's being of another speed */
 	uint64_t cal_spent_cpu_ns; /* CPU the script's bash spent measuring it in this run */
 	/*
 	 * One trap run, as measured at start-up (tsa_wire.h, enum tsa_cost_kind),

@@ -133,6 +133,7 @@ static struct tsa_cost cal[TSA_COST_NR];
 static int have_cal; /* cal holds a measurement (this process's, or its first bash's) */
 static uint64_t cal_spent_cpu;
 static int cal_cached;	  /* cal came from the user's cache (cal_cache_load) */
+static int cal_respeed;	  /* ... or was measured: the cache's was of another speed */
 static uint32_t cal_bare; /* least CPU ns of the base's bare loop when cal was measured */
 static uint32_t cal_pre;  /* permille of a trap run before the builtin's clock read */
 static uint64_t debug_t;  /* when the last trap run read the clock */
@@ -445,7 +446,7 @@ static void hello(uint32_t how, uint64_t t, uint64_t cpu)
 	h->span_med_ns = span_head ? clamp16(span_med[0] + span_med[1]) : 0;
 	h->span_tty_ns = span_head && span_tty ? clamp16(span_tty_med) : 0;
 	h->hflags = (have_cal ? TSA_HF_CALIBRATED : 0) | (is_root ? TSA_HF_ROOT : 0) |
-		    (cal_cached ? TSA_HF_CAL_CACHED : 0);
+		    (cal_cached ? TSA_HF_CAL_CACHED : 0) | (cal_respeed ? TSA_HF_CAL_RESPEED : 0);
 	h->bash_version = 502;
 }
 
@@ -2282,11 +2283,14 @@ static int cal_cache_load(const char *key)
 	    sscanf(line[4], "bare %u", &bare) != 1)
 		goto stale;
 	if (when > (long long)time(NULL) + 60 || when < (long long)time(NULL) - CAL_CACHE_MAX_AGE ||
-	    !cal_bounded() || !cal_speed_same(bare))
+	    !cal_bounded())
 		goto stale;
+	if (!cal_speed_same(bare)) {
+		cal_respeed = 1;
+		goto stale;
+	}
 	cal_bare = bare;
 	cal_cached = 1;
-	cal_spent_cpu = 0;
 	have_cal = 1;
 	return 1;
 stale:
@@ -2463,11 +2467,15 @@ static int start(void)
 		char key[CAL_KEY_MAX], v[CAL_TEXT_MAX];
 		int keyed = cal_key(key, sizeof(key));
 
+		uint64_t c0 = cpu_ns();
+
 		if (!keyed || getenv(TSA_ENV_RECAL) || !cal_cache_load(key)) {
 			calibrate();
 			if (keyed)
 				cal_cache_store(key);
 		}
+		/* What finding the figures took: measuring them, or checking the cache's. */
+		cal_spent_cpu = cpu_ns() - c0;
 		cal_format(v, sizeof(v));
 		export_var(TSA_ENV_CAL, v);
 	}

@@ -270,10 +270,23 @@ at_most "... what start-up still estimates is a small part of a run (% of the ti
 # measures them (some 70 ms of bash's CPU), later ones read them. Whatever
 # is in the cache that is not a fresh, well-formed entry of the user's own
 # for this builtin, bash, kernel and CPU is measured again and replaced;
-# a link there is replaced, never followed.
+# a link there is replaced, never followed. An entry is used only while
+# the machine runs at the speed it was measured at: otherwise the run
+# measures again ("remeasured"), which proves the entry was found; a
+# machine's speed moves now and then on its own, so a run that is to find
+# the entry takes up to three tries to see it used (cached_run).
 XC=$T_TMP/xdg
 cal_run() { XDG_CACHE_HOME=$XC "$TSARUN" -q --json "$J" "$@" --bash -c 'echo ok' >"$T_TMP/out" 2>&1 &&
 	jq -r '"\(.bash.trap_cost.calibration) \(.bash.trap_cost.calibration_cpu_ns) \(.bash.trap_cost.cpu_ns)"' "$J"; }
+cached_run() {
+	local r
+	for _ in 1 2 3; do
+		r=$(cal_run "$@")
+		[[ $r == remeasured* ]] || break
+		echo "#   the entry was found, the machine ran at another speed: measured again ($r)" >&2
+	done
+	echo "$r"
+}
 CF=$XC/tsarun/bash-trap-cost
 read -r how spent cost <<<"$(cal_run)"
 equal "trap cost: a first run measures it" "$how" measured
@@ -282,19 +295,21 @@ at_least "... which took the script's bash CPU before its first command (ms)" \
 validate "$J"
 equal "... and keeps it in the user's cache, a private file in a private directory" \
 	"$(stat -c '%F %a' "$XC/tsarun" "$CF" | tr '\n' ' ')" "directory 700 regular file 600 "
-read -r how spent cost2 <<<"$(cal_run)"
-equal "... a second run takes it from there" "$how $spent" "cached 0"
+read -r how spent2 cost2 <<<"$(cached_run)"
+equal "... a second run takes it from there" "$how" cached
+at_most "... checking the entry took bash a few ms of CPU, not the measurement's (ms)" \
+	"$(awk -v s="$spent2" 'BEGIN { print s / 1e6 }')" 20
 equal "... the same figures" "$cost2" "$cost"
 equal "... the script ran as it did" "$(cat "$T_TMP/out")" ok
 read -r how _ <<<"$(cal_run --bash-recalibrate)"
 equal "--bash-recalibrate measures it again" "$how" measured
 good=$(cat "$CF")
-# recal_after WHAT: the next run measures again, and the run after it is cached again.
+# recal_after WHAT [HOW]: the next run measures again (HOW: measured), and the one after is cached.
 recal_after() {
 	local a b
 	read -r a _ <<<"$(cal_run)"
-	read -r b _ <<<"$(cal_run)"
-	equal "... measured again after $1, then cached" "$a $b" "measured cached"
+	read -r b _ <<<"$(cached_run)"
+	equal "... ${2:-measured again} after $1, then cached" "$a $b" "${2:-measured} cached"
 }
 printf 'garbage\n' >"$CF"
 recal_after "garbage in the cache"
@@ -309,7 +324,7 @@ recal_after "figures out of bounds (5 ms a trap run)"
 # more than the trap costs from every profile of the day.
 awk '$1 == "cal" { $2 = int($2 * 4 / 3); $3 = int($3 * 4 / 3) }
 	$1 == "bare" { $2 = int($2 * 4 / 3) } 1' <<<"$good" >"$CF"
-recal_after "an entry measured when the machine ran at another speed"
+recal_after "an entry measured when the machine ran at another speed" remeasured
 printf '%s\n' "$good" >"$T_TMP/planted"
 cp -p "$T_TMP/planted" "$T_TMP/planted.orig"
 ln -sfn "$T_TMP/planted" "$CF"
