@@ -34,6 +34,7 @@ if [[ -n ${TSARUN_BASH_SOCK-} ]]; then
 		export TSARUN_BASH_ROOT=${TSARUN_BASH_ROOT:-$BASHPID}
 		if [[ -n ${TSARUN_BASH_USER_ENV-} ]]; then
 			eval ". \"$TSARUN_BASH_USER_ENV\""
+			{ __tsa_xv+=$-; set +xv; } 2>/dev/null
 		fi
 		set -T
 		# The depth is how many functions and sourced files run: BASH_SOURCE
@@ -46,6 +47,7 @@ if [[ -n ${TSARUN_BASH_SOCK-} ]]; then
 		__tsa_trap='printf "%s %s %s %s %s\n%.0s" $BASHPID $EPOCHREALTIME $LINENO '$__tsa_trap' "${BASH_COMMAND//$'"'\n'"'/ }" "$_" >&$TSARUN_BASH_FD'
 	elif [[ -n ${TSARUN_BASH_USER_ENV-} ]]; then
 		eval ". \"$TSARUN_BASH_USER_ENV\""
+		{ __tsa_xv+=$-; set +xv; } 2>/dev/null
 	fi
 fi
 {

@@ -83,6 +83,8 @@ extern pid_t pipeline_pgrp, shell_pgrp, terminal_pgrp;
 extern int shell_tty, running_trap, indirection_level;
 extern int run_debug_trap(void);
 extern FILE *xtrace_fp;
+/* set -x; set -v (bash 5.2 keeps it in both of the last two) */
+extern int echo_command_at_execute, echo_input_at_read, verbose_flag;
 extern int function_trace_mode, debugging_mode;
 extern void set_signal(int, char *);
 extern void restore_default_signal(int);
@@ -2119,7 +2121,8 @@ static int cal_parse(const char *v)
  * base's bare loop, its least CPU time in a few rounds (about 3.5 ms of
  * bash's CPU), against its least in calibration (cal_bare; the least as
  * the steadiest: over 24 start-ups in a row on a quiet 2-core VM it
- * stayed within 4% where the median moved by 20%). The figures are what
+ * stayed within 4% where the median moved by 20%, but for moments when
+ * the host made the VM half as fast, which it does). The figures are what
  * a trap run cost at that speed, and a machine's speed moves with what
  * else it runs (on a 2-core VM with tests on its other CPU a trap run
  * took a third more CPU time to twice as much, with no more waits): an
@@ -2330,6 +2333,34 @@ static void cal_cache_store(const char *key)
 		unlink(tmp);
 }
 
+/*
+ * set -x or set -v from the user's BASH_ENV are the script's, as in a bare
+ * bash: off while tsarun's start-up runs (calibration's loops traced were
+ * 13,000 lines on stderr), and on again where tsarun-env.bash gives the
+ * script its flags back, from __tsa_xv.
+ */
+static void user_env_flags(void)
+{
+	int xv = echo_command_at_execute, vv = echo_input_at_read || verbose_flag;
+	SHELL_VAR *v;
+	const char *old;
+	char *nv;
+
+	if (!xv && !vv)
+		return;
+	v = find_variable("__tsa_xv");
+	old = v && value_cell(v) ? value_cell(v) : "";
+	nv = malloc(strlen(old) + 3);
+	if (nv) {
+		sprintf(nv, "%s%s%s", old, xv ? "x" : "", vv ? "v" : "");
+		bind_variable("__tsa_xv", nv, 0);
+		free(nv);
+	}
+	echo_command_at_execute = 0;
+	echo_input_at_read = 0;
+	verbose_flag = 0;
+}
+
 /* bash expands BASH_ENV before reading it; so do we with the user's. */
 static void source_user_env(void)
 {
@@ -2342,6 +2373,7 @@ static void source_user_env(void)
 	if (fn && *fn)
 		maybe_execute_file(fn, 1);
 	free(fn);
+	user_env_flags();
 }
 
 /*
@@ -2466,7 +2498,6 @@ static int start(void)
 	if (!have_cal) {
 		char key[CAL_KEY_MAX], v[CAL_TEXT_MAX];
 		int keyed = cal_key(key, sizeof(key));
-
 		uint64_t c0 = cpu_ns();
 
 		if (!keyed || getenv(TSA_ENV_RECAL) || !cal_cache_load(key)) {

@@ -162,6 +162,17 @@ equal "the user's BASH_ENV was sourced" "$(cat "$T_TMP/out")" yes
 equal "env -i bash is one command, with its process attached" \
 	"$(jq -r '[.bash.commands[] | select(.text | startswith("env -i")) | .processes[].comm] | join(",")' "$J")" bash
 equal "... and its loop is not recorded" "$(jq -r '[.bash.commands[] | select(.text == ":")] | length' "$J")" 0
+# A set -x in the user's BASH_ENV is the script's, as without tsarun: its
+# commands traced, not tsarun's start-up (calibration's loops made 13,000
+# lines of trace).
+printf 'set -x\n' >"$T_TMP/userenv-x"
+BASH_ENV=$T_TMP/userenv-x bash -c 'echo a; f() { echo b; }; f' >"$T_TMP/x0.out" 2>"$T_TMP/x0.err"
+rm -rf "$T_TMP/xdg-x"
+BASH_ENV=$T_TMP/userenv-x XDG_CACHE_HOME=$T_TMP/xdg-x "$TSARUN" -q --json "$J" --bash -c \
+	'echo a; f() { echo b; }; f' >"$T_TMP/x1.out" 2>"$T_TMP/x1.err"
+equal "set -x in the user's BASH_ENV: stderr is bash's own trace of the script ($(wc -l <"$T_TMP/x0.err") lines)" \
+	"$(cat "$T_TMP/x1.err")" "$(cat "$T_TMP/x0.err")"
+equal "... and the trap's cost was measured (not in the trace)" "$(jqv "$J" .bash.trap_cost.calibration)" measured
 
 # A builtin that cannot be loaded: the pure-bash trap records, and says so.
 mkdir -p "$T_TMP/lib"
@@ -273,22 +284,25 @@ at_most "... what start-up still estimates is a small part of a run (% of the ti
 # a link there is replaced, never followed. An entry is used only while
 # the machine runs at the speed it was measured at: otherwise the run
 # measures again ("remeasured"), which proves the entry was found; a
-# machine's speed moves now and then on its own, so a run that is to find
-# the entry takes up to three tries to see it used (cached_run).
+# machine's speed moves now and then on its own (this VM's host makes it
+# half as fast for a second or two, in one start-up in three at worst), so
+# a run that is to find the entry takes up to six tries, a moment apart,
+# to see it used (cached_run).
 XC=$T_TMP/xdg
 cal_run() { XDG_CACHE_HOME=$XC "$TSARUN" -q --json "$J" "$@" --bash -c 'echo ok' >"$T_TMP/out" 2>&1 &&
 	jq -r '"\(.bash.trap_cost.calibration) \(.bash.trap_cost.calibration_cpu_ns) \(.bash.trap_cost.cpu_ns)"' "$J"; }
 cached_run() {
 	local r
-	for _ in 1 2 3; do
+	for _ in 1 2 3 4 5 6; do
 		r=$(cal_run "$@")
 		[[ $r == remeasured* ]] || break
 		echo "#   the entry was found, the machine ran at another speed: measured again ($r)" >&2
+		sleep 0.5
 	done
 	echo "$r"
 }
 CF=$XC/tsarun/bash-trap-cost
-read -r how spent cost <<<"$(cal_run)"
+read -r how spent _ <<<"$(cal_run)"
 equal "trap cost: a first run measures it" "$how" measured
 at_least "... which took the script's bash CPU before its first command (ms)" \
 	"$(awk -v s="$spent" 'BEGIN { print s / 1e6 }')" 1
@@ -299,7 +313,8 @@ read -r how spent2 cost2 <<<"$(cached_run)"
 equal "... a second run takes it from there" "$how" cached
 at_most "... checking the entry took bash a few ms of CPU, not the measurement's (ms)" \
 	"$(awk -v s="$spent2" 'BEGIN { print s / 1e6 }')" 20
-equal "... the same figures" "$cost2" "$cost"
+# (the first run's, unless a try measured them again and replaced the entry)
+equal "... the figures the entry holds" "$cost2" "$(awk '$1 == "cal" { print $3 }' "$CF")"
 equal "... the script ran as it did" "$(cat "$T_TMP/out")" ok
 read -r how _ <<<"$(cal_run --bash-recalibrate)"
 equal "--bash-recalibrate measures it again" "$how" measured
@@ -319,11 +334,12 @@ sed 's/^measured [0-9]*/measured 1000000000/' <<<"$good" >"$CF"
 recal_after "an entry older than a day"
 sed 's/^cal [0-9]* [0-9]*/cal 5000000 5000000/' <<<"$good" >"$CF"
 recal_after "figures out of bounds (5 ms a trap run)"
-# An entry measured while the machine ran a third slower (its figures, and
-# its bare loop, that much dearer; issue 24): used now, it would remove
-# more than the trap costs from every profile of the day.
-awk '$1 == "cal" { $2 = int($2 * 4 / 3); $3 = int($3 * 4 / 3) }
-	$1 == "bare" { $2 = int($2 * 4 / 3) } 1' <<<"$good" >"$CF"
+# An entry measured while the machine ran slower (its figures, and its
+# bare loop, that much dearer; issue 24): used now, it would remove more
+# than the trap costs from every profile of the day. Three times: a
+# machine's own swings (up to 1.9x seen under load) cannot make it match.
+awk '$1 == "cal" { $2 = int($2 * 3); $3 = int($3 * 3) }
+	$1 == "bare" { $2 = int($2 * 3) } 1' <<<"$good" >"$CF"
 recal_after "an entry measured when the machine ran at another speed" remeasured
 printf '%s\n' "$good" >"$T_TMP/planted"
 cp -p "$T_TMP/planted" "$T_TMP/planted.orig"
