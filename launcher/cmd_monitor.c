@@ -624,7 +624,7 @@ int monitor_main(const struct tsarun_opts *o)
 		goto out_mask;
 	}
 	if (!o->no_sandbox && sandbox_enter(NULL, why, sizeof(why)))
-		termwrap_say(stderr, outputs_stderr_width(o),
+		termwrap_say(stderr, outputs_stderr_width(o->wide),
 			     "tsarun: warning: ", "running unconfined: %s", why);
 
 	m.attach_ns = m.iv_start_ns = mono_ns();
