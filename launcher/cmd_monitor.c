@@ -30,6 +30,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "pidset.h"
+#include "probe_set.h" /* enum backend_bits */
 #include "procfs.h"
 #include "probe_procfs.h"
 #include "run.h"

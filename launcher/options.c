@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "confine.h"
 #include "errf.h"
 #include "options.h"
+#include "probe_set.h"
+#include "probe_stacks.h"
 #include "timeline.h"
 
 static const char usage[] =

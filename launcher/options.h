@@ -11,13 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "confine.h"	  /* struct confine_opts */
-#include "gate.h"	  /* struct gate_spec */
-#include "outputs.h"	  /* enum color_mode, struct outputs_opts */
-#include "probe_set.h"	  /* enum backend_bits, struct probeset_opts */
-#include "probe_stacks.h" /* OFFCPU_MIN_DEFAULT_NS */
-#include "supervise.h"	  /* enum descendants_policy */
-#include "table.h"	  /* enum sort_key */
+#include "gate.h"      /* struct gate_spec */
+#include "outputs.h"   /* enum color_mode */
+#include "supervise.h" /* enum descendants_policy */
+#include "table.h"     /* enum sort_key */
+
+struct confine_opts;
+struct probeset_opts;
 
 enum tsarun_mode {
 	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...], or --bash SCRIPT */
@@ -59,7 +59,7 @@ struct tsarun_opts {
 	bool wide; /* --wide: every column, whatever the terminal's width */
 	uint64_t ringbuf_bytes;
 	bool no_delayacct;  /* leave kernel.task_delayacct as it is */
-	unsigned backends;  /* --backend: BACKEND_* bits; 0: auto */
+	unsigned backends;  /* --backend: BACKEND_* bits (probe_set.h); 0: auto */
 	uint64_t sample_ns; /* --sample: the procfs source's interval */
 	bool sample_given;
 

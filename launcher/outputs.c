@@ -117,12 +117,12 @@ bool outputs_use_color(enum color_mode color, FILE *f)
 	return isatty(fileno(f));
 }
 
-/* path, or dir/path when path is relative and dir given. NULL: out of memory. */
 size_t outputs_stderr_width(bool wide)
 {
 	return wide ? 0 : termwrap_width(STDERR_FILENO);
 }
 
+/* path, or dir/path when path is relative and dir given. NULL: out of memory. */
 static char *join(const char *dir, const char *path)
 {
 	char *out;

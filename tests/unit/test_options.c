@@ -5,7 +5,9 @@
 
 #include "unit.h"
 
+#include "confine.h"
 #include "options.h"
+#include "probe_set.h"
 
 static int parse(struct tsarun_opts *o, char *err, const char **args)
 {
