@@ -27,10 +27,12 @@ int cmd_compare(const struct tsarun_opts *o)
 	char err[1536], what[600], nwhat[600];
 	char *base_text = NULL, *new_text = NULL, *cmp_text = NULL;
 	struct outputs *out = NULL;
+	struct confine_opts co = options_for_confine(o);
+	struct outputs_opts oo = options_for_outputs(o);
 	int code = EXIT_TSARUN, ret;
 	bool color, html = o->html_path != NULL;
 
-	if (confine_offline(o, &out))
+	if (confine_offline(&co, &oo, &out))
 		return EXIT_TSARUN;
 	ret =
 	    artifact_read(o->compare_base,
@@ -74,13 +76,13 @@ int cmd_compare(const struct tsarun_opts *o)
 		goto out_err;
 	}
 	outputs_stamp(&cmp);
-	color = outputs_use_color(o, stdout);
+	color = outputs_use_color(o->color, stdout);
 	if (!o->quiet)
 		gate_report_comparison(stdout, &cmp, o->compare_new, color,
 				       o->wide ? 0 : termwrap_width(STDOUT_FILENO));
 	fflush(stdout);
 	code = cmp.outcome == GATE_FAIL ? EXIT_GATE : 0;
-	if (outputs_gate(&cmp, o, o->compare_new, out) && code == 0)
+	if (outputs_gate(&cmp, o->compare_new, out) && code == 0)
 		code = EXIT_TSARUN;
 	if (outputs_flame_diff(
 		out,

@@ -30,6 +30,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "pidset.h"
+#include "probe_set.h" /* enum backend_bits */
 #include "procfs.h"
 #include "probe_procfs.h"
 #include "run.h"
@@ -37,6 +38,7 @@
 #include "sandbox.h"
 #include "taskstats_client.h"
 #include "termwrap.h"
+#include "lib/procdir.h"
 #include "lib/vec.h"
 
 #ifndef SYS_pidfd_open
@@ -83,14 +85,6 @@ static void source(struct monitor *m, const char *name, bool active, const char 
 	s->active = active;
 	snprintf(s->reason, sizeof(s->reason), "%s", active ? "" : reason);
 }
-
-struct dent {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
 
 static struct mthread *add_thread(struct monitor *m)
 {
@@ -314,49 +308,42 @@ as_is:
 static int scan(struct monitor *m, bool attach, bool bound)
 {
 	uint64_t start = mono_ns(), end;
-	char buf[8192];
-	long nread;
+	struct procdir d;
+	const char *name;
+	uint32_t tid;
 	size_t listed = 0, n0 = m->n;
 	struct lead lead = {.have = false};
 	int ret;
 
 	m->gen++;
-	if (lseek(m->taskfd, 0, SEEK_SET) < 0)
-		return -errno;
-	while ((nread = syscall(SYS_getdents64, m->taskfd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < nread;) {
-			struct dent *de = (struct dent *)(buf + off);
-			struct procfs_stat st;
-			struct procfs_schedstat ss;
-			struct ts_record rec;
-			bool have_rec = false;
-			unsigned long tid;
-			char *e;
+	procdir__init(&d, m->taskfd);
+	ret = procdir__rewind(&d);
+	if (ret)
+		return ret;
+	/* A listing that fails part way is taken as far as it went, as a short one. */
+	while (procdir__next(&d, &tid, &name) > 0) {
+		struct procfs_stat st;
+		struct procfs_schedstat ss;
+		struct ts_record rec;
+		bool have_rec = false;
 
-			off += de->d_reclen;
-			tid = strtoul(de->d_name, &e, 10);
-			if (*e || !tid || tid > UINT32_MAX)
-				continue;
-			if (procprobe_read_thread(m->taskfd, de->d_name, &st, &ss))
-				continue;
-			if (bound)
-				have_rec =
-				    paired_query(m, de->d_name, (uint32_t)tid, &st, &ss, &rec);
-			listed++;
-			if (tid == m->pid && !attach) {
-				lead = (struct lead){.have = true,
-						     .have_rec = have_rec,
-						     .st = st,
-						     .ss = ss,
-						     .rec = rec,
-						     .now = mono_ns()};
-				continue;
-			}
-			ret = take(m, (uint32_t)tid, &st, &ss, mono_ns(), have_rec ? &rec : NULL,
-				   attach);
-			if (ret)
-				return ret;
+		if (procprobe_read_thread(m->taskfd, name, &st, &ss))
+			continue;
+		if (bound)
+			have_rec = paired_query(m, name, tid, &st, &ss, &rec);
+		listed++;
+		if (tid == m->pid && !attach) {
+			lead = (struct lead){.have = true,
+					     .have_rec = have_rec,
+					     .st = st,
+					     .ss = ss,
+					     .rec = rec,
+					     .now = mono_ns()};
+			continue;
 		}
+		ret = take(m, tid, &st, &ss, mono_ns(), have_rec ? &rec : NULL, attach);
+		if (ret)
+			return ret;
 	}
 	if (lead.have && (ret = take_leader(m, &lead, n0)))
 		return ret;
@@ -624,7 +611,7 @@ int monitor_main(const struct tsarun_opts *o)
 		goto out_mask;
 	}
 	if (!o->no_sandbox && sandbox_enter(NULL, why, sizeof(why)))
-		termwrap_say(stderr, outputs_stderr_width(o),
+		termwrap_say(stderr, outputs_stderr_width(o->wide),
 			     "tsarun: warning: ", "running unconfined: %s", why);
 
 	m.attach_ns = m.iv_start_ns = mono_ns();

@@ -92,11 +92,12 @@ int cmd_report(const struct tsarun_opts *o)
 					.cmp = &cmp,
 					.have_cmp = &have_cmp,
 					.text = o->report_html ? &text : NULL};
+	struct confine_opts co = options_for_confine(o);
 	const char *command;
 	char err[768];
 	int code = 0;
 
-	if (confine_offline(o, NULL))
+	if (confine_offline(&co, NULL, NULL))
 		return EXIT_TSARUN;
 	if (artifact_read(o->report_artifact, &ro, &s, err, sizeof(err))) {
 		textsafe_term_line(stderr, "tsarun: ", err, "");
@@ -141,7 +142,7 @@ int cmd_report(const struct tsarun_opts *o)
 			{
 			    .sort = o->sort,
 			    .top = o->top,
-			    .color = outputs_use_color(o, stdout),
+			    .color = outputs_use_color(o->color, stdout),
 			    .command = command,
 			    .artifact = o->report_artifact,
 			    .width = o->wide ? 0 : termwrap_width(STDOUT_FILENO),

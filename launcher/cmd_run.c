@@ -42,7 +42,9 @@ int cmd_run(struct tsarun_opts *o)
 	struct spawner *spawner = NULL, *base_spawner = NULL;
 	struct bash_probe *bash = NULL;
 	struct outputs *out = NULL;
-	struct confine conf = {.o = o, .work_dir = -1, .work_parent = -1};
+	struct outputs_opts oo = options_for_outputs(o);
+	struct probeset_opts po = options_for_probeset(o);
+	struct confine conf = {.o = options_for_confine(o), .work_dir = -1, .work_parent = -1};
 	char *const *argv = o->argv;
 	int argc = o->argc;
 	struct supervisor base_sv = {0};
@@ -67,7 +69,7 @@ int cmd_run(struct tsarun_opts *o)
 	 * Every file the run writes, planned before it runs: a typo does not
 	 * cost a run, and nothing the command puts at a path is followed.
 	 */
-	out = outputs__plan(o, &user, true, err, sizeof(err));
+	out = outputs__plan(&oo, &user, true, err, sizeof(err));
 	if (!out) {
 		textsafe_term_line(stderr, "tsarun: ", err, "");
 		goto out_user;
@@ -171,12 +173,12 @@ int cmd_run(struct tsarun_opts *o)
 	s.mode = o->bash ? "bash" : "run";
 	host_probe(&s.host);
 
-	ps = probeset__new(o);
+	ps = probeset__new(&po);
 	if (!ps) {
 		fprintf(stderr, "tsarun: out of memory\n");
 		goto out_session;
 	}
-	if (probeset__check_forced(ps, o, err, sizeof(err))) {
+	if (probeset__check_forced(ps, &po, err, sizeof(err))) {
 		textsafe_term_line(stderr, "tsarun: ", err, "");
 		goto out_session;
 	}
@@ -189,7 +191,7 @@ int cmd_run(struct tsarun_opts *o)
 						.shared = stream_shared,
 						.interval_ns = o->interval_ns,
 						.backlog_bytes = o->stream_backlog_bytes,
-						.width = outputs_stderr_width(o)};
+						.width = outputs_stderr_width(o->wide)};
 		struct stream_probe *stp = stream_probe__new(&spo, ps->sched, ps->proc);
 
 		if (!stp || probeset__add_stream(ps, stp)) {
@@ -287,7 +289,7 @@ int cmd_run(struct tsarun_opts *o)
 	/* The stream said what failed when it did; the exit status says it too. */
 	if (stream_probe__error(ps->stream) && code == 0)
 		code = EXIT_TSARUN;
-	if (outputs_write(&s, o, out)) {
+	if (outputs_write(&s, &oo, out)) {
 		/* The caller still learns how the command ended, and that tsarun failed. */
 		if (code == 0)
 			code = EXIT_TSARUN;

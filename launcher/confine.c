@@ -10,7 +10,6 @@
 
 #include "confine.h"
 #include "gating.h"
-#include "options.h"
 #include "outputs.h"
 #include "privdrop.h"
 #include "probe_set.h"
@@ -83,7 +82,7 @@ static void give_up_root(struct confine *c)
 	po.keep = privdrop_caps(need);
 	if (privdrop_apply(&po, why, sizeof(why))) {
 		snprintf(c->drop_reason, sizeof(c->drop_reason), "%s", why);
-		termwrap_say(stderr, outputs_stderr_width(c->o),
+		termwrap_say(stderr, outputs_stderr_width(c->o.wide),
 			     "tsarun: warning: ", "the supervisor keeps root: %s", why);
 		return;
 	}
@@ -110,17 +109,17 @@ int confine_supervisor(struct confine *c, char *err, size_t errlen)
 		      u->on_behalf ? u->caller_ngroups : 0);
 	outfile_set_temp_hook(watchdog_temp);
 	/* --timeline: the interrupts that woke threads are named by their kernel frames. */
-	if (c->o->stacks || c->o->timeline)
+	if (c->o.stacks || c->o.timeline)
 		symbolizer_open_kernel();
-	if (!c->o->no_sandbox) {
+	if (!c->o.no_sandbox) {
 		/* 2 and 3 */
 		give_up_root(c);
 		confine_sandbox_opts(c, &so, dirs, MAX_DIRS);
 		if (sandbox_enter(&so, why, sizeof(why)))
-			termwrap_say(stderr, outputs_stderr_width(c->o),
+			termwrap_say(stderr, outputs_stderr_width(c->o.wide),
 				     "tsarun: warning: ", "running unconfined: %s", why);
-		else if (c->o->verbose && sandbox_landlock_reason())
-			termwrap_say(stderr, outputs_stderr_width(c->o), "tsarun: ",
+		else if (c->o.verbose && sandbox_landlock_reason())
+			termwrap_say(stderr, outputs_stderr_width(c->o.wide), "tsarun: ",
 				     "Landlock not in force: %s (the seccomp filter is)",
 				     sandbox_landlock_reason());
 	}
@@ -152,7 +151,8 @@ int confine_act_for(const struct target_user *u, char *err, size_t errlen)
 	return ret;
 }
 
-int confine_offline(const struct tsarun_opts *o, struct outputs **out)
+int confine_offline(const struct confine_opts *o, const struct outputs_opts *plan,
+		    struct outputs **out)
 {
 	struct target_user u;
 	struct sandbox_opts so = {.work_dir = -1, .work_parent = -1};
@@ -166,7 +166,7 @@ int confine_offline(const struct tsarun_opts *o, struct outputs **out)
 	}
 	/* Its files (--junit, --markdown, the step summary), planned as a run's are. */
 	if (out) {
-		*out = outputs__plan(o, NULL, false, why, sizeof(why));
+		*out = outputs__plan(plan, NULL, false, why, sizeof(why));
 		if (!*out) {
 			textsafe_term_line(stderr, "tsarun: ", why, "");
 			ret = -EINVAL;
@@ -187,13 +187,13 @@ int confine_offline(const struct tsarun_opts *o, struct outputs **out)
 		};
 
 		if (privdrop_apply(&po, why, sizeof(why)))
-			termwrap_say(stderr, outputs_stderr_width(o),
+			termwrap_say(stderr, outputs_stderr_width(o->wide),
 				     "tsarun: warning: ", "keeping root: %s", why);
 	}
 	so.nwrite_dirs = outfile_dirs(dirs, 32);
 	so.write_dirs = dirs;
 	if (sandbox_enter(&so, why, sizeof(why)))
-		termwrap_say(stderr, outputs_stderr_width(o),
+		termwrap_say(stderr, outputs_stderr_width(o->wide),
 			     "tsarun: warning: ", "running unconfined: %s", why);
 out:
 	target_user__free(&u);

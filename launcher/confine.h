@@ -22,11 +22,20 @@ struct gating;
 struct outputs;
 struct probeset;
 struct sandbox_opts;
+struct outputs_opts;
 struct target_user;
-struct tsarun_opts;
+
+/* What the confinement was asked for (options.h holds them; options_for_confine()). */
+struct confine_opts {
+	bool stacks;	 /* --stacks: the kernel's symbols opened before the sandbox */
+	bool timeline;	 /* --timeline: the interrupts that woke threads too */
+	bool no_sandbox; /* --no-sandbox: neither root given up nor the sandbox */
+	int verbose;
+	bool wide; /* --wide: its warnings unwrapped (outputs_stderr_width()) */
+};
 
 struct confine {
-	const struct tsarun_opts *o;
+	struct confine_opts o;
 	const struct target_user *user;
 	const struct probeset *ps;
 	struct gating *g;	   /* NULL: no gate */
@@ -55,9 +64,11 @@ int confine_act_for(const struct target_user *u, char *err, size_t errlen);
 /*
  * compare and report read artifacts anyone may have written: they do it
  * under the supervisor's filter (sandbox.h), which allows all they need,
- * as the invoking user under sudo. Their files are planned into *out
- * first (when out is given). 0, or -EINVAL once the reason is printed.
+ * as the invoking user under sudo. Their files, as plan asks, are planned
+ * into *out first (when out is given; plan may then be NULL). 0, or
+ * -EINVAL once the reason is printed.
  */
-int confine_offline(const struct tsarun_opts *o, struct outputs **out);
+int confine_offline(const struct confine_opts *o, const struct outputs_opts *plan,
+		    struct outputs **out);
 
 #endif /* TSARUN_CONFINE_H */

@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "confine.h"
 #include "errf.h"
 #include "options.h"
+#include "probe_set.h"
+#include "probe_stacks.h"
 #include "timeline.h"
 
 static const char usage[] =
@@ -303,6 +306,73 @@ void options_defaults(struct tsarun_opts *o)
 	o->sample_ns = 10000000ull;
 	o->interval_ns = 1000000000ull;
 	gate_spec_defaults(&o->gate_spec);
+}
+
+struct outputs_opts options_for_outputs(const struct tsarun_opts *o)
+{
+	return (struct outputs_opts){
+	    .json_path = o->json_path,
+	    .out_dir = o->out_dir,
+	    .report_path = o->report_path,
+	    .stream_path = o->stream_path,
+	    .junit_path = o->junit_path,
+	    .markdown_path = o->markdown_path,
+	    .html_path = o->html_path,
+	    .export_csv_path = o->export_csv_path,
+	    .export_runs_csv_path = o->export_runs_csv_path,
+	    .export_hyperfine_path = o->export_hyperfine_path,
+	    .flame_diff_dir = o->flame_diff_dir,
+	    .baseline_path = o->baseline_path,
+	    .interval = o->interval_given,
+	    .bash = o->bash,
+	    .flame = o->flame,
+	    .timeline = o->timeline,
+	    .gate = o->gate,
+	    .no_table = o->no_table,
+	    .quiet = o->quiet,
+	    .wide = o->wide,
+	    .color = o->color,
+	    .sort = o->sort,
+	    .top = o->top,
+	    .bash_depth = o->bash_depth,
+	    .bash_top = o->bash_top,
+	    .script = !o->bash_command && o->argc ? o->argv[0] : NULL,
+	};
+}
+
+struct probeset_opts options_for_probeset(const struct tsarun_opts *o)
+{
+	return (struct probeset_opts){
+	    .backends = o->backends,
+	    .ringbuf_bytes = o->ringbuf_bytes,
+	    .sample_ns = o->sample_ns,
+	    .sample_given = o->sample_given,
+	    .no_delayacct = o->no_delayacct,
+	    .stacks = o->stacks,
+	    .offcpu_min_ns = o->offcpu_min_ns,
+	    .waker = o->waker,
+	    .flame = o->flame,
+	    .freq = o->freq,
+	    .timeline = o->timeline,
+	    .timeline_bytes = o->timeline_bytes,
+	    .timeline_max = o->timeline_max,
+	    .interval = o->interval_given,
+	    .no_sandbox = o->no_sandbox,
+	    .quiet = o->quiet,
+	    .verbose = o->verbose,
+	    .wide = o->wide,
+	};
+}
+
+struct confine_opts options_for_confine(const struct tsarun_opts *o)
+{
+	return (struct confine_opts){
+	    .stacks = o->stacks,
+	    .timeline = o->timeline,
+	    .no_sandbox = o->no_sandbox,
+	    .verbose = o->verbose,
+	    .wide = o->wide,
+	};
 }
 
 int parse_backends(const char *s, unsigned *out)

@@ -12,8 +12,12 @@
 #include <stdint.h>
 
 #include "gate.h"      /* struct gate_spec */
+#include "outputs.h"   /* enum color_mode */
 #include "supervise.h" /* enum descendants_policy */
 #include "table.h"     /* enum sort_key */
+
+struct confine_opts;
+struct probeset_opts;
 
 enum tsarun_mode {
 	MODE_RUN = 0, /* tsarun [OPTIONS] -- COMMAND [ARG...], or --bash SCRIPT */
@@ -23,19 +27,6 @@ enum tsarun_mode {
 	MODE_MONITOR, /* tsarun -p PID [--interval DUR] [--count N]: attach to a running process */
 	MODE_HELP,
 	MODE_VERSION,
-};
-
-enum color_mode {
-	COLOR_AUTO = 0,
-	COLOR_ALWAYS,
-	COLOR_NEVER,
-};
-
-/* The sources --backend chooses (0: auto, every one that works, procfs when eBPF does not). */
-enum backend_bits {
-	BACKEND_EBPF = 1u << 0,
-	BACKEND_TASKSTATS = 1u << 1,
-	BACKEND_PROC = 1u << 2,
 };
 
 /* tsarun report --format folded|svg --view: which stacked view of the run (stacks.h). */
@@ -68,7 +59,7 @@ struct tsarun_opts {
 	bool wide; /* --wide: every column, whatever the terminal's width */
 	uint64_t ringbuf_bytes;
 	bool no_delayacct;  /* leave kernel.task_delayacct as it is */
-	unsigned backends;  /* --backend: BACKEND_* bits; 0: auto */
+	unsigned backends;  /* --backend: BACKEND_* bits (probe_set.h); 0: auto */
 	uint64_t sample_ns; /* --sample: the procfs source's interval */
 	bool sample_given;
 
@@ -146,10 +137,17 @@ struct tsarun_opts {
 	uint64_t timeline_max;	 /* intervals kept per run */
 };
 
-#define OFFCPU_MIN_DEFAULT_NS 10000ull /* 10 us */
-
 /* Fill *o with the defaults. */
 void options_defaults(struct tsarun_opts *o);
+
+/*
+ * What each module below the commands receives of the options: its part,
+ * filled here, where every option's field is defined, so that a new option
+ * meets its parser and the modules it is for in one file.
+ */
+struct outputs_opts options_for_outputs(const struct tsarun_opts *o);
+struct probeset_opts options_for_probeset(const struct tsarun_opts *o);
+struct confine_opts options_for_confine(const struct tsarun_opts *o);
 
 /*
  * Parse argv. Returns 0, or -EINVAL with a one-line message in err that

@@ -19,7 +19,6 @@
 #include "flame.h"
 #include "gate.h"
 #include "gate_report.h"
-#include "options.h"
 #include "outputs.h"
 #include "report_html.h"
 #include "report_text.h"
@@ -105,25 +104,25 @@ struct outputs {
 	uid_t cmd_uid;
 };
 
-bool outputs_use_color(const struct tsarun_opts *o, FILE *f)
+bool outputs_use_color(enum color_mode color, FILE *f)
 {
 	const char *no = getenv("NO_COLOR");
 
-	if (o->color == COLOR_NEVER)
+	if (color == COLOR_NEVER)
 		return false;
-	if (o->color == COLOR_ALWAYS)
+	if (color == COLOR_ALWAYS)
 		return true;
 	if (no && *no)
 		return false;
 	return isatty(fileno(f));
 }
 
-/* path, or dir/path when path is relative and dir given. NULL: out of memory. */
-size_t outputs_stderr_width(const struct tsarun_opts *o)
+size_t outputs_stderr_width(bool wide)
 {
-	return o->wide ? 0 : termwrap_width(STDERR_FILENO);
+	return wide ? 0 : termwrap_width(STDERR_FILENO);
 }
 
+/* path, or dir/path when path is relative and dir given. NULL: out of memory. */
 static char *join(const char *dir, const char *path)
 {
 	char *out;
@@ -193,7 +192,7 @@ static char *canonical(const char *path)
 }
 
 /* Is the stream's file one of the files tsarun reads or writes besides it? Which one, or NULL. */
-static const char *stream_clash(const struct tsarun_opts *o, const char *stream,
+static const char *stream_clash(const struct outputs_opts *o, const char *stream,
 				const char *artifact)
 {
 	const struct {
@@ -286,7 +285,7 @@ static int plan(struct outputs *out, int i, const char *path, const struct outfi
  * followed. --stream FILE, "-" for stderr; by default beside the artifact,
  * named after it (tsarun.json: tsarun.jsonl).
  */
-static int plan_stream(struct outputs *out, const struct tsarun_opts *o,
+static int plan_stream(struct outputs *out, const struct outputs_opts *o,
 		       const struct outfile_opts *base, char *err, size_t errlen)
 {
 	const char *artifact = out->artifact_path;
@@ -335,7 +334,7 @@ static int plan_stream(struct outputs *out, const struct tsarun_opts *o,
 }
 
 /* --flame and --timeline: into --out-dir, else beside the artifact, else here. */
-static int plan_profiles(struct outputs *out, const struct tsarun_opts *o,
+static int plan_profiles(struct outputs *out, const struct outputs_opts *o,
 			 const struct outfile_opts *base, char *err, size_t errlen)
 {
 	const char *slash;
@@ -373,8 +372,8 @@ static int plan_profiles(struct outputs *out, const struct tsarun_opts *o,
 	return ret;
 }
 
-struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_user *user, bool run,
-			      char *err, size_t errlen)
+struct outputs *outputs__plan(const struct outputs_opts *o, const struct target_user *user,
+			      bool run, char *err, size_t errlen)
 {
 	struct outputs *out = calloc(1, sizeof(*out));
 	const char *gha = getenv("GITHUB_ACTIONS"), *summary = getenv("GITHUB_STEP_SUMMARY");
@@ -424,7 +423,7 @@ struct outputs *outputs__plan(const struct tsarun_opts *o, const struct target_u
 				   "the artifact", " (use --json FILE or --out-dir DIR)", err,
 				   errlen);
 		}
-		if (!ret && o->interval_given)
+		if (!ret && o->interval)
 			ret = plan_stream(out, o, &base, err, errlen);
 		if (!ret && o->report_path)
 			ret = plan(out, OUT_REPORT, o->report_path, &base, OUTFILE_REPLACE,
@@ -651,7 +650,7 @@ static void say_named(const struct outputs *out, bool quiet)
 
 struct table_ctx {
 	const struct session *s;
-	const struct tsarun_opts *o;
+	const struct outputs_opts *o;
 	const char *artifact_path;
 	const struct outputs *out;
 };
@@ -664,7 +663,7 @@ static int render_table(FILE *f, const void *ctx)
 		{
 		    .sort = c->o->sort,
 		    .top = c->o->top,
-		    .color = outputs_use_color(c->o, f),
+		    .color = outputs_use_color(c->o->color, f),
 		    .artifact = c->artifact_path,
 		    .artifact_keeps_old = outfile__keeps_old(c->out->f[OUT_ARTIFACT]),
 		    .width = c->o->wide ? 0 : termwrap_width(fileno(f)),
@@ -674,7 +673,7 @@ static int render_table(FILE *f, const void *ctx)
 		    .max_depth = c->o->bash_depth,
 		    .min_percent = -1,
 		    .top = c->o->bash_top,
-		    .script = !c->o->bash_command && c->o->argc ? c->o->argv[0] : NULL,
+		    .script = c->o->script,
 		},
 	};
 
@@ -682,7 +681,7 @@ static int render_table(FILE *f, const void *ctx)
 }
 
 /* Returns 0, or -errno when the --report file could not be written whole. */
-static int write_table(const struct session *s, const struct tsarun_opts *o, struct outputs *out)
+static int write_table(const struct session *s, const struct outputs_opts *o, struct outputs *out)
 {
 	struct table_ctx c = {.s = s, .o = o, .artifact_path = out->artifact_path, .out = out};
 
@@ -827,8 +826,7 @@ void outputs_stamp(struct comparison *c)
 	c->hostname[sizeof(c->hostname) - 1] = '\0';
 }
 
-int outputs_gate(const struct comparison *c, const struct tsarun_opts *o, const char *command,
-		 struct outputs *out)
+int outputs_gate(const struct comparison *c, const char *command, struct outputs *out)
 {
 	const char *gha = getenv("GITHUB_ACTIONS");
 	int ret = 0, r;
@@ -868,7 +866,8 @@ int outputs_html(struct outputs *out, const struct report_html *h)
 }
 
 /* --html on a run: the artifact as written, and what the page derives from the session. */
-static int write_run_html(const struct session *s, const struct tsarun_opts *o, struct outputs *out)
+static int write_run_html(const struct session *s, const struct outputs_opts *o,
+			  struct outputs *out)
 {
 	char *text = artifact_render(s);
 	struct report_html h = {
@@ -1036,7 +1035,8 @@ int outputs_flame_diff(struct outputs *out, const struct comparison_sides *sides
 }
 
 /* --flame: folded profiles and their SVG flame graphs for the last run. */
-static int write_profiles(const struct session *s, const struct tsarun_opts *o, struct outputs *out)
+static int write_profiles(const struct session *s, const struct outputs_opts *o,
+			  struct outputs *out)
 {
 	static const int folded[] = {OUT_OFFCPU_FOLDED, OUT_ONCPU_FOLDED, OUT_WALL_FOLDED};
 	static const int svg[] = {OUT_OFFCPU_SVG, OUT_ONCPU_SVG, OUT_WALL_SVG};
@@ -1064,7 +1064,7 @@ static int write_profiles(const struct session *s, const struct tsarun_opts *o, 
  * --flame puts its files; `tsarun report --format trace` writes the same
  * from the artifact.
  */
-static int write_trace(const struct session *s, const struct tsarun_opts *o, struct outputs *out)
+static int write_trace(const struct session *s, const struct outputs_opts *o, struct outputs *out)
 {
 	const struct run *r = &s->runs[s->nruns - 1];
 	int ret;
@@ -1082,7 +1082,7 @@ static int write_trace(const struct session *s, const struct tsarun_opts *o, str
 	return ret;
 }
 
-int outputs_write(struct session *s, const struct tsarun_opts *o, struct outputs *out)
+int outputs_write(struct session *s, const struct outputs_opts *o, struct outputs *out)
 {
 	struct rusage self;
 	char err[700];
@@ -1123,7 +1123,7 @@ int outputs_write(struct session *s, const struct tsarun_opts *o, struct outputs
 	}
 	if (!getrusage(RUSAGE_SELF, &self))
 		s->supervisor_max_rss_kb = self.ru_maxrss;
-	if (s->cmp && outputs_gate(s->cmp, o, session_command(s), out))
+	if (s->cmp && outputs_gate(s->cmp, session_command(s), out))
 		ret = -EIO;
 	if (artifact_write(s, out->f[OUT_ARTIFACT], err, sizeof(err))) {
 		textsafe_term_line(stderr, "tsarun: ", err, "");

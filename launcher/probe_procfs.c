@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* The procfs sampling source (see probe_procfs.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,16 +18,8 @@
 #include "run.h"
 #include "sampling.h"
 #include "spawn.h"
+#include "lib/procdir.h"
 #include "lib/vec.h"
-
-/* What getdents64(2) returns (glibc's struct dirent64 needs _LARGEFILE64_SOURCE). */
-struct dent {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
 
 struct pproc {
 	uint32_t pid;
@@ -206,52 +197,46 @@ static int discover(struct proc_probe *p, bool baseline)
 		uint32_t pid, ppid;
 	} *fresh = NULL;
 	size_t nfresh = 0, cap = 0;
-	char buf[8192];
+	struct procdir d;
 	bool added = true;
-	long n;
-	int ret = 0;
+	uint32_t pid;
+	int ret = 0, n;
 
 	p->gen++;
-	if (lseek(p->procfd, 0, SEEK_SET) < 0)
-		return -errno;
-	while ((n = syscall(SYS_getdents64, p->procfd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
-			struct dent *de = (struct dent *)(buf + off);
-			uint64_t last = 0;
-			struct procfs_stat st;
-			char path[32], *end;
-			unsigned long pid;
-			void *g;
+	procdir__init(&d, p->procfd);
+	ret = procdir__rewind(&d);
+	if (ret)
+		return ret;
+	while ((n = procdir__next(&d, &pid, NULL)) > 0) {
+		uint64_t last = 0;
+		struct procfs_stat st;
+		char path[32];
+		void *g;
 
-			off += de->d_reclen;
-			pid = strtoul(de->d_name, &end, 10);
-			if (*end || !pid || pid > UINT32_MAX)
-				continue;
-			pidset_get(&p->listed, (uint32_t)pid, &last);
-			pidset_put(&p->listed, (uint32_t)pid, p->gen);
-			if (baseline || last + 1 == p->gen || in_tree(p, (uint32_t)pid))
-				continue;
-			snprintf(path, sizeof(path), "%lu/stat", pid);
-			{
-				char sb[1024];
-				ssize_t len = read_at(p->procfd, path, sb, sizeof(sb));
+		pidset_get(&p->listed, pid, &last);
+		pidset_put(&p->listed, pid, p->gen);
+		if (baseline || last + 1 == p->gen || in_tree(p, pid))
+			continue;
+		snprintf(path, sizeof(path), "%u/stat", pid);
+		{
+			char sb[1024];
+			ssize_t len = read_at(p->procfd, path, sb, sizeof(sb));
 
-				if (len <= 0 || procfs_parse_stat(sb, (size_t)len, &st))
-					continue;
-			}
-			g = vec_grow(fresh, &cap, nfresh + 1, sizeof(*fresh), 32);
-			if (!g) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			fresh = g;
-			fresh[nfresh].pid = (uint32_t)pid;
-			fresh[nfresh].ppid = (uint32_t)st.ppid;
-			nfresh++;
+			if (len <= 0 || procfs_parse_stat(sb, (size_t)len, &st))
+				continue;
 		}
+		g = vec_grow(fresh, &cap, nfresh + 1, sizeof(*fresh), 32);
+		if (!g) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		fresh = g;
+		fresh[nfresh].pid = pid;
+		fresh[nfresh].ppid = (uint32_t)st.ppid;
+		nfresh++;
 	}
 	if (n < 0)
-		ret = -errno;
+		ret = n;
 	while (added) {
 		added = false;
 		for (size_t i = 0; i < nfresh; i++) {
@@ -274,8 +259,10 @@ out:
 /* Sample every thread of one process of the tree. */
 static int scan_proc(struct proc_probe *p, struct pproc *pr, uint64_t scan_ns, bool preexisting)
 {
-	char path[32], buf[8192];
-	long n;
+	char path[32];
+	struct procdir d;
+	const char *name;
+	uint32_t tid;
 	int taskfd, ret = 0;
 
 	snprintf(path, sizeof(path), "%u/task", pr->pid);
@@ -285,61 +272,52 @@ static int scan_proc(struct proc_probe *p, struct pproc *pr, uint64_t scan_ns, b
 		pidset_put(&p->tree, pr->pid, 0);
 		return 0;
 	}
-	while ((n = syscall(SYS_getdents64, taskfd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
-			struct dent *de = (struct dent *)(buf + off);
-			struct procfs_stat st;
-			struct procfs_schedstat ss;
-			struct smp_thread *t = NULL;
-			uint64_t idx = 0, now, after;
-			unsigned long tid;
-			char *end;
-			int r;
+	/* A listing that fails part way is taken as far as it went, as a short one. */
+	procdir__init(&d, taskfd);
+	while (procdir__next(&d, &tid, &name) > 0) {
+		struct procfs_stat st;
+		struct procfs_schedstat ss;
+		struct smp_thread *t = NULL;
+		uint64_t idx = 0, now, after;
+		int r;
 
-			off += de->d_reclen;
-			tid = strtoul(de->d_name, &end, 10);
-			if (*end || !tid || tid > UINT32_MAX)
-				continue;
-			r = procprobe_read_thread(taskfd, de->d_name, &st, &ss);
-			now = mono_ns();
-			if (r) {
-				if (!gone_errno(r))
-					p->q.unreadable++;
-				continue;
-			}
-			if (pidset_get(&p->live, (uint32_t)tid, &idx) && idx)
-				t = &p->threads[idx - 1];
-			if (t && t->pid == pr->pid && t->starttime_ticks == st.starttime_ticks) {
-				t->mark = p->gen;
-				if (t->ended || !smp_thread_sample(t, &st, &ss, now))
-					continue;
-				/* Its counters went back: another task took the tid (exec by a thread). */
-				p->q.identity_changes++;
-				smp_thread_gone(t, now);
-				after = 0;
-			} else {
-				if (t)
-					smp_thread_gone(t, now);
-				/* Not there when its process was last listed: born since. */
-				after = preexisting	 ? 0
-					: pr->scanned_ns ? pr->scanned_ns
-							 : p->prev_scan_ns;
-			}
-			t = new_thread(p);
-			if (!t) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			smp_thread_start(t, &st, &ss, now, after, &p->clk);
-			t->pid = pr->pid;
-			t->mark = p->gen;
-			ret = pidset_put(&p->live, (uint32_t)tid, p->nthreads);
-			if (ret)
-				goto out;
-			p->q.threads_seen++;
-			if (t->from_birth)
-				p->q.threads_new++;
+		r = procprobe_read_thread(taskfd, name, &st, &ss);
+		now = mono_ns();
+		if (r) {
+			if (!gone_errno(r))
+				p->q.unreadable++;
+			continue;
 		}
+		if (pidset_get(&p->live, tid, &idx) && idx)
+			t = &p->threads[idx - 1];
+		if (t && t->pid == pr->pid && t->starttime_ticks == st.starttime_ticks) {
+			t->mark = p->gen;
+			if (t->ended || !smp_thread_sample(t, &st, &ss, now))
+				continue;
+			/* Its counters went back: another task took the tid (exec by a thread). */
+			p->q.identity_changes++;
+			smp_thread_gone(t, now);
+			after = 0;
+		} else {
+			if (t)
+				smp_thread_gone(t, now);
+			/* Not there when its process was last listed: born since. */
+			after = preexisting ? 0 : pr->scanned_ns ? pr->scanned_ns : p->prev_scan_ns;
+		}
+		t = new_thread(p);
+		if (!t) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		smp_thread_start(t, &st, &ss, now, after, &p->clk);
+		t->pid = pr->pid;
+		t->mark = p->gen;
+		ret = pidset_put(&p->live, tid, p->nthreads);
+		if (ret)
+			goto out;
+		p->q.threads_seen++;
+		if (t->from_birth)
+			p->q.threads_new++;
 	}
 	pr->scanned_ns = scan_ns;
 out:

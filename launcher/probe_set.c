@@ -11,7 +11,6 @@
 
 #include "probe_bash.h"
 #include "delayacct.h"
-#include "options.h"
 #include "outputs.h"
 #include "probe_perf.h"
 #include "probe_set.h"
@@ -77,7 +76,7 @@ static void ebpf_failure(struct probeset *ps, int verbose)
 			f->is_map ? "the map" : "the program", f->object);
 }
 
-struct probeset *probeset__new(const struct tsarun_opts *o)
+struct probeset *probeset__new(const struct probeset_opts *o)
 {
 	struct sched_probe_opts spo = {
 	    .ringbuf_bytes = o->ringbuf_bytes,
@@ -85,10 +84,10 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	    .offcpu_min_ns = o->offcpu_min_ns,
 	    .waker = o->waker,
 	    /* --interval reads the live threads at every tick: no load at the first one. */
-	    .survivors_now = !o->no_sandbox || o->interval_given,
+	    .survivors_now = !o->no_sandbox || o->interval,
 	    .timeline_bytes = o->timeline ? o->timeline_bytes : 0,
 	    .timeline_max = o->timeline_max,
-	    .width = outputs_stderr_width(o),
+	    .width = outputs_stderr_width(o->wide),
 	};
 	struct probeset *ps = calloc(1, sizeof(*ps));
 	char err[192];
@@ -178,7 +177,7 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	 */
 	ps->delayacct = calloc(1, sizeof(*ps->delayacct));
 	if (ps->delayacct) {
-		size_t width = outputs_stderr_width(o);
+		size_t width = outputs_stderr_width(o->wide);
 		char stale[256];
 
 		delayacct__acquire(ps->delayacct, ps->ts && !o->no_delayacct, NULL);
@@ -210,7 +209,7 @@ struct probeset *probeset__new(const struct tsarun_opts *o)
 	return ps;
 }
 
-int probeset__check_forced(const struct probeset *ps, const struct tsarun_opts *o, char *err,
+int probeset__check_forced(const struct probeset *ps, const struct probeset_opts *o, char *err,
 			   size_t errlen)
 {
 	static const struct {

@@ -9,10 +9,12 @@
 #ifndef TSARUN_PROBES_H
 #define TSARUN_PROBES_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "probe.h"
 
 struct run;
-struct tsarun_opts;
 struct sched_probe;
 struct perf_probe;
 struct ts_probe;
@@ -23,6 +25,35 @@ struct proc_probe;
 struct stream_probe;
 
 #define PROBESET_MAX PROBE_MAX
+
+/* The sources --backend chooses (0: auto, every one that works, procfs when eBPF does not). */
+enum backend_bits {
+	BACKEND_EBPF = 1u << 0,
+	BACKEND_TASKSTATS = 1u << 1,
+	BACKEND_PROC = 1u << 2,
+};
+
+/* What the session's sources were asked for (options.h holds them; options_for_probeset()). */
+struct probeset_opts {
+	unsigned backends;	 /* --backend: BACKEND_* bits; 0: auto */
+	uint64_t ringbuf_bytes;	 /* --ringbuf: the scheduler probe's ring buffer */
+	uint64_t sample_ns;	 /* --sample: the procfs source's interval */
+	bool sample_given;	 /* ... given, to say when it is not applied */
+	bool no_delayacct;	 /* --no-delayacct: kernel.task_delayacct left as it is */
+	bool stacks;		 /* --stacks: off-CPU stacks of sleeps */
+	uint64_t offcpu_min_ns;	 /* --offcpu-min: shorter sleeps are counted, not stack-walked */
+	bool waker;		 /* --waker: the waker's stacks too */
+	bool flame;		 /* --flame: on-CPU samples too */
+	unsigned freq;		 /* --freq: on-CPU samples per second of a thread's CPU time */
+	bool timeline;		 /* --timeline: every state interval of every thread */
+	uint64_t timeline_bytes; /* --timeline-buffer: its ring buffer */
+	uint64_t timeline_max;	 /* --timeline-max: intervals kept per run */
+	bool interval;		 /* --interval: the live threads are read at every tick */
+	bool no_sandbox;	 /* --no-sandbox: programs may still be loaded after set-up */
+	bool quiet;
+	int verbose;
+	bool wide; /* --wide: tsarun's lines on stderr unwrapped (outputs_stderr_width()) */
+};
 
 struct probeset {
 	struct probe probes[PROBESET_MAX]; /* in arm and collect order */
@@ -48,14 +79,14 @@ struct probeset {
 };
 
 /* Prepare the sources. Returns NULL only when out of memory. */
-struct probeset *probeset__new(const struct tsarun_opts *o);
+struct probeset *probeset__new(const struct probeset_opts *o);
 void probeset__free(struct probeset *ps); /* also puts kernel.task_delayacct back */
 
 /*
  * --backend named a source that cannot be used: -ENODEV with a message
  * (tsarun exits 125 before running anything).
  */
-int probeset__check_forced(const struct probeset *ps, const struct tsarun_opts *o, char *err,
+int probeset__check_forced(const struct probeset *ps, const struct probeset_opts *o, char *err,
 			   size_t errlen);
 
 /* Record a source that cannot be used this session, with the reason. */

@@ -31,6 +31,9 @@ struct stacks_probe_opts {
 	unsigned freq;		/* on-CPU samples per second of a thread's CPU time */
 };
 
+/* --offcpu-min's default. */
+#define OFFCPU_MIN_DEFAULT_NS 10000ull /* 10 us */
+
 /* NULL with errno set and a reason in err. */
 struct stacks_probe *stacks_probe__new(const struct stacks_probe_opts *o, struct sched_probe *sched,
 				       char *err, size_t errlen);

@@ -5,7 +5,9 @@
 
 #include "unit.h"
 
+#include "confine.h"
 #include "options.h"
+#include "probe_set.h"
 
 static int parse(struct tsarun_opts *o, char *err, const char **args)
 {
@@ -765,6 +767,71 @@ static void test_sizes(void **state)
 	assert_int_equal(parse_uint(" 5", 0, 10, &v), -EINVAL);
 }
 
+/* Each module's part of the options (options_for_*()): the fields as parsed. */
+static void test_module_parts(void **state)
+{
+	struct outputs_opts out;
+	struct probeset_opts ps;
+	struct confine_opts c;
+	struct tsarun_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(PARSE(&o, err, "--json", "a.json", "--out-dir", "d", "--report", "r.txt",
+			       "--interval", "1s", "--stream", "s.jsonl", "--junit", "j.xml",
+			       "--markdown", "m.md", "--html", "h.html", "--export-csv", "c.csv",
+			       "--export-runs-csv", "rc.csv", "--export-hyperfine", "hf.json",
+			       "--baseline", "b.json", "--flame", "--timeline", "--wide", "--color",
+			       "never", "--top", "5", "--sort", "cpu", "--no-sandbox", "--backend",
+			       "ebpf,proc", "--sample", "20ms", "--no-delayacct", "--ringbuf", "8M",
+			       "--offcpu-min", "1ms", "--waker", "--freq", "49", "-v", "--", "ls"),
+			 0);
+	out = options_for_outputs(&o);
+	assert_string_equal(out.json_path, "a.json");
+	assert_string_equal(out.out_dir, "d");
+	assert_string_equal(out.report_path, "r.txt");
+	assert_string_equal(out.stream_path, "s.jsonl");
+	assert_string_equal(out.junit_path, "j.xml");
+	assert_string_equal(out.markdown_path, "m.md");
+	assert_string_equal(out.html_path, "h.html");
+	assert_string_equal(out.export_csv_path, "c.csv");
+	assert_string_equal(out.export_runs_csv_path, "rc.csv");
+	assert_string_equal(out.export_hyperfine_path, "hf.json");
+	assert_string_equal(out.baseline_path, "b.json");
+	assert_null(out.flame_diff_dir);
+	assert_true(out.interval && out.flame && out.timeline && out.gate && out.wide);
+	assert_false(out.bash || out.no_table || out.quiet);
+	assert_int_equal(out.color, COLOR_NEVER);
+	assert_int_equal(out.sort, SORT_CPU);
+	assert_int_equal(out.top, 5);
+	assert_int_equal(out.bash_top, -1);
+	assert_string_equal(out.script, "ls");
+	ps = options_for_probeset(&o);
+	assert_int_equal(ps.backends, BACKEND_EBPF | BACKEND_PROC);
+	assert_int_equal(ps.ringbuf_bytes, 8u << 20);
+	assert_int_equal(ps.sample_ns, 20000000u);
+	assert_true(ps.sample_given && ps.no_delayacct && ps.waker && ps.flame && ps.timeline);
+	assert_true(ps.stacks); /* --flame is off-CPU stacks too */
+	assert_int_equal(ps.offcpu_min_ns, 1000000u);
+	assert_int_equal(ps.freq, 49);
+	assert_int_equal(ps.timeline_bytes, o.timeline_bytes);
+	assert_int_equal(ps.timeline_max, o.timeline_max);
+	assert_true(ps.interval && ps.no_sandbox && ps.wide);
+	assert_false(ps.quiet);
+	assert_int_equal(ps.verbose, 1);
+	c = options_for_confine(&o);
+	assert_true(c.stacks && c.timeline && c.no_sandbox && c.wide);
+	assert_int_equal(c.verbose, 1);
+
+	/* The bash report's script: SCRIPT, and none for -c's commands. */
+	assert_int_equal(PARSE(&o, err, "--bash", "deploy.sh", "prod"), 0);
+	out = options_for_outputs(&o);
+	assert_true(out.bash);
+	assert_string_equal(out.script, "deploy.sh");
+	assert_int_equal(PARSE(&o, err, "--bash", "-c", "echo hi"), 0);
+	assert_null(options_for_outputs(&o).script);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +853,7 @@ int main(void)
 	    cmocka_unit_test(test_backend_and_sample),
 	    cmocka_unit_test(test_monitor),
 	    cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_module_parts),
 	};
 
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
