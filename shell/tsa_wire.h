@@ -88,7 +88,7 @@ enum tsa_hello_flags {
 	TSA_HF_ROOT = 1u << 2, /* the profiled script itself */
 	/* CALIBRATED from the user's cache of an earlier measurement, not in this run */
 	TSA_HF_CAL_CACHED = 1u << 3,
-	/* CALIBRATED in this run though the cache had an entry: measured at another speed */
+	/* CALIBRATED in this run though the cache had entries: measured at other speeds */
 	TSA_HF_CAL_RESPEED = 1u << 4,
 };
 

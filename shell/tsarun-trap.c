@@ -1846,6 +1846,16 @@ static void cache_destroy(struct tsa_objcache *c)
 	c->cs = 0;
 }
 
+/* Undo caches_create() when it made them (MADE). */
+static void caches_destroy(int made)
+{
+	if (!made)
+		return;
+	cache_destroy(&uwcache);
+	cache_destroy(&wdcache);
+	cache_destroy(&wlcache);
+}
+
 /*
  * The base: a loop without and with the trap (which must run under the
  * script's set -u too). In wall time, its CPU cost at the stretch the
@@ -2055,11 +2065,7 @@ static void calibrate(void)
 	span_tail_calls = -1;
 	span_stall = 0;
 	span_prev_t = 0;
-	if (made) {
-		cache_destroy(&uwcache);
-		cache_destroy(&wdcache);
-		cache_destroy(&wlcache);
-	}
+	caches_destroy(made);
 	text_reset();
 	blen = 0;
 	nrec = 0;
@@ -2101,38 +2107,50 @@ static int cal_parse(const char *v)
  *
  * The key is what the figures depend on: this builtin and the bash running
  * it (device, inode, size and change time of each), the kernel (release,
- * build, machine), the CPU's model and how many CPUs are online. An entry
- * for another key, older than CAL_CACHE_MAX_AGE, not the user's own
- * regular file, or out of bounds is measured again and replaced, and so
- * is one measured when the machine ran at another speed than it does now
- * (cal_speed_same()), and every entry under `tsarun --bash-recalibrate`
- * (TSA_ENV_RECAL). A profile says which it used (TSA_HF_CAL_CACHED; the
- * artifact's trap_cost.calibration).
+ * build, machine), the CPU's model and how many CPUs are online. The
+ * figures are also what a trap run cost at the machine's speed when they
+ * were measured, and a machine's speed moves with what else it runs (on a
+ * 2-core VM with tests on its other CPU a trap run took a third more CPU
+ * time to twice as much, with no more waits) and with its host's or its
+ * power's state (the project VM's host makes it about 1.6 or 2 times
+ * slower for seconds at a time, and back): an entry measured at one speed
+ * would be removed from every profile of the day at another. So a key
+ * holds up to CAL_CACHE_ENTRIES entries, each for the speed it was
+ * measured at (cal_speed_now()), newest first, and a run uses the one at
+ * its own speed. A file for another key, not the user's own regular file,
+ * or not well formed is measured again and replaced; an entry older than
+ * CAL_CACHE_MAX_AGE, out of bounds or without a speed is dropped; when no
+ * entry is at this run's speed, it measures again and its entry replaces
+ * any at that speed, else the oldest (and every entry under `tsarun
+ * --bash-recalibrate`, TSA_ENV_RECAL). A profile says which it used
+ * (TSA_HF_CAL_CACHED, TSA_HF_CAL_RESPEED; the artifact's
+ * trap_cost.calibration).
  */
 #define CAL_KEY_MAX	  512
 #define CAL_CACHE_MAX_AGE (24 * 3600)
 #define CAL_CACHE_NAME	  "bash-trap-cost"
-#define CAL_CACHE_MAGIC	  "tsarun bash trap cost 2"
+#define CAL_CACHE_MAGIC	  "tsarun bash trap cost 3"
+#define CAL_CACHE_ENTRIES 4
+#define CAL_ENTRY_MAX	  (CAL_TEXT_MAX + 48) /* "at WHEN BARE " and the figures */
 #define CAL_SPEED_ROUNDS  5
-#define CAL_SPEED_SLACK	  10 /* percent: a machine faster or slower than that now is measured again */
+#define CAL_SPEED_SLACK	  10 /* percent either way: an entry of another speed is not used */
+
+/* The entries of the cache's file that are still good (cal_cache_load), to be kept by cal_cache_store. */
+static char cal_kept[CAL_CACHE_ENTRIES][CAL_ENTRY_MAX];
+static uint32_t cal_kept_bare[CAL_CACHE_ENTRIES];
+static int cal_nkept;
 
 /*
- * The machine's speed now against when the entry was measured: the
- * base's bare loop, its least CPU time in a few rounds (about 3.5 ms of
- * bash's CPU), against its least in calibration (cal_bare; the least as
- * the steadiest: over 24 start-ups in a row on a quiet 2-core VM it
- * stayed within 4% where the median moved by 20%, but for moments when
- * the host made the VM half as fast, which it does). The figures are what
- * a trap run cost at that speed, and a machine's speed moves with what
- * else it runs (on a 2-core VM with tests on its other CPU a trap run
- * took a third more CPU time to twice as much, with no more waits): an
- * entry measured under one moment's load would be removed from every
- * profile of the day. Outside CAL_SPEED_SLACK either way, the entry is
- * not used.
+ * The machine's speed now: the base's bare loop, its least CPU time in a
+ * few rounds (about 3.5 ms of bash's CPU), to set against its least in
+ * calibration (cal_bare; the least as the steadiest: over 24 start-ups in
+ * a row on a quiet 2-core VM it stayed within 4% of calibration's where
+ * the median moved by 20%; within 6% on a day the VM's host moved it
+ * between speeds, at each speed).
  */
-static int cal_speed_same(uint32_t then)
+static uint32_t cal_speed_now(void)
 {
-	uint64_t c[CAL_SPEED_ROUNDS], now;
+	uint64_t c[CAL_SPEED_ROUNDS];
 	int made = caches_create();
 
 	for (int i = 0; i < CAL_SPEED_ROUNDS; i++) {
@@ -2142,15 +2160,15 @@ static int cal_speed_same(uint32_t then)
 		c[i] = cpu_ns() - c0;
 	}
 	eval("unset __tsa_i __tsa_v");
-	if (made) {
-		cache_destroy(&uwcache);
-		cache_destroy(&wdcache);
-		cache_destroy(&wlcache);
-	}
+	caches_destroy(made);
 	qsort(c, CAL_SPEED_ROUNDS, sizeof(c[0]), cmp_u64);
-	now = c[0];
-	return then && now * 100 <= (uint64_t)then * (100 + CAL_SPEED_SLACK) &&
-	       now * (100 + CAL_SPEED_SLACK) >= (uint64_t)then * 100;
+	return (uint32_t)(c[0] < UINT32_MAX ? c[0] : UINT32_MAX);
+}
+
+/* How far speed A is from B, in percent of B rounded up (a loop's CPU time: more is slower). */
+static uint64_t cal_speed_off(uint32_t a, uint32_t b)
+{
+	return b ? ((a > b ? a - b : b - a) * (uint64_t)100 + b - 1) / b : UINT64_MAX;
 }
 
 static int stat_key(char *p, size_t n, const char *path)
@@ -2253,15 +2271,46 @@ static int cal_bounded(void)
 	       span_med[1] <= 1000000 && span_tty_med <= 1000000;
 }
 
+static void cal_clear(void)
+{
+	memset(cal, 0, sizeof(cal));
+	cal_pre = 0;
+	span_head = span_tail = span_tty = span_jobs = 0;
+	span_med[0] = span_med[1] = span_tty_med = 0;
+}
+
+/*
+ * One entry: "at WHEN BARE FIGURES". Its figures into cal[] and the spans
+ * if it is good (fresh, with a speed, in bounds): BARE, else 0.
+ */
+static uint32_t cal_entry_parse(const char *e)
+{
+	long long when, now = (long long)time(NULL);
+	unsigned int bare;
+	int at = 0;
+
+	if (sscanf(e, "at %lld %u %n", &when, &bare, &at) != 2 || !at || !bare || when > now + 60 ||
+	    when < now - CAL_CACHE_MAX_AGE || !cal_parse(e + at) || !cal_bounded()) {
+		cal_clear();
+		return 0;
+	}
+	return bare;
+}
+
+/*
+ * The entry for this key at this run's speed: 1 with its figures in
+ * cal[]. The good entries of the file are kept in cal_kept for the store.
+ */
 static int cal_cache_load(const char *key)
 {
-	char dir[PATH_MAX], buf[CAL_KEY_MAX + CAL_TEXT_MAX + 160], *line[5], *p;
+	char dir[PATH_MAX], buf[CAL_KEY_MAX + CAL_CACHE_ENTRIES * CAL_ENTRY_MAX + 64], *line, *p;
 	struct stat st;
-	long long when;
-	unsigned int bare;
+	uint32_t now, bare;
+	uint64_t best_off = UINT64_MAX;
 	ssize_t len;
-	int fd, n = 0;
+	int fd, n, best = -1;
 
+	cal_nkept = 0;
 	if (cal_cache_dir(dir, sizeof(dir), 0))
 		return 0;
 	strcat(dir, "/" CAL_CACHE_NAME);
@@ -2278,38 +2327,50 @@ static int cal_cache_load(const char *key)
 	if (len <= 0)
 		return 0;
 	buf[len] = 0;
-	for (p = buf; n < 5 && (line[n] = p) && (p = strchr(p, '\n')); n++)
+	/* The magic, the key, then entries, each line ended by a newline. */
+	for (p = buf, n = 0; (line = p) && (p = strchr(p, '\n')); n++) {
 		*p++ = 0;
-	if (n != 5 || strcmp(line[0], CAL_CACHE_MAGIC) || strncmp(line[1], "key ", 4) ||
-	    strcmp(line[1] + 4, key) || sscanf(line[2], "measured %lld", &when) != 1 ||
-	    strncmp(line[3], "cal ", 4) || !cal_parse(line[3] + 4) ||
-	    sscanf(line[4], "bare %u", &bare) != 1)
-		goto stale;
-	if (when > (long long)time(NULL) + 60 || when < (long long)time(NULL) - CAL_CACHE_MAX_AGE ||
-	    !cal_bounded())
-		goto stale;
-	if (!cal_speed_same(bare)) {
-		cal_respeed = 1;
-		goto stale;
+		if (n == 0 && strcmp(line, CAL_CACHE_MAGIC))
+			return 0;
+		if (n == 1 && (strncmp(line, "key ", 4) || strcmp(line + 4, key)))
+			return 0;
+		if (n < 2 || cal_nkept == CAL_CACHE_ENTRIES || strlen(line) >= CAL_ENTRY_MAX)
+			continue;
+		bare = cal_entry_parse(line);
+		if (!bare)
+			continue;
+		strcpy(cal_kept[cal_nkept], line);
+		cal_kept_bare[cal_nkept++] = bare;
 	}
-	cal_bare = bare;
+	cal_clear();
+	if (!cal_nkept)
+		return 0;
+	now = cal_speed_now();
+	for (int i = 0; i < cal_nkept; i++)
+		if (cal_speed_off(now, cal_kept_bare[i]) < best_off) {
+			best_off = cal_speed_off(now, cal_kept_bare[i]);
+			best = i;
+		}
+	if (best_off > CAL_SPEED_SLACK) {
+		cal_respeed = 1;
+		return 0;
+	}
+	cal_bare = cal_entry_parse(cal_kept[best]);
 	cal_cached = 1;
 	have_cal = 1;
 	return 1;
-stale:
-	memset(cal, 0, sizeof(cal));
-	cal_pre = 0;
-	span_head = span_tail = span_tty = span_jobs = 0;
-	span_med[0] = span_med[1] = span_tty_med = 0;
-	return 0;
 }
 
-/* Written new and renamed over the old, so that a reader sees one whole entry or none. */
+/*
+ * This run's entry first, then the kept ones of other speeds, up to
+ * CAL_CACHE_ENTRIES: written new and renamed over the old, so that a
+ * reader sees one whole file or none.
+ */
 static void cal_cache_store(const char *key)
 {
 	char dir[PATH_MAX], tmp[PATH_MAX + sizeof("/" CAL_CACHE_NAME ".XXXXXX")], v[CAL_TEXT_MAX];
 	FILE *f;
-	int fd, ok;
+	int fd, ok, n = 1;
 
 	if (!cal_bare || !cal_bounded() || cal_cache_dir(dir, sizeof(dir), 1))
 		return;
@@ -2324,8 +2385,13 @@ static void cal_cache_store(const char *key)
 		return;
 	}
 	cal_format(v, sizeof(v));
-	fprintf(f, "%s\nkey %s\nmeasured %lld\ncal %s\nbare %u\n", CAL_CACHE_MAGIC, key,
-		(long long)time(NULL), v, cal_bare);
+	fprintf(f, "%s\nkey %s\nat %lld %u %s\n", CAL_CACHE_MAGIC, key, (long long)time(NULL),
+		cal_bare, v);
+	for (int i = 0; i < cal_nkept && n < CAL_CACHE_ENTRIES; i++)
+		if (cal_speed_off(cal_kept_bare[i], cal_bare) > CAL_SPEED_SLACK) {
+			fprintf(f, "%s\n", cal_kept[i]);
+			n++;
+		}
 	ok = !ferror(f);
 	ok &= fclose(f) == 0;
 	strcat(dir, "/" CAL_CACHE_NAME);

@@ -42,12 +42,14 @@ echo "bench bash-trap: per command, empty DEBUG trap adds ${ep} us; tsarun --bas
 # Start-up: tsarun --bash -c ':' beside tsarun -- /bin/true (the same
 # probes, no bash profile) and bash -c ':' bare. Target: at most 20 ms more
 # than tsarun -- /bin/true. With the start-up figures cached, as every run
-# after a machine's first has them; a first run (--bash-recalibrate) beside.
+# after a machine's first has them; a first run (--bash-recalibrate) beside,
+# with a cache of its own (it replaces every entry of the one it is given).
+RECAL_CACHE=$(mktemp -d)
 st_true=() st_bash=() st_recal=()
 for ((r = 0; r < ROUNDS; r++)); do
 	t0=$(now); "$TSARUN" -q --json /dev/null -- /bin/true; t1=$(now)
 	"$TSARUN" -q --json /dev/null --bash -c ':'; t2=$(now)
-	"$TSARUN" -q --json /dev/null --bash-recalibrate --bash -c ':'; t3=$(now)
+	XDG_CACHE_HOME=$RECAL_CACHE "$TSARUN" -q --json /dev/null --bash-recalibrate --bash -c ':'; t3=$(now)
 	st_true+=("$((t1 - t0))") st_bash+=("$((t2 - t1))") st_recal+=("$((t3 - t2))")
 done
 tt=$(m "${st_true[@]}") tb=$(m "${st_bash[@]}") tr=$(m "${st_recal[@]}")
@@ -145,4 +147,4 @@ acc "while [[ ]]" 'k=0' 'while [[ $k -lt 20000 ]]; do ((k++)); done'
 acc "function calls" 'f() { v=$((v + 1)); }' 'for ((k = 0; k < 10000; k++)); do f; done'
 acc "after a child (tail costs)" '/bin/true' 'for ((k = 0; k < 20000; k++)); do v=$((v + k)); done'
 acc "in a subshell" ':' '( for ((k = 0; k < 20000; k++)); do v=$((v + k)); done )'
-rm -rf "$T" "$CACHE"
+rm -rf "$T" "$CACHE" "$RECAL_CACHE"

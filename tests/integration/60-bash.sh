@@ -283,17 +283,18 @@ at_most "... what start-up still estimates is a small part of a run (% of the ti
 # for this builtin, bash, kernel and CPU is measured again and replaced;
 # a link there is replaced, never followed. An entry is used only while
 # the machine runs at the speed it was measured at: otherwise the run
-# measures again ("remeasured"), which proves the entry was found; a
-# machine's speed moves now and then on its own (this VM's host makes it
-# half as fast for a second or two, in one start-up in three at worst), so
-# a run that is to find the entry takes up to six tries, a moment apart,
-# to see it used (cached_run).
+# measures again ("remeasured"), which proves the entry was found, and
+# keeps its entry beside the others (up to 4 speeds); a machine's speed
+# moves now and then on its own (this VM's host makes it 1.6 or 2 times
+# slower for seconds at a time), so a run that is to find an entry takes
+# up to six tries, a moment apart, to see one used (cached_run).
 XC=$T_TMP/xdg
 cal_run() { XDG_CACHE_HOME=$XC "$TSARUN" -q --json "$J" "$@" --bash -c 'echo ok' >"$T_TMP/out" 2>&1 &&
 	jq -r '"\(.bash.trap_cost.calibration) \(.bash.trap_cost.calibration_cpu_ns) \(.bash.trap_cost.cpu_ns)"' "$J"; }
 cached_run() {
-	local r
-	for _ in 1 2 3 4 5 6; do
+	local r t
+	for t in 1 2 3 4 5 6; do
+		echo "$t" >"$T_TMP/tries"
 		r=$(cal_run "$@")
 		[[ $r == remeasured* ]] || break
 		echo "#   the entry was found, the machine ran at another speed: measured again ($r)" >&2
@@ -313,8 +314,10 @@ read -r how spent2 cost2 <<<"$(cached_run)"
 equal "... a second run takes it from there" "$how" cached
 at_most "... checking the entry took bash a few ms of CPU, not the measurement's (ms)" \
 	"$(awk -v s="$spent2" 'BEGIN { print s / 1e6 }')" 20
-# (the first run's, unless a try measured them again and replaced the entry)
-equal "... the figures the entry holds" "$cost2" "$(awk '$1 == "cal" { print $3 }' "$CF")"
+# (the first run's, or those a try measured again at another speed)
+# entry_cpu: the trap run's CPU time in each entry of the cache, newest first.
+entry_cpu() { awk '$1 == "at" { print $5 }' "$CF"; }
+equal "... the figures of an entry it holds" "$(entry_cpu | grep -cx "$cost2")" 1
 equal "... the script ran as it did" "$(cat "$T_TMP/out")" ok
 read -r how _ <<<"$(cal_run --bash-recalibrate)"
 equal "--bash-recalibrate measures it again" "$how" measured
@@ -330,17 +333,40 @@ printf 'garbage\n' >"$CF"
 recal_after "garbage in the cache"
 sed 's/^key so=/key so=1/' <<<"$good" >"$CF"
 recal_after "an entry for another builtin (its key)"
-sed 's/^measured [0-9]*/measured 1000000000/' <<<"$good" >"$CF"
+equal "... which holds one entry" "$(grep -c '^at ' <<<"$good")" 1
+sed 's/^at [0-9]*/at 1000000000/' <<<"$good" >"$CF"
 recal_after "an entry older than a day"
-sed 's/^cal [0-9]* [0-9]*/cal 5000000 5000000/' <<<"$good" >"$CF"
+sed 's/^\(at [0-9]* [0-9]*\) [0-9]* [0-9]*/\1 5000000 5000000/' <<<"$good" >"$CF"
 recal_after "figures out of bounds (5 ms a trap run)"
+sed 's/^\(at [0-9]*\) [0-9]*/\1 0/' <<<"$good" >"$CF"
+recal_after "an entry without the speed it was measured at"
 # An entry measured while the machine ran slower (its figures, and its
 # bare loop, that much dearer; issue 24): used now, it would remove more
 # than the trap costs from every profile of the day. Three times: a
 # machine's own swings (up to 1.9x seen under load) cannot make it match.
-awk '$1 == "cal" { $2 = int($2 * 3); $3 = int($3 * 3) }
-	$1 == "bare" { $2 = int($2 * 3) } 1' <<<"$good" >"$CF"
+# at_speed X: the good entry as if measured at 1/X of the speed.
+at_speed() { awk -v x="$1" '$1 == "at" { $3 = int($3 * x); $4 = int($4 * x); $5 = int($5 * x) } 1' <<<"$good"; }
+at_speed 3 >"$CF"
 recal_after "an entry measured when the machine ran at another speed" remeasured
+equal "... and the entry of that other speed kept beside the new one" \
+	"$(entry_cpu | grep -cx "$(at_speed 3 | awk '$1 == "at" { print $5 }')")" 1
+# Entries of four other speeds: the run's own replaces the oldest.
+{ at_speed 3 | sed -n 1,2p; for x in 3 4 5 6; do at_speed $x | sed -n 3p; done; } >"$CF"
+read -r how _ <<<"$(cal_run)"
+equal "four entries of other speeds: measured again, and the oldest dropped" \
+	"$how $(entry_cpu | sed 1d | tr '\n' ' ')" \
+	"remeasured $(for x in 3 4 5; do at_speed $x | awk '$1 == "at" { printf "%s ", $5 }'; done)"
+# An entry at this run's speed after one of another: that one is used.
+{ at_speed 3; at_speed 1 | sed -n 3p; } >"$CF"
+read -r how _ cost <<<"$(cached_run)"
+# (or, if the machine's speed moved and a try measured again, a try's)
+if [ "$(cat "$T_TMP/tries")" = 1 ]; then
+	equal "an entry at this speed after one of another: that one used" \
+		"$how $cost" "cached $(at_speed 1 | awk '$1 == "at" { print $5 }')"
+else
+	equal "an entry at this speed after one of another: that one, or a try's, used" \
+		"$how $(entry_cpu | grep -cx "$cost")" "cached 1"
+fi
 printf '%s\n' "$good" >"$T_TMP/planted"
 cp -p "$T_TMP/planted" "$T_TMP/planted.orig"
 ln -sfn "$T_TMP/planted" "$CF"
