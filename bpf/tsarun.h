@@ -459,6 +459,7 @@ struct tsa_cpu_clock {
 	 */
 	__u64 offset;
 	__u64 window_at;  /* rq->clock when the current 10 ms window began */
+	__u64 window_min; /* the smallest sample of that window (modulo 2^64, as offset) */
 	__u64 woke_clock; /* with targ_wakeup_events: the clock the last wakeup left */
 	__u64 sampled;	  /* nonzero once offset holds a sample */
 };
