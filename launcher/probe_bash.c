@@ -99,6 +99,46 @@ static int posix_from_opts(const char **opts, int n)
 }
 
 /*
+ * -v echoes every line bash reads, the injector's first (which turns -v
+ * off for the start-up) among them: `#!/bin/bash -v` printed a line of
+ * tsarun's before the script's own. bash runs without it and the injector
+ * turns it on as its last step (TSA_ENV_VERBOSE), before the script's
+ * first line, which bash echoes as `bash -v` would. Short options only
+ * (`-v`, `-ev`; `-o verbose` and `--verbose` split by `env -S`), each as
+ * its own word or one cluster; `+v` is left as it is. Returns how many
+ * options are left.
+ */
+static int verbose_from_opts(const char **opts, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		char *w = (char *)opts[i];
+
+		if (!strcmp(w, "--verbose") ||
+		    (!strcmp(w, "-o") && i + 1 < n && !strcmp(opts[i + 1], "verbose"))) {
+			setenv(TSA_ENV_VERBOSE, "1", 1);
+			i += w[1] == 'o';
+			continue;
+		}
+		if (w[0] == '-' && w[1] && w[1] != '-' && strchr(w, 'v') && !strchr(w, 'o') &&
+		    !strchr(w, 'O') && strspn(w + 1, "abefhiklmnprstuvxBCDEHPT") == strlen(w + 1)) {
+			char *d = w + 1;
+
+			for (const char *c = w + 1; *c; c++)
+				if (*c != 'v')
+					*d++ = *c;
+			*d = '\0';
+			setenv(TSA_ENV_VERBOSE, "1", 1);
+			if (!w[1])
+				continue;
+		}
+		opts[k++] = w;
+	}
+	return k;
+}
+
+/*
  * What the script's #! line asks for. `bash SCRIPT` ignores the line, so
  * bash's options on it (`#!/bin/bash -e`, or `#!/usr/bin/env -S bash -eu`)
  * would be lost: they are returned in opts, as the kernel or env would pass
@@ -149,7 +189,7 @@ static int read_shebang(struct bash_probe *b, const char *script, const char **o
 		opts[n++] = rest;
 	}
 	if (!strcmp(base_name(name), "bash"))
-		return posix_from_opts(opts, n);
+		return verbose_from_opts(opts, posix_from_opts(opts, n));
 	if (!strcmp(base_name(name), "sh") || !strcmp(base_name(name), "dash")) {
 		if (!quiet) {
 			/* The script's name and its #! line are its own text: escaped. */
@@ -268,6 +308,7 @@ static int set_env(struct bash_probe *b, const struct bash_probe_opts *o)
 	 * followed: the report counts bash processes that sent nothing.
 	 */
 	unsetenv(TSA_ENV_POSIX);
+	unsetenv(TSA_ENV_VERBOSE);
 	if (getenv("POSIXLY_CORRECT")) {
 		char *v;
 		int ret = 0;

@@ -42,6 +42,8 @@
 #define TSA_ENV_ROOT	 "TSARUN_BASH_ROOT"	/* pid of the profiled script's bash */
 /* posix mode for the script: "--posix" (its #! line), or "=VALUE" (POSIXLY_CORRECT's) */
 #define TSA_ENV_POSIX	 "TSARUN_BASH_POSIX"
+/* set: the script's #! line asks for -v, which the injector turns on as its last step */
+#define TSA_ENV_VERBOSE	 "TSARUN_BASH_VERBOSE"
 /* set: measure the trap's cost at start-up whatever the user's cache holds */
 #define TSA_ENV_RECAL	 "TSARUN_BASH_RECALIBRATE"
 

@@ -1,4 +1,4 @@
-{ __tsa_us=$_ __tsa_xv=$-; set +xv; } 2>/dev/null
+{ __tsa_us=$_ __tsa_xv=$-${TSARUN_BASH_VERBOSE:+v}; unset TSARUN_BASH_VERBOSE; set +xv; } 2>/dev/null
 # SPDX-License-Identifier: MIT
 # tsarun --bash: the BASH_ENV every bash of the profiled tree reads first.
 #
@@ -14,8 +14,11 @@
 # `set -T`, and the report says what it does not do.
 #
 # A script run with -x (on its #! line) must not trace this file: its first
-# and last lines turn -x and -v off and back on, traced to /dev/null (-v
-# still echoes the first line, and the trap's word at each command). The
+# and last lines turn -x and -v off and back on, traced to /dev/null. -v
+# would echo the first line as bash reads it: the script's own -v (its #!
+# line) comes in TSARUN_BASH_VERBOSE instead (launcher/probe_bash.c); a
+# nested `bash -v` still echoes it. The builtin drops bash's echo of the
+# trap's string at each command (tsarun-trap.c). The
 # trap goes on last, in one command with the rest of the clean-up, so that
 # its first run is for the script's first command, which finds $_ as bash
 # left it.

@@ -39,6 +39,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1501,6 +1502,58 @@ static int tsa_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return ret;
 }
 
+/*
+ * set -v: bash echoes every line it reads, the DEBUG trap's string among
+ * them, before each command (shell_getc(): fprintf(stderr, "%s\n", line)),
+ * so a script under set -v printed our trap's words after each of its
+ * lines, where a bare bash prints none. That one line is dropped: the trap
+ * string itself, echoed under set -v, and nothing else. bash calls
+ * __fprintf_chk where it is built with _FORTIFY_SOURCE (Debian's), plain
+ * fprintf elsewhere; both slots go through here.
+ */
+typedef int (*fprintf_fn)(FILE *, const char *, ...);
+typedef int (*fprintf_chk_fn)(FILE *, int, const char *, ...);
+static fprintf_fn real_fprintf;
+static fprintf_chk_fn real_fprintf_chk;
+int __vfprintf_chk(FILE *, int, const char *, va_list);
+
+static int trap_echo(FILE *f, const char *fmt, va_list ap)
+{
+	va_list cp;
+	const char *line;
+	int ours;
+
+	if (!echo_input_at_read || f != stderr || strcmp(fmt, "%s\n"))
+		return 0;
+	va_copy(cp, ap);
+	line = va_arg(cp, const char *);
+	ours = line && !strcmp(line, TRAP_STRING);
+	va_end(cp);
+	return ours;
+}
+
+static int tsa_fprintf(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = trap_echo(f, fmt, ap) ? (int)sizeof(TRAP_STRING) : vfprintf(f, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+static int tsa_fprintf_chk(FILE *f, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = trap_echo(f, fmt, ap) ? (int)sizeof(TRAP_STRING) : __vfprintf_chk(f, flag, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
 static int real_sigprocmask_hooked(void)
 {
 	return real_sigprocmask != NULL;
@@ -1514,6 +1567,8 @@ static struct hook {
     {"execve", (void **)&real_execve, (void *)tsa_execve},
     {"tcsetpgrp", (void **)&real_tcsetpgrp, (void *)tsa_tcsetpgrp},
     {"sigprocmask", (void **)&real_sigprocmask, (void *)tsa_sigprocmask},
+    {"fprintf", (void **)&real_fprintf, (void *)tsa_fprintf},
+    {"__fprintf_chk", (void **)&real_fprintf_chk, (void *)tsa_fprintf_chk},
 };
 
 static int patch_slot(void **slot, struct hook *h)

@@ -430,10 +430,18 @@ bash "$B/xtrace.sh" >"$T_TMP/x1.out" 2>"$T_TMP/x1.err"
 equal "set -x: the script's trace on stderr is what it is without tsarun ($(wc -l <"$T_TMP/x1.err") lines)" \
 	"$(cat "$T_TMP/x2.err")" "$(cat "$T_TMP/x1.err")"
 equal "set -x: ... and its stdout too" "$(cat "$T_TMP/x2.out")" "$(cat "$T_TMP/x1.out")"
+# set -v echoes what bash reads: the script's lines and its own trap's, not ours.
+bash "$B/verbose.sh" >"$T_TMP/x1.out" 2>"$T_TMP/x1.err"
+"$TSARUN" -q --json "$J" --bash "$B/verbose.sh" >"$T_TMP/x2.out" 2>"$T_TMP/x2.err"
+equal "set -v: the script's echo on stderr is what it is without tsarun ($(wc -l <"$T_TMP/x1.err") lines)" \
+	"$(cat "$T_TMP/x2.err")" "$(cat "$T_TMP/x1.err")"
+equal "set -v: ... and its stdout too" "$(cat "$T_TMP/x2.out")" "$(cat "$T_TMP/x1.out")"
+equal "set -v: ... and every command profiled" \
+	"$(jq -r '[.bash.commands[] | select(.text == "echo three" or .text == "f 2")] | length' "$J")" 2
 
 # The #! line: bash's options on it hold (bash ignores the line when run
 # as `bash SCRIPT`), and a script for another interpreter is refused.
-for s in shebang-e.sh shebang-env.sh shebang-u.sh shebang-x.sh; do
+for s in shebang-e.sh shebang-env.sh shebang-u.sh shebang-x.sh shebang-v.sh shebang-env-v.sh; do
 	"$B/$s" >"$T_TMP/s1.out" 2>"$T_TMP/s1.err"
 	want=$?
 	"$TSARUN" -q --json "$J" --bash "$B/$s" >"$T_TMP/s2.out" 2>"$T_TMP/s2.err"
