@@ -118,7 +118,8 @@ static int verbose_from_opts(const char **opts, int n)
 		if (!strcmp(w, "--verbose") ||
 		    (!strcmp(w, "-o") && i + 1 < n && !strcmp(opts[i + 1], "verbose"))) {
 			setenv(TSA_ENV_VERBOSE, "1", 1);
-			i += w[1] == 'o';
+			if (w[1] == 'o')
+				i++; /* and its "verbose" */
 			continue;
 		}
 		if (w[0] == '-' && w[1] && w[1] != '-' && strchr(w, 'v') && !strchr(w, 'o') &&
