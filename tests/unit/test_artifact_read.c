@@ -617,6 +617,53 @@ static void test_read_file_errors(void **state)
 	rmdir(dir);
 }
 
+/*
+ * Every sample and golden artifact, read with its detail and comparison and
+ * written again, is the same text byte for byte as the writer wrote it
+ * before it moved from cJSON to lib/jsonw (tests/golden/rewrite/, made by
+ * the cJSON writer): users' scripts read these bytes.
+ */
+static void test_rewrite_golden(void **state)
+{
+	static const char *const files[] = {
+	    "examples/samples/run.json",    "examples/samples/base.json",
+	    "examples/samples/bash.json",   "examples/samples/gate.json",
+	    "examples/samples/stacks.json", "tests/golden/artifact-basic.json",
+	};
+	int bad = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		struct comparison cmp;
+		bool have_cmp = false;
+		struct artifact_read_opts o = {
+		    .what = "artifact", .detail = true, .cmp = &cmp, .have_cmp = &have_cmp};
+		struct session a;
+		char err[512], name[128], *text, *again;
+		const char *base = strrchr(files[k], '/') + 1;
+		size_t len = 0;
+
+		memset(&cmp, 0, sizeof(cmp));
+		text = fx_read_file(files[k], &len);
+		assert_non_null(text);
+		if (artifact_parse(text, len, files[k], &o, &a, err, sizeof(err)))
+			fail_msg("%s: %s", files[k], err);
+		if (have_cmp)
+			a.cmp = &cmp;
+		again = artifact_render(&a);
+		assert_non_null(again);
+		snprintf(name, sizeof(name), "rewrite/%s", base);
+		bad |= golden_check(name, again);
+		a.cmp = NULL;
+		if (have_cmp)
+			comparison__free(&cmp);
+		session__free(&a);
+		free(again);
+		free(text);
+	}
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -627,6 +674,7 @@ int main(void)
 	    cmocka_unit_test(test_unbounded_interval),
 	    cmocka_unit_test(test_read_file_errors),
 	    cmocka_unit_test(test_timeline_round_trip),
+	    cmocka_unit_test(test_rewrite_golden),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
