@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The streaming JSON writer (jsonw.h). */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,16 @@ static void putc_(struct jsonw *w, char c)
 	w->buf[w->len++] = c;
 }
 
+/* cJSON_Print()'s: a newline, a tab a level. */
+static void tabs(struct jsonw *w, int depth)
+{
+	if (!room(w, 1 + (size_t)depth))
+		return;
+	w->buf[w->len++] = '\n';
+	memset(w->buf + w->len, '\t', (size_t)depth);
+	w->len += (size_t)depth;
+}
+
 static void indent(struct jsonw *w, int depth)
 {
 	if (!room(w, 1 + 2 * (size_t)depth))
@@ -148,6 +159,8 @@ static bool before_value(struct jsonw *w, bool container)
 	}
 	if (l->n)
 		putc_(w, ',');
+	if ((w->flags & JSONW_TABS) && l->n)
+		putc_(w, ' ');
 	if (w->flags & JSONW_PRETTY) {
 		if (!l->n)
 			l->inline_arr = !container;
@@ -202,6 +215,8 @@ static void close_(struct jsonw *w, enum level_kind kind)
 	w->depth--;
 	if ((w->flags & JSONW_PRETTY) && l->n && !l->inline_arr)
 		indent(w, w->depth);
+	if ((w->flags & JSONW_TABS) && kind == LEVEL_OBJ)
+		tabs(w, w->depth);
 	if (l->lines)
 		putc_(w, '\n');
 	putc_(w, kind == LEVEL_OBJ ? '}' : ']');
@@ -250,7 +265,8 @@ static void quoted(struct jsonw *w, const char *s, size_t len)
 	if (!room(w, max + 2))
 		return;
 	w->buf[w->len++] = '"';
-	w->len += textsafe_json(w->buf + w->len, max, s, len);
+	w->len += (w->flags & JSONW_KEEP_COLONS ? textsafe_json_in_doc
+						: textsafe_json)(w->buf + w->len, max, s, len);
 	w->buf[w->len++] = '"';
 }
 
@@ -269,9 +285,13 @@ void jsonw__key(struct jsonw *w, const char *name)
 		putc_(w, ',');
 	if (w->flags & JSONW_PRETTY)
 		indent(w, w->depth);
+	else if (w->flags & JSONW_TABS)
+		tabs(w, w->depth);
 	quoted(w, name, name ? strlen(name) : 0);
 	if (w->flags & JSONW_PRETTY)
 		PUT(w, ": ");
+	else if (w->flags & JSONW_TABS)
+		PUT(w, ":\t");
 	else
 		putc_(w, ':');
 	l->n++;
@@ -365,6 +385,42 @@ void jsonw__double(struct jsonw *w, double v)
 void jsonw__fixed(struct jsonw *w, double v, int decimals)
 {
 	number(w, "%.*f", decimals < 0 ? 0 : decimals > 30 ? 30 : decimals, v);
+}
+
+/* cJSON's print_number(), as 1.7.15 has it (no "%d" branch: -0 stays -0). */
+void jsonw__cjson(struct jsonw *w, double v)
+{
+	char b[32];
+	double back, max;
+	int n;
+
+	if (!isfinite(v)) {
+		jsonw__null(w);
+		return;
+	}
+	n = snprintf(b, sizeof(b), "%1.15g", v);
+	back = strtod(b, NULL);
+	max = fabs(back) > fabs(v) ? fabs(back) : fabs(v);
+	if (!(fabs(back - v) <= max * DBL_EPSILON))
+		n = snprintf(b, sizeof(b), "%1.17g", v);
+	jsonw__raw(w, b, (size_t)n);
+}
+
+void jsonw__exact(struct jsonw *w, double v, int prec)
+{
+	char b[40];
+	int n = 0;
+
+	if (!isfinite(v)) {
+		jsonw__null(w);
+		return;
+	}
+	for (prec = prec < 1 ? 1 : prec > 17 ? 17 : prec; prec <= 17; prec++) {
+		n = snprintf(b, sizeof(b), "%.*g", prec, v);
+		if (strtod(b, NULL) == v)
+			break;
+	}
+	jsonw__raw(w, b, (size_t)n);
 }
 
 void jsonw__raw(struct jsonw *w, const char *text, size_t len)

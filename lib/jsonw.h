@@ -18,7 +18,9 @@
  *	jsonw__free(w);
  *
  * Values: strings go through textsafe_json (valid UTF-8 whatever the bytes,
- * controls escaped, "##[" broken), keys too; integers are written from
+ * controls escaped, "##[" broken, a leading "::" too), keys too; with
+ * JSONW_KEEP_COLONS through textsafe_json_in_doc (a leading "::" as it is:
+ * what cJSON printed, through textsafe_json_doc); integers are written from
  * int64_t or uint64_t digit by digit, never through a double; a double that
  * is not finite is null (JSON has no NaN). A raw value is a number or a JSON
  * text the caller formatted: it is copied as it is.
@@ -29,7 +31,9 @@
  * serde_json's pretty layout as hyperfine's --export-json has it, except
  * that an array whose first element is not an object or an array stays on
  * one line ("times": [0.1, 0.2]): two spaces a level, ": " after a key,
- * one member or element a line, "{}" and "[]" when empty.
+ * one member or element a line, "{}" and "[]" when empty. JSONW_TABS is
+ * cJSON_Print()'s layout: a tab a level, ":\t" after a key, an object's
+ * members one a line, an array's elements on its line after ", ".
  *
  * Output: to a FILE (f given), through a buffer of the writer's own that
  * is written out as it fills and at jsonw__finish(); or, f NULL, to memory
@@ -56,8 +60,10 @@
 #define JSONW_MAX_DEPTH 64
 
 enum jsonw_flags {
-	JSONW_PRETTY = 1 << 0,	/* the indented layout above */
-	JSONW_NEWLINE = 1 << 1, /* a newline after the document */
+	JSONW_PRETTY = 1 << 0,	    /* the indented layout above */
+	JSONW_NEWLINE = 1 << 1,	    /* a newline after the document */
+	JSONW_TABS = 1 << 2,	    /* cJSON_Print()'s layout above */
+	JSONW_KEEP_COLONS = 1 << 3, /* strings through textsafe_json_in_doc */
 };
 
 struct jsonw;
@@ -114,6 +120,18 @@ void jsonw__null(struct jsonw *w);
 void jsonw__double(struct jsonw *w, double v);
 /* decimals digits after the point (%.*f); null when not finite. */
 void jsonw__fixed(struct jsonw *w, double v, int decimals);
+/*
+ * v as cJSON 1.7.15 prints a number: "%1.15g" when that reads back within
+ * DBL_EPSILON of v, else "%1.17g"; null when not finite. For output that
+ * must stay what cJSON wrote: an integer below 1e15 is its digits, 1e15 is
+ * 1e+15, 0.1 + 0.2 is 0.3, -0 is -0.
+ */
+void jsonw__cjson(struct jsonw *w, double v);
+/*
+ * v with the fewest significant digits, from prec (1 to 17) on, that read
+ * back as exactly v ("%.*g"); null when not finite.
+ */
+void jsonw__exact(struct jsonw *w, double v, int prec);
 /* A number or a JSON text, len bytes of it, copied as it is. */
 void jsonw__raw(struct jsonw *w, const char *text, size_t len);
 

@@ -21,6 +21,7 @@ enum sink {
 	SK_MD_CODE,
 	SK_XML,
 	SK_JSON,
+	SK_JSON_KEEP, /* SK_JSON but a leading "::" */
 	SK_JSON_DOC,
 	SK_JSON_HTML,
 };
@@ -208,6 +209,7 @@ static void put_control(enum sink k, struct unit *u, uint32_t cp, const unsigned
 {
 	switch (k) {
 	case SK_JSON:
+	case SK_JSON_KEEP:
 		if (cp == '\b' || cp == '\f' || cp == '\n' || cp == '\r' || cp == '\t') {
 			u->b[u->n++] = '\\';
 			u->b[u->n++] = cp == '\b'   ? 'b'
@@ -258,6 +260,7 @@ static void put_neutral(enum sink k, struct unit *u, char c)
 		put_lit(u, c == ':' ? "&#58;" : "&#91;");
 		break;
 	case SK_JSON:
+	case SK_JSON_KEEP:
 	case SK_JSON_DOC:
 	case SK_JSON_HTML:
 		put_hex(u, 'u', (unsigned char)c, 4);
@@ -329,6 +332,7 @@ static void put_char(enum sink k, struct unit *u, uint32_t cp, const unsigned ch
 		}
 		break;
 	case SK_JSON:
+	case SK_JSON_KEEP:
 		if (cp == '"' || cp == '\\') {
 			u->b[u->n++] = '\\';
 			u->b[u->n++] = (char)cp;
@@ -369,7 +373,8 @@ static bool cursor_next(struct cursor *c, struct unit *u)
 	u->w = 0;
 	if (cp == BAD) {
 		c->lead = false;
-		if (c->k == SK_JSON || c->k == SK_JSON_DOC || c->k == SK_JSON_HTML) {
+		if (c->k == SK_JSON || c->k == SK_JSON_KEEP || c->k == SK_JSON_DOC ||
+		    c->k == SK_JSON_HTML) {
 			memcpy(u->b, "\\ufffd", 6);
 			u->n = 6;
 			u->w = 1;
@@ -384,8 +389,8 @@ static bool cursor_next(struct cursor *c, struct unit *u)
 		put_control(c->k, u, cp, p, n);
 		return true;
 	}
-	if (text && cp == ':' && c->lead && c->k != SK_JSON_DOC && c->k != SK_JSON_HTML &&
-	    c->i < c->len && c->s[c->i] == ':') {
+	if (text && cp == ':' && c->lead && c->k != SK_JSON_KEEP && c->k != SK_JSON_DOC &&
+	    c->k != SK_JSON_HTML && c->i < c->len && c->s[c->i] == ':') {
 		c->lead = false;
 		put_neutral(c->k, u, ':');
 		return true;
@@ -467,10 +472,10 @@ static void encode(enum sink k, struct outbuf *o, const char *s, size_t len)
 	struct unit u;
 
 	cursor_init(&c, k, s, len);
-	if (k == SK_JSON || k == SK_JSON_DOC || k == SK_JSON_HTML) {
-		unsigned char mask = k == SK_JSON	? PLAIN_JSON
-				     : k == SK_JSON_DOC ? PLAIN_DOC
-							: PLAIN_HTML;
+	if (k == SK_JSON || k == SK_JSON_KEEP || k == SK_JSON_DOC || k == SK_JSON_HTML) {
+		unsigned char mask = k == SK_JSON || k == SK_JSON_KEEP ? PLAIN_JSON
+				     : k == SK_JSON_DOC		       ? PLAIN_DOC
+								       : PLAIN_HTML;
 
 		while (c.i < c.len) {
 			size_t j = c.i;
@@ -622,7 +627,7 @@ size_t textsafe_xml_cut(char *out, size_t size, const char *s, size_t len, size_
 	return ob_end(&o);
 }
 
-size_t textsafe_json(char *out, size_t size, const char *s, size_t len)
+static size_t json_string(enum sink k, char *out, size_t size, const char *s, size_t len)
 {
 	size_t n;
 
@@ -636,7 +641,17 @@ size_t textsafe_json(char *out, size_t size, const char *s, size_t len)
 			return len;
 		}
 	}
-	return encode_all(SK_JSON, out, size, s, len);
+	return encode_all(k, out, size, s, len);
+}
+
+size_t textsafe_json(char *out, size_t size, const char *s, size_t len)
+{
+	return json_string(SK_JSON, out, size, s, len);
+}
+
+size_t textsafe_json_in_doc(char *out, size_t size, const char *s, size_t len)
+{
+	return json_string(SK_JSON_KEEP, out, size, s, len);
 }
 
 size_t textsafe_json_doc(char *out, size_t size, const char *s, size_t len)

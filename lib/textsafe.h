@@ -129,6 +129,14 @@ size_t textsafe_xml_cut(char *out, size_t size, const char *s, size_t len, size_
 size_t textsafe_json(char *out, size_t size, const char *s, size_t len);
 
 /*
+ * The same, but a leading "::" kept as it is, as textsafe_json_doc keeps
+ * it: inside a document a string never opens a line. What cJSON's
+ * printing of a string, through textsafe_json_doc, gave: the artifact's
+ * strings (a writer whose bytes must stay as they were).
+ */
+size_t textsafe_json_in_doc(char *out, size_t size, const char *s, size_t len);
+
+/*
  * A JSON text another writer produced (cJSON, which escapes '"', '\' and
  * C0 but copies every other byte) made strict UTF-8: ill-formed subparts
  * as \ufffd, DEL, C1, the formatting controls and any C0 but the layout's
