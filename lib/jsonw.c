@@ -18,12 +18,18 @@ enum level_kind {
 	LEVEL_ARR,
 };
 
+enum level_lines {
+	LINES_NONE,
+	LINES_OWN,  /* arr_open_lines: elements and the closing bracket */
+	LINES_ROWS, /* obj_open_rows, arr_open_rows: the closing bracket follows */
+};
+
 struct level {
 	unsigned char kind;
-	bool lines;	  /* arr_open_lines */
-	bool inline_arr;  /* pretty: elements on one line (the first was no container) */
-	bool key_written; /* an object's value is due */
-	size_t n;	  /* members or elements so far */
+	unsigned char lines; /* enum level_lines */
+	bool inline_arr;     /* pretty: elements on one line (the first was no container) */
+	bool key_written;    /* an object's value is due */
+	size_t n;	     /* members or elements so far */
 };
 
 struct jsonw {
@@ -186,7 +192,7 @@ static void after_value(struct jsonw *w)
 		putc_(w, '\n');
 }
 
-static void open_(struct jsonw *w, enum level_kind kind, bool lines)
+static void open_(struct jsonw *w, enum level_kind kind, enum level_lines lines)
 {
 	struct level *l;
 
@@ -197,7 +203,7 @@ static void open_(struct jsonw *w, enum level_kind kind, bool lines)
 		return;
 	}
 	l = &w->lv[w->depth++];
-	*l = (struct level){.kind = (unsigned char)kind, .lines = lines};
+	*l = (struct level){.kind = (unsigned char)kind, .lines = (unsigned char)lines};
 	putc_(w, kind == LEVEL_OBJ ? '{' : '[');
 }
 
@@ -217,7 +223,7 @@ static void close_(struct jsonw *w, enum level_kind kind)
 		indent(w, w->depth);
 	if ((w->flags & JSONW_TABS) && kind == LEVEL_OBJ)
 		tabs(w, w->depth);
-	if (l->lines)
+	if (l->lines == LINES_OWN)
 		putc_(w, '\n');
 	putc_(w, kind == LEVEL_OBJ ? '}' : ']');
 	after_value(w);
@@ -225,7 +231,12 @@ static void close_(struct jsonw *w, enum level_kind kind)
 
 void jsonw__obj_open(struct jsonw *w)
 {
-	open_(w, LEVEL_OBJ, false);
+	open_(w, LEVEL_OBJ, LINES_NONE);
+}
+
+void jsonw__obj_open_rows(struct jsonw *w)
+{
+	open_(w, LEVEL_OBJ, LINES_ROWS);
 }
 
 void jsonw__obj_close(struct jsonw *w)
@@ -235,12 +246,17 @@ void jsonw__obj_close(struct jsonw *w)
 
 void jsonw__arr_open(struct jsonw *w)
 {
-	open_(w, LEVEL_ARR, false);
+	open_(w, LEVEL_ARR, LINES_NONE);
 }
 
 void jsonw__arr_open_lines(struct jsonw *w)
 {
-	open_(w, LEVEL_ARR, true);
+	open_(w, LEVEL_ARR, LINES_OWN);
+}
+
+void jsonw__arr_open_rows(struct jsonw *w)
+{
+	open_(w, LEVEL_ARR, LINES_ROWS);
 }
 
 void jsonw__arr_close(struct jsonw *w)
@@ -283,6 +299,8 @@ void jsonw__key(struct jsonw *w, const char *name)
 	}
 	if (l->n)
 		putc_(w, ',');
+	if (l->n && l->lines)
+		putc_(w, '\n');
 	if (w->flags & JSONW_PRETTY)
 		indent(w, w->depth);
 	else if (w->flags & JSONW_TABS)

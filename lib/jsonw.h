@@ -27,7 +27,11 @@
  *
  * Layouts: compact (no white space at all); an array opened with
  * jsonw__arr_open_lines() puts each element, and its closing bracket, on a
- * line of its own (a trace with one event a line). JSONW_PRETTY is
+ * line of its own (a trace with one event a line); one opened with
+ * jsonw__arr_open_rows() each element, the bracket following the last
+ * ("[\n1,\n2]", "[]"), and an object opened with jsonw__obj_open_rows()
+ * each member but the first ("{\"a\":1,\n\"b\":2}"): the artifact's
+ * layout, a run or a thread a line. JSONW_PRETTY is
  * serde_json's pretty layout as hyperfine's --export-json has it, except
  * that an array whose first element is not an object or an array stays on
  * one line ("times": [0.1, 0.2]): two spaces a level, ": " after a key,
@@ -104,6 +108,10 @@ void jsonw__obj_close(struct jsonw *w);
 void jsonw__arr_open(struct jsonw *w);
 /* An array with each element, and the closing bracket, on a new line. */
 void jsonw__arr_open_lines(struct jsonw *w);
+/* An array with each element on a new line, the closing bracket after the last. */
+void jsonw__arr_open_rows(struct jsonw *w);
+/* An object with each member but the first on a new line. */
+void jsonw__obj_open_rows(struct jsonw *w);
 void jsonw__arr_close(struct jsonw *w);
 
 /* A member's name (the next call writes its value). */

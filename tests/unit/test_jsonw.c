@@ -646,6 +646,36 @@ static void test_keep_colons(void **state)
 	}
 }
 
+/* The artifact's layout: a member, a run, a thread a line; brackets follow the last. */
+static void test_rows(void **state)
+{
+	struct jsonw *w = jsonw__new(NULL, JSONW_NEWLINE);
+
+	(void)state;
+	jsonw__obj_open_rows(w);
+	jsonw__str_field(w, "schema", "x/1");
+	jsonw__key(w, "runs");
+	jsonw__arr_open_rows(w);
+	jsonw__obj_open_rows(w);
+	jsonw__uint_field(w, "index", 0);
+	jsonw__key(w, "threads");
+	jsonw__arr_open_rows(w);
+	jsonw__arr_close(w);
+	jsonw__key(w, "t");
+	jsonw__obj_open(w);
+	jsonw__uint_field(w, "a", 1);
+	jsonw__uint_field(w, "b", 2);
+	jsonw__obj_close(w);
+	jsonw__obj_close(w);
+	jsonw__obj_open_rows(w);
+	jsonw__obj_close(w);
+	jsonw__arr_close(w);
+	jsonw__null_field(w, "comparison");
+	jsonw__obj_close(w);
+	expect(w, "{\"schema\":\"x/1\",\n\"runs\":[\n{\"index\":0,\n\"threads\":[],\n"
+		  "\"t\":{\"a\":1,\"b\":2}},\n{}],\n\"comparison\":null}\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,6 +692,7 @@ int main(void)
 	    cmocka_unit_test(test_exact_numbers),
 	    cmocka_unit_test(test_tabs_layout),
 	    cmocka_unit_test(test_keep_colons),
+	    cmocka_unit_test(test_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
