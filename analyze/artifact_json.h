@@ -1,17 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the artifact writers (artifact.c, artifact_timeline.c) share: the
- * only files that write through cJSON (the reader, artifact_read.c, reads
- * with it; monitor mode's and --interval's lines, the trace, the exports
- * and the HTML page's data are written through lib/jsonw), and
- * json_print(), through which each prints. Nanosecond counts and sums can
- * pass 2^53, where a JSON number read as a double stops being exact, so
- * integers are written as raw text.
+ * What tsarun's JSON writers share, each written once through lib/jsonw:
+ * the artifact (artifact.c, artifact_timeline.c), monitor mode's lines
+ * (artifact_monitor.c) and --interval's (artifact_stream.c). Each helper
+ * writes into the writer it is given, in that writer's layout and string
+ * escaping; a key's value, or a run of members inside an open object.
+ * cJSON is the reader's only (artifact_read.c).
  */
 #ifndef TSARUN_ARTIFACT_JSON_H
 #define TSARUN_ARTIFACT_JSON_H
 
 #include <stdbool.h>
+
+struct jsonw;
+struct source_status;
+struct thread_acct;
+struct thread_sampled;
+
+/*
+ * Two members: "sources_active", the names of the sources that worked,
+ * and "sources_unavailable", {"source", "reason"} for each that did not.
+ */
+void artifact_sources_json(struct jsonw *w, const struct source_status *src, int n);
+
+/*
+ * A thread's "delays" value: null without taskstats' figures, else one
+ * member a delay kind (null where the kernel has none), each {"count",
+ * "total_ns"}, and "version". The artifact's (full) also has each kind's
+ * extremes, drops and measurer, the kinds refused, and "final"; monitor
+ * lines have the counts only, as their schema says.
+ */
+void artifact_delays_json(struct jsonw *w, const struct thread_acct *t, bool full);
+
+/* What sampling saw of a thread's states: its gap and transition members, then "by_state_ns". */
+void artifact_sampled_states_json(struct jsonw *w, const struct thread_sampled *s);
+
+/* The cJSON writers' own (artifact.c, artifact_timeline.c), until they move to jsonw. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,31 +9,10 @@
 #include <stdlib.h>
 
 #include "artifact_fields.h"
+#include "artifact_json.h"
 #include "jsonw.h"
 #include "monitor.h"
 #include "run.h"
-
-static void delays_json(struct jsonw *w, const struct thread_acct *t)
-{
-	if (!t->have_delays) {
-		jsonw__null(w);
-		return;
-	}
-	jsonw__obj_open(w);
-	for (int i = 0; i < DELAY_NR; i++) {
-		jsonw__key(w, delay_name(i));
-		if (!t->delays[i].available) {
-			jsonw__null(w);
-			continue;
-		}
-		jsonw__obj_open(w);
-		jsonw__uint_field(w, "count", t->delays[i].count);
-		jsonw__uint_field(w, "total_ns", t->delays[i].total_ns);
-		jsonw__obj_close(w);
-	}
-	jsonw__uint_field(w, "version", t->delays_version);
-	jsonw__obj_close(w);
-}
 
 static void thread_json(struct jsonw *w, const struct thread_acct *t, uint64_t span)
 {
@@ -58,17 +37,9 @@ static void thread_json(struct jsonw *w, const struct thread_acct *t, uint64_t s
 	jsonw__fixed(w, span ? 100.0 * (double)t->state_ns[TSA_ST_ONCPU] / (double)span : 0.0, 3);
 	jsonw__uint_field(w, "samples", s->samples);
 	jsonw__uint_field(w, "unobserved_max_ns", s->unobserved_max_ns);
-	for (size_t i = 0; i < artifact_nsampled_fields; i++)
-		jsonw__uint_field(
-		    w, artifact_sampled_fields[i].name,
-		    *(const uint64_t *)((const char *)s + artifact_sampled_fields[i].off));
-	jsonw__key(w, "by_state_ns");
-	jsonw__obj_open(w);
-	for (int i = 0; i < 4; i++)
-		jsonw__uint_field(w, artifact_sampled_states[i], s->by_state_ns[i]);
-	jsonw__obj_close(w);
+	artifact_sampled_states_json(w, s);
 	jsonw__key(w, "delays");
-	delays_json(w, t);
+	artifact_delays_json(w, t, false);
 	jsonw__obj_close(w);
 }
 
@@ -93,23 +64,7 @@ char *monitor_json_line(const struct monitor_report *m)
 	jsonw__uint_field(w, "samples", m->samples);
 	jsonw__uint_field(w, "max_gap_ns", m->max_gap_ns);
 	jsonw__bool_field(w, "process_exited", m->exited);
-	jsonw__key(w, "sources_active");
-	jsonw__arr_open(w);
-	for (int i = 0; i < m->nsources; i++)
-		if (m->sources[i].active)
-			jsonw__str(w, m->sources[i].name);
-	jsonw__arr_close(w);
-	jsonw__key(w, "sources_unavailable");
-	jsonw__arr_open(w);
-	for (int i = 0; i < m->nsources; i++) {
-		if (m->sources[i].active)
-			continue;
-		jsonw__obj_open(w);
-		jsonw__str_field(w, "source", m->sources[i].name);
-		jsonw__str_field(w, "reason", m->sources[i].reason);
-		jsonw__obj_close(w);
-	}
-	jsonw__arr_close(w);
+	artifact_sources_json(w, m->sources, m->nsources);
 	jsonw__uint_field(w, "threads_total", m->nthreads);
 	jsonw__key(w, "threads");
 	jsonw__arr_open(w);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "artifact_json.h"
 #include "jsonw.h"
 #include "run.h"
 #include "stream.h"
@@ -113,23 +114,7 @@ char *stream_json_line(const struct stream_interval *iv)
 		jsonw__str(w, iv->source);
 	else
 		jsonw__null(w);
-	jsonw__key(w, "sources_active");
-	jsonw__arr_open(w);
-	for (int i = 0; i < iv->nsources; i++)
-		if (iv->sources[i].active)
-			jsonw__str(w, iv->sources[i].name);
-	jsonw__arr_close(w);
-	jsonw__key(w, "sources_unavailable");
-	jsonw__arr_open(w);
-	for (int i = 0; i < iv->nsources; i++) {
-		if (iv->sources[i].active)
-			continue;
-		jsonw__obj_open(w);
-		jsonw__str_field(w, "source", iv->sources[i].name);
-		jsonw__str_field(w, "reason", iv->sources[i].reason);
-		jsonw__obj_close(w);
-	}
-	jsonw__arr_close(w);
+	artifact_sources_json(w, iv->sources, iv->nsources);
 	if (!iv->source) {
 		/* No source sees live threads: nothing to say, and not 0 either. */
 		jsonw__str_field(w, "reason",
