@@ -20,6 +20,7 @@
 #include "artifact_json.h"
 #include "artifact_timeline.h"
 #include "gate.h"
+#include "jsonw.h"
 #include "metrics.h"
 #include "bashprof.h"
 #include "explain.h"
@@ -1041,6 +1042,21 @@ static cJSON *make_proc(const void *p)
 	return proc_json(p);
 }
 
+/* A value written through lib/jsonw (artifact_timeline.c), straight into f. */
+static int emit_jsonw(FILE *f, void (*write)(struct jsonw *, const struct run *),
+		      const struct run *r)
+{
+	struct jsonw *w = jsonw__new(f, JSONW_KEEP_COLONS);
+	int ret;
+
+	if (!w)
+		return -ENOMEM;
+	write(w, r);
+	ret = jsonw__finish(w);
+	jsonw__free(w);
+	return ret;
+}
+
 static int emit_run(FILE *f, const struct run *r)
 {
 	cJSON *o = run_json(r), *c;
@@ -1062,9 +1078,9 @@ static int emit_run(FILE *f, const struct run *r)
 		else if (!strcmp(c->string, "processes"))
 			ret = emit_array(f, r->nprocs, make_proc, r->procs, sizeof(*r->procs));
 		else if (!strcmp(c->string, "timeline") && r->timeline)
-			ret = artifact_emit_timeline(f, r);
+			ret = emit_jsonw(f, artifact_timeline_json, r);
 		else if (!strcmp(c->string, "critical_path") && r->critpath)
-			ret = artifact_emit_critpath(f, r);
+			ret = emit_jsonw(f, artifact_critpath_json, r);
 		else
 			ret = emit_item(f, c);
 		if (ret)

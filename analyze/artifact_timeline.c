@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The artifact's timeline (--timeline): compact rows, streamed; and read back. */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +11,7 @@
 #include "artifact_json.h"
 #include "artifact_timeline.h"
 #include "critpath.h"
+#include "jsonw.h"
 #include "run.h"
 #include "textsafe.h"
 #include "timeline.h"
@@ -33,233 +34,220 @@ static const char *const wake_ctx_names[TSA_WK_NR] = {
     [TSA_WK_PROCESS] = "process", [TSA_WK_IDLE] = "idle",
 };
 
+static const char *const tl_row[] = {"start_ns", "duration_ns", "kind", "cpu"};
+
 static const char *const wake_row[] = {
     "at_ns", "context", "created", "iowait", "waker_tid", "waker_pid", "waker_task_start_ns",
     "cpu",   "comm",	"irq",
 };
 
-static int emit_header(FILE *f, const struct run_timeline *t)
-{
-	cJSON *o = cJSON_CreateObject(), *k = cJSON_AddArrayToObject(o, "kinds"), *b;
-	char *text;
-	size_t len;
-	int ret = 0;
+static const char *const segment_row[] = {"start_ns", "duration_ns", "group", "woke_tid"};
 
+static void str_array(struct jsonw *w, const char *key, const char *const *s, size_t n)
+{
+	jsonw__key(w, key);
+	jsonw__arr_open(w);
+	for (size_t i = 0; i < n; i++)
+		jsonw__str(w, s[i]);
+	jsonw__arr_close(w);
+}
+
+/* The members before "threads": what a row holds, and what the timeline lost. */
+static void timeline_header(struct jsonw *w, const struct run_timeline *t)
+{
+	jsonw__key(w, "kinds");
+	jsonw__arr_open(w);
 	for (unsigned i = 0; i < TSA_TL_NR; i++)
-		cJSON_AddItemToArray(k, cJSON_CreateString(timeline_kind_name(i)));
-	k = cJSON_AddArrayToObject(o, "row");
-	cJSON_AddItemToArray(k, cJSON_CreateString("start_ns"));
-	cJSON_AddItemToArray(k, cJSON_CreateString("duration_ns"));
-	cJSON_AddItemToArray(k, cJSON_CreateString("kind"));
-	cJSON_AddItemToArray(k, cJSON_CreateString("cpu"));
-	k = cJSON_AddArrayToObject(o, "wake_contexts");
-	for (unsigned i = 0; i < TSA_WK_NR; i++)
-		cJSON_AddItemToArray(k, cJSON_CreateString(wake_ctx_names[i]));
-	k = cJSON_AddArrayToObject(o, "wake_row");
-	for (size_t i = 0; i < sizeof(wake_row) / sizeof(wake_row[0]); i++)
-		cJSON_AddItemToArray(k, cJSON_CreateString(wake_row[i]));
-	add_u64(o, "intervals", t->n);
-	add_u64(o, "events_sent", t->sent);
-	add_u64(o, "lost_events", t->lost_events);
-	add_u64(o, "lost_ns", t->lost_ns);
-	add_u64(o, "max_intervals", t->max_intervals);
+		jsonw__str(w, timeline_kind_name(i));
+	jsonw__arr_close(w);
+	str_array(w, "row", tl_row, sizeof(tl_row) / sizeof(tl_row[0]));
+	str_array(w, "wake_contexts", wake_ctx_names, TSA_WK_NR);
+	str_array(w, "wake_row", wake_row, sizeof(wake_row) / sizeof(wake_row[0]));
+	jsonw__uint_field(w, "intervals", t->n);
+	jsonw__uint_field(w, "events_sent", t->sent);
+	jsonw__uint_field(w, "lost_events", t->lost_events);
+	jsonw__uint_field(w, "lost_ns", t->lost_ns);
+	jsonw__uint_field(w, "max_intervals", t->max_intervals);
+	jsonw__key(w, "beyond_bound");
 	if (t->beyond_bound) {
-		b = cJSON_AddObjectToObject(o, "beyond_bound");
-		add_u64(b, "intervals", t->beyond_bound);
-		add_u64(b, "total_ns", t->beyond_bound_ns);
-		add_i64(b, "truncated_at_ns", t->truncated_at_ns);
+		jsonw__obj_open(w);
+		jsonw__uint_field(w, "intervals", t->beyond_bound);
+		jsonw__uint_field(w, "total_ns", t->beyond_bound_ns);
+		jsonw__int_field(w, "truncated_at_ns", t->truncated_at_ns);
+		jsonw__obj_close(w);
 	} else {
-		cJSON_AddNullToObject(o, "beyond_bound");
+		jsonw__null(w);
 	}
-	add_u64(o, "unmatched_intervals", t->unmatched);
-	add_u64(o, "buffer_bytes", t->buffer_bytes);
-	cJSON_AddBoolToObject(o, "complete", timeline_complete(t));
-	text = json_print(o, false);
-	cJSON_Delete(o);
-	if (!text)
-		return -ENOMEM;
-	/* Without its closing brace: "threads" follows. */
-	len = strlen(text);
-	if (len < 2 || fwrite(text, 1, len - 1, f) != len - 1)
-		ret = -EIO;
-	free(text);
-	return ret;
+	jsonw__uint_field(w, "unmatched_intervals", t->unmatched);
+	jsonw__uint_field(w, "buffer_bytes", t->buffer_bytes);
+	jsonw__bool_field(w, "complete", timeline_complete(t));
 }
 
-/* A JSON string of text from the kernel (a comm): escaped, never trusted. */
-static void put_json_str(FILE *f, const char *s)
+/*
+ * A wake's comm or interrupt name (text from the kernel), escaped as these
+ * rows always had it: by textsafe_json, a leading "::" broken too, where
+ * the artifact's other strings keep it (the writer's JSONW_KEEP_COLONS).
+ */
+static void wake_str(struct jsonw *w, const char *s, size_t size)
 {
-	if (!*s) {
-		fputs("\"\"", f); /* a tracked waker's: its thread has the name */
-		return;
-	}
-	fputc('"', f);
-	textsafe_fput(f, textsafe_json, s, TEXTSAFE_NUL);
-	fputc('"', f);
+	char buf[TEXTSAFE_SIZE(sizeof(((struct tl_wake *)0)->irq)) + 2];
+	size_t n;
+
+	n = textsafe_json(buf + 1, sizeof(buf) - 2, s, strnlen(s, size));
+	buf[0] = '"';
+	buf[n + 1] = '"';
+	jsonw__raw(w, buf, n + 2);
 }
 
-static int emit_thread(FILE *f, const struct run_timeline *t, const struct thread_acct *th,
-		       const struct tl_thread *g, bool first)
+static void timeline_thread_json(struct jsonw *w, const struct run_timeline *t,
+				 const struct thread_acct *th, const struct tl_thread *g)
 {
-	cJSON *names = cJSON_CreateArray();
-	char *text;
-
+	jsonw__obj_open(w);
+	jsonw__uint_field(w, "tid", th->tid);
+	jsonw__uint_field(w, "pid", th->pid);
+	jsonw__uint_field(w, "task_start_ns", th->task_start_ns);
+	jsonw__uint_field(w, "lost_events", th->tl_lost);
+	jsonw__uint_field(w, "lost_ns", th->tl_lost_ns);
+	jsonw__key(w, "names");
+	jsonw__arr_open(w);
 	for (size_t i = g->first_name; i < g->first_name + g->nnames; i++) {
-		cJSON *nm = cJSON_CreateArray();
-		char buf[24];
-
-		snprintf(buf, sizeof(buf), "%" PRId64, t->names[i].at_ns);
-		cJSON_AddItemToArray(nm, cJSON_CreateRaw(buf));
-		cJSON_AddItemToArray(nm, cJSON_CreateNumber(t->names[i].execs));
+		jsonw__arr_open(w);
+		jsonw__int(w, t->names[i].at_ns);
+		jsonw__uint(w, t->names[i].execs);
 		/* tsarun's own helper's name never reaches a user (run.h). */
-		cJSON_AddItemToArray(
-		    nm, cJSON_CreateString(run_shown_comm(t->names[i].comm, t->names[i].execs)));
-		cJSON_AddItemToArray(names, nm);
+		jsonw__str(w, run_shown_comm(t->names[i].comm, t->names[i].execs));
+		jsonw__arr_close(w);
 	}
-	text = json_print(names, false);
-	cJSON_Delete(names);
-	if (!text)
-		return -ENOMEM;
-	fprintf(f,
-		"%s{\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"task_start_ns\":%" PRIu64
-		",\"lost_events\":%" PRIu64 ",\"lost_ns\":%" PRIu64 ",\"names\":%s,\"intervals\":[",
-		first ? "\n" : ",\n", th->tid, th->pid, th->task_start_ns, th->tl_lost,
-		th->tl_lost_ns, text);
-	free(text);
+	jsonw__arr_close(w);
+	jsonw__key(w, "intervals");
+	jsonw__arr_open(w);
 	for (size_t i = g->first; i < g->first + g->n; i++) {
 		const struct tl_interval *v = &t->iv[i];
 
+		jsonw__arr_open(w);
+		jsonw__int(w, v->start_ns);
+		jsonw__uint(w, v->dur_ns);
+		jsonw__uint(w, v->kind);
 		if (v->cpu >= 0)
-			fprintf(f, "%s[%" PRId64 ",%" PRIu64 ",%u,%d]", i == g->first ? "" : ",",
-				v->start_ns, v->dur_ns, v->kind, v->cpu);
+			jsonw__int(w, v->cpu);
 		else
-			fprintf(f, "%s[%" PRId64 ",%" PRIu64 ",%u,null]", i == g->first ? "" : ",",
-				v->start_ns, v->dur_ns, v->kind);
+			jsonw__null(w);
+		jsonw__arr_close(w);
 	}
-	/* Written directly, not through cJSON: a pipe ping-pong has two per round trip. */
-	fputs("],\"wakes\":[", f);
+	jsonw__arr_close(w);
+	jsonw__key(w, "wakes");
+	jsonw__arr_open(w);
 	for (size_t i = g->first_wake; i < g->first_wake + g->nwakes; i++) {
-		const struct tl_wake *w = &t->wakes[i];
+		const struct tl_wake *k = &t->wakes[i];
 
-		fprintf(f, "%s[%" PRId64 ",%u,%s,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",",
-			i == g->first_wake ? "" : ",", w->at_ns, w->ctx,
-			(w->flags & TSA_WKF_NEW) ? "true" : "false",
-			(w->flags & TSA_WKF_IOWAIT) ? "true" : "false", w->waker_tid, w->waker_pid,
-			w->waker_task_start_ns);
-		if (w->cpu >= 0)
-			fprintf(f, "%d,", w->cpu);
+		jsonw__arr_open(w);
+		jsonw__int(w, k->at_ns);
+		jsonw__uint(w, k->ctx);
+		jsonw__bool(w, k->flags & TSA_WKF_NEW);
+		jsonw__bool(w, k->flags & TSA_WKF_IOWAIT);
+		jsonw__uint(w, k->waker_tid);
+		jsonw__uint(w, k->waker_pid);
+		jsonw__uint(w, k->waker_task_start_ns);
+		if (k->cpu >= 0)
+			jsonw__int(w, k->cpu);
 		else
-			fputs("null,", f);
-		put_json_str(f, w->comm);
-		fputc(',', f);
-		if (w->irq[0])
-			put_json_str(f, w->irq);
+			jsonw__null(w);
+		wake_str(w, k->comm, sizeof(k->comm));
+		if (k->irq[0])
+			wake_str(w, k->irq, sizeof(k->irq));
 		else
-			fputs("null", f);
-		fputc(']', f);
+			jsonw__null(w);
+		jsonw__arr_close(w);
 	}
-	return fputs("]}", f) < 0 ? -EIO : 0;
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
 }
 
-int artifact_emit_timeline(FILE *f, const struct run *r)
+void artifact_timeline_json(struct jsonw *w, const struct run *r)
 {
 	const struct run_timeline *t = r->timeline;
-	bool first = true;
-	int ret;
 
-	ret = emit_header(f, t);
-	if (ret)
-		return ret;
-	fputs(",\"threads\":[", f);
+	jsonw__obj_open(w);
+	timeline_header(w, t);
+	jsonw__key(w, "threads");
 	/* In the order of the run's threads[], one line each. */
-	for (size_t i = 0; i < r->nthreads && !ret; i++) {
+	jsonw__arr_open_rows(w);
+	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct tl_thread *g = timeline_thread(t, &r->threads[i]);
 
-		if (!g)
-			continue;
-		ret = emit_thread(f, t, &r->threads[i], g, first);
-		first = false;
+		if (g)
+			timeline_thread_json(w, t, &r->threads[i], g);
 	}
-	if (!ret && fputs("]}", f) < 0)
-		ret = -EIO;
-	return ret;
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
 }
 
-int artifact_emit_critpath(FILE *f, const struct run *r)
+void artifact_critpath_json(struct jsonw *w, const struct run *r)
 {
 	static const char *const states[TSA_ST_NR] = {"on_cpu", "runqueue", "sleeping",
 						      "uninterruptible", "stopped"};
 	const struct run_critpath *cp = r->critpath;
-	cJSON *o = cJSON_CreateObject(), *a;
-	char *text;
-	size_t len;
-	int ret = 0;
 
-	add_u64(o, "wall_ns", cp->wall_ns);
-	add_u64(o, "edges", cp->jumps);
-	cJSON_AddBoolToObject(o, "complete", cp->complete);
-	add_u64(o, "unknown_ns", cp->unknown_ns);
-	a = cJSON_AddArrayToObject(o, "kinds");
+	jsonw__obj_open(w);
+	jsonw__uint_field(w, "wall_ns", cp->wall_ns);
+	jsonw__uint_field(w, "edges", cp->jumps);
+	jsonw__bool_field(w, "complete", cp->complete);
+	jsonw__uint_field(w, "unknown_ns", cp->unknown_ns);
+	jsonw__key(w, "kinds");
+	jsonw__arr_open(w);
 	for (unsigned k = 0; k < CP_NKINDS; k++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(critpath_kind_name(k)));
-	a = cJSON_AddArrayToObject(o, "groups");
+		jsonw__str(w, critpath_kind_name(k));
+	jsonw__arr_close(w);
+	jsonw__key(w, "groups");
+	jsonw__arr_open(w);
 	for (size_t i = 0; i < cp->ngroups; i++) {
 		const struct cp_group *g = &cp->groups[i];
-		cJSON *j = cJSON_CreateObject();
 
+		jsonw__obj_open(w);
 		if (g->tid) {
-			cJSON_AddNumberToObject(j, "tid", g->tid);
-			cJSON_AddNumberToObject(j, "pid", g->pid);
-			cJSON_AddStringToObject(j, "comm", g->comm);
+			jsonw__uint_field(w, "tid", g->tid);
+			jsonw__uint_field(w, "pid", g->pid);
+			jsonw__str_field(w, "comm", g->comm);
 		} else {
-			cJSON_AddNullToObject(j, "tid");
-			cJSON_AddNullToObject(j, "pid");
-			cJSON_AddNullToObject(j, "comm");
+			jsonw__null_field(w, "tid");
+			jsonw__null_field(w, "pid");
+			jsonw__null_field(w, "comm");
 		}
-		cJSON_AddStringToObject(j, "kind", critpath_kind_name(g->kind));
+		jsonw__str_field(w, "kind", critpath_kind_name(g->kind));
 		if (g->state >= 0 && g->state < TSA_ST_NR)
-			cJSON_AddStringToObject(j, "state", states[g->state]);
+			jsonw__str_field(w, "state", states[g->state]);
 		else
-			cJSON_AddNullToObject(j, "state");
+			jsonw__null_field(w, "state");
 		if (g->what[0])
-			cJSON_AddStringToObject(j, "what", g->what);
+			jsonw__str_field(w, "what", g->what);
 		else
-			cJSON_AddNullToObject(j, "what");
-		add_u64(j, "total_ns", g->total_ns);
-		cJSON_AddNumberToObject(
-		    j, "share", cp->wall_ns ? (double)g->total_ns / (double)cp->wall_ns : 0.0);
-		add_u64(j, "segments", g->segments);
-		cJSON_AddItemToArray(a, j);
+			jsonw__null_field(w, "what");
+		jsonw__uint_field(w, "total_ns", g->total_ns);
+		jsonw__key(w, "share");
+		jsonw__cjson(w, cp->wall_ns ? (double)g->total_ns / (double)cp->wall_ns : 0.0);
+		jsonw__uint_field(w, "segments", g->segments);
+		jsonw__obj_close(w);
 	}
-	a = cJSON_AddArrayToObject(o, "segment_row");
-	cJSON_AddItemToArray(a, cJSON_CreateString("start_ns"));
-	cJSON_AddItemToArray(a, cJSON_CreateString("duration_ns"));
-	cJSON_AddItemToArray(a, cJSON_CreateString("group"));
-	cJSON_AddItemToArray(a, cJSON_CreateString("woke_tid"));
-	text = json_print(o, false);
-	cJSON_Delete(o);
-	if (!text)
-		return -ENOMEM;
-	/* Without its closing brace: "segments" follows, one row each. */
-	len = strlen(text);
-	if (len < 2 || fwrite(text, 1, len - 1, f) != len - 1)
-		ret = -EIO;
-	free(text);
-	if (!ret)
-		fputs(",\"segments\":[", f);
-	for (size_t i = 0; !ret && i < cp->nseg; i++) {
+	jsonw__arr_close(w);
+	str_array(w, "segment_row", segment_row, sizeof(segment_row) / sizeof(segment_row[0]));
+	/* One row a segment. */
+	jsonw__key(w, "segments");
+	jsonw__arr_open(w);
+	for (size_t i = 0; i < cp->nseg; i++) {
 		const struct cp_segment *s = &cp->seg[i];
 
+		jsonw__arr_open(w);
+		jsonw__int(w, s->start_ns);
+		jsonw__uint(w, s->dur_ns);
+		jsonw__uint(w, s->group);
 		if (s->woke)
-			fprintf(f, "%s[%" PRId64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 "]",
-				i ? "," : "", s->start_ns, s->dur_ns, s->group, s->next_tid);
+			jsonw__uint(w, s->next_tid);
 		else
-			fprintf(f, "%s[%" PRId64 ",%" PRIu64 ",%" PRIu32 ",null]", i ? "," : "",
-				s->start_ns, s->dur_ns, s->group);
+			jsonw__null(w);
+		jsonw__arr_close(w);
 	}
-	if (!ret && fputs("]}", f) < 0)
-		ret = -EIO;
-	return ret;
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
 }
 
 /* Reading back. */

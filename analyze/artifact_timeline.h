@@ -27,17 +27,20 @@
 #define TSARUN_ARTIFACT_TIMELINE_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 struct cJSON;
+struct jsonw;
 struct run;
 struct run_timeline;
 
-/* Stream r's timeline object to f (r->timeline must be set). 0 or -errno. */
-int artifact_emit_timeline(FILE *f, const struct run *r);
+/*
+ * r's timeline object, a value written into w (r->timeline must be set);
+ * the threads' rows one a line. w's errors are its own (jsonw.h).
+ */
+void artifact_timeline_json(struct jsonw *w, const struct run *r);
 
-/* Stream r's critical_path object to f (r->critpath must be set). 0 or -errno. */
-int artifact_emit_critpath(FILE *f, const struct run *r);
+/* r's critical_path object, a value written into w (r->critpath must be set). */
+void artifact_critpath_json(struct jsonw *w, const struct run *r);
 
 /* quality.timeline: what was lost, and whether the timeline is complete. */
 struct cJSON *artifact_timeline_quality(const struct run_timeline *t);
