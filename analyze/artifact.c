@@ -60,28 +60,6 @@ static void add_frac(cJSON *o, const char *name, double v)
 	cJSON_AddRawToObject(o, name, buf);
 }
 
-static cJSON *host_json(const struct host_info *h)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	add_str(o, "kernel", h->kernel);
-	add_str(o, "arch", h->arch);
-	cJSON_AddNumberToObject(o, "cpus", h->cpus);
-	add_str(o, "cpu_model", h->cpu_model);
-	add_str(o, "virtualized", h->virtualized);
-	add_str(o, "container", h->container);
-	cJSON_AddBoolToObject(o, "btf", h->btf);
-	if (h->task_delayacct < 0)
-		cJSON_AddNullToObject(o, "task_delayacct");
-	else
-		cJSON_AddBoolToObject(o, "task_delayacct", h->task_delayacct > 0);
-	cJSON_AddBoolToObject(o, "pmu", h->pmu);
-	if (!h->pmu)
-		add_str(o, "pmu_reason", h->pmu_reason);
-	add_str(o, "ci", h->ci);
-	return o;
-}
-
 static void add_u64_or_null(cJSON *o, const char *name, uint64_t v, bool null)
 {
 	if (null)
@@ -1418,7 +1396,7 @@ static cJSON *session_json(const struct session *s)
 				cJSON_AddNullToObject(pv, "reason");
 		}
 	}
-	cJSON_AddItemToObject(root, "host", host_json(&s->host));
+	cJSON_AddNullToObject(root, "host"); /* streamed by artifact_emit() */
 	cmd = cJSON_AddObjectToObject(root, "command");
 	argv = cJSON_AddArrayToObject(cmd, "argv");
 	for (int i = 0; i < s->argc; i++)
@@ -1459,6 +1437,13 @@ int artifact_emit(const struct session *s, FILE *f)
 				ret = emit_run(f, &s->runs[i]);
 			}
 			fputc(']', f);
+		} else if (!strcmp(c->string, "host")) {
+			struct jsonw *w = jsonw__new(f, JSONW_KEEP_COLONS);
+
+			if (w)
+				artifact_host_json(w, &s->host);
+			ret = w ? jsonw__finish(w) : -ENOMEM;
+			jsonw__free(w);
 		} else {
 			ret = emit_item(f, c);
 		}
@@ -1524,27 +1509,34 @@ int artifact_write(const struct session *s, struct outfile *of, char *err, size_
 
 char *artifact_render_doctor(const struct doctor_check *c, int n, const struct host_info *h)
 {
-	cJSON *root = cJSON_CreateObject(), *checks, *tool;
+	/* cJSON_Print()'s layout, which doctor --json always had. */
+	struct jsonw *w = jsonw__new(NULL, JSONW_TABS | JSONW_KEEP_COLONS);
 	char *text;
 
-	if (!root)
+	if (!w)
 		return NULL;
-	add_str(root, "schema", "tsarun-doctor/1");
-	tool = cJSON_AddObjectToObject(root, "tool");
-	add_str(tool, "name", "tsarun");
-	add_str(tool, "version", TSARUN_VERSION);
-	cJSON_AddItemToObject(root, "host", host_json(h));
-	checks = cJSON_AddArrayToObject(root, "checks");
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "schema", "tsarun-doctor/1");
+	jsonw__key(w, "tool");
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "name", "tsarun");
+	jsonw__str_field(w, "version", TSARUN_VERSION);
+	jsonw__obj_close(w);
+	jsonw__key(w, "host");
+	artifact_host_json(w, h);
+	jsonw__key(w, "checks");
+	jsonw__arr_open(w);
 	for (int i = 0; i < n; i++) {
-		cJSON *o = cJSON_CreateObject();
-
-		add_str(o, "name", c[i].name);
-		cJSON_AddBoolToObject(o, "available", c[i].available);
-		add_str(o, "status", c[i].status);
-		add_str(o, "detail", c[i].detail);
-		cJSON_AddItemToArray(checks, o);
+		jsonw__obj_open(w);
+		jsonw__str_field(w, "name", c[i].name);
+		jsonw__bool_field(w, "available", c[i].available);
+		jsonw__str_field(w, "status", c[i].status);
+		jsonw__str_field(w, "detail", c[i].detail);
+		jsonw__obj_close(w);
 	}
-	text = json_print(root, true);
-	cJSON_Delete(root);
+	jsonw__arr_close(w);
+	jsonw__obj_close(w);
+	text = jsonw__take(w, NULL);
+	jsonw__free(w);
 	return text;
 }

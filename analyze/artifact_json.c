@@ -86,3 +86,24 @@ void artifact_sampled_states_json(struct jsonw *w, const struct thread_sampled *
 		jsonw__uint_field(w, artifact_sampled_states[i], s->by_state_ns[i]);
 	jsonw__obj_close(w);
 }
+
+void artifact_host_json(struct jsonw *w, const struct host_info *h)
+{
+	jsonw__obj_open(w);
+	jsonw__str_field(w, "kernel", h->kernel);
+	jsonw__str_field(w, "arch", h->arch);
+	jsonw__int_field(w, "cpus", h->cpus);
+	jsonw__str_field(w, "cpu_model", h->cpu_model);
+	jsonw__str_field(w, "virtualized", h->virtualized);
+	jsonw__str_field(w, "container", h->container);
+	jsonw__bool_field(w, "btf", h->btf);
+	if (h->task_delayacct < 0)
+		jsonw__null_field(w, "task_delayacct");
+	else
+		jsonw__bool_field(w, "task_delayacct", h->task_delayacct > 0);
+	jsonw__bool_field(w, "pmu", h->pmu);
+	if (!h->pmu)
+		jsonw__str_field(w, "pmu_reason", h->pmu_reason);
+	jsonw__str_field(w, "ci", h->ci);
+	jsonw__obj_close(w);
+}

@@ -2,9 +2,10 @@
 /*
  * What tsarun's JSON writers share, each written once through lib/jsonw:
  * the artifact (artifact.c, artifact_timeline.c), monitor mode's lines
- * (artifact_monitor.c) and --interval's (artifact_stream.c). Each helper
- * writes into the writer it is given, in that writer's layout and string
- * escaping; a key's value, or a run of members inside an open object.
+ * (artifact_monitor.c), --interval's (artifact_stream.c) and doctor --json
+ * (artifact.c). Each helper writes into the writer it is given, in that
+ * writer's layout and string escaping; a key's value, or a run of members
+ * inside an open object.
  * cJSON is the reader's only (artifact_read.c).
  */
 #ifndef TSARUN_ARTIFACT_JSON_H
@@ -12,6 +13,7 @@
 
 #include <stdbool.h>
 
+struct host_info;
 struct jsonw;
 struct source_status;
 struct thread_acct;
@@ -34,6 +36,9 @@ void artifact_delays_json(struct jsonw *w, const struct thread_acct *t, bool ful
 
 /* What sampling saw of a thread's states: its gap and transition members, then "by_state_ns". */
 void artifact_sampled_states_json(struct jsonw *w, const struct thread_sampled *s);
+
+/* A "host" value: the machine a run, or doctor, ran on. */
+void artifact_host_json(struct jsonw *w, const struct host_info *h);
 
 /* The cJSON writers' own (artifact.c, artifact_timeline.c), until they move to jsonw. */
 #include <stdint.h>
