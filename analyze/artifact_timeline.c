@@ -8,7 +8,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "artifact_json.h"
 #include "artifact_timeline.h"
 #include "critpath.h"
 #include "jsonw.h"
@@ -16,17 +15,16 @@
 #include "textsafe.h"
 #include "timeline.h"
 
-cJSON *artifact_timeline_quality(const struct run_timeline *t)
+void artifact_timeline_quality_json(struct jsonw *w, const struct run_timeline *t)
 {
-	cJSON *o = cJSON_CreateObject();
-
-	add_u64(o, "events_sent", t->sent);
-	add_u64(o, "lost_events", t->lost_events);
-	add_u64(o, "lost_ns", t->lost_ns);
-	add_u64(o, "beyond_bound", t->beyond_bound);
-	add_u64(o, "unmatched_intervals", t->unmatched);
-	cJSON_AddBoolToObject(o, "complete", timeline_complete(t));
-	return o;
+	jsonw__obj_open(w);
+	jsonw__uint_field(w, "events_sent", t->sent);
+	jsonw__uint_field(w, "lost_events", t->lost_events);
+	jsonw__uint_field(w, "lost_ns", t->lost_ns);
+	jsonw__uint_field(w, "beyond_bound", t->beyond_bound);
+	jsonw__uint_field(w, "unmatched_intervals", t->unmatched);
+	jsonw__bool_field(w, "complete", timeline_complete(t));
+	jsonw__obj_close(w);
 }
 
 static const char *const wake_ctx_names[TSA_WK_NR] = {

@@ -42,8 +42,8 @@ void artifact_timeline_json(struct jsonw *w, const struct run *r);
 /* r's critical_path object, a value written into w (r->critpath must be set). */
 void artifact_critpath_json(struct jsonw *w, const struct run *r);
 
-/* quality.timeline: what was lost, and whether the timeline is complete. */
-struct cJSON *artifact_timeline_quality(const struct run_timeline *t);
+/* quality.timeline, a value written into w: what was lost, and whether the timeline is complete. */
+void artifact_timeline_quality_json(struct jsonw *w, const struct run_timeline *t);
 
 /* Read runs[].timeline (o) back into r, whose threads are read already. 0 or -EINVAL (why). */
 int artifact_read_timeline(const struct cJSON *o, struct run *r, char *why, size_t len);
