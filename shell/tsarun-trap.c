@@ -17,7 +17,7 @@
  *   forks           pthread_atfork(): bash forks through fork(3)
  *   exec            bash's own execve() slot, redirected here (see hook_got)
  *   exit            atexit()
- *   trap tails      bash's tcsetpgrp() slot and its job table (see calibrate)
+ *   trap tails      bash's tcsetpgrp() slot and its job table (trap_calibrate.c)
  *   trap bodies     the command, seen through bash's sigprocmask() slot
  *
  * Records are appended to a per-process buffer and sent as one datagram
@@ -28,7 +28,10 @@
  *
  * Cost per command: one clock read, one CPU-clock read, a hash of the
  * command text, a 32-byte append. Texts are sent once per process and
- * referred to by id afterwards.
+ * referred to by id afterwards. That cost, which the profile removes from
+ * every span, is measured at start-up before the script runs, or read from
+ * the user's cache (trap_calibrate.c; what the two files share is in
+ * trap_internal.h).
  */
 #include <config.h> /* bash's: defines _GNU_SOURCE (fopencookie) */
 
@@ -699,8 +702,9 @@ static int sync_frames(uint64_t t, uint64_t cpu)
 
 /*
  * What the tail of the previous trap run paid: bash calls tcsetpgrp()
- * there once the process has children (see calibrate), and walks its job
- * table when it has one. The job table is read now, for the next record.
+ * there once the process has children (see calibrate(), trap_calibrate.c),
+ * and walks its job table when it has one. The job table is read now, for
+ * the next record.
  */
 static uint8_t trap_tail(void)
 {
