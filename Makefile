@@ -106,12 +106,17 @@ BPF_PROGS := sched oncpu
 BASH_INC ?= /usr/include/bash
 SHELL_SO := $(OUTPUT)/shell/tsarun-trap.so
 SHELL_ENV := $(OUTPUT)/shell/tsarun-env.bash
+SHELL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC -MMD -MP \
+	-DHAVE_CONFIG_H -DSHELL -I$(BASH_INC) -I$(BASH_INC)/include -I$(BASH_INC)/builtins \
+	-iquote shell $(EXTRA_SHELL_CFLAGS)
 # -z now: bash loads the builtin lazily bound, and every forked child that
 # calls a function the parent never called (the fork and exec paths) looked
 # it up again and wrote its GOT page: 8 more page faults a fork.
-SHELL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC -shared -Wl,-z,now,-z,relro \
-	-DHAVE_CONFIG_H -DSHELL -I$(BASH_INC) -I$(BASH_INC)/include -I$(BASH_INC)/builtins \
-	-iquote shell $(EXTRA_SHELL_CFLAGS)
+SHELL_LDFLAGS := -shared -Wl,-z,now,-z,relro
+# The trap (tsarun-trap.c) and its start-up measurement (trap_calibrate.c);
+# what they share is hidden (trap_internal.h), so only the builtin's structs
+# and load hooks are exported.
+SHELL_OBJS := $(OUTPUT)/shell/tsarun-trap.o $(OUTPUT)/shell/trap_calibrate.o
 BPF_OBJS := $(patsubst %,$(OUTPUT)/bpf/%.bpf.o,$(BPF_PROGS))
 # The same programs for kernels before 5.17, whose verifier refuses even a
 # reference to a bpf_loop() callback (TSA_COMPAT, bpf/stacks.bpf.h).
@@ -205,9 +210,13 @@ $(OUTPUT)/sched.loader.h: $(OUTPUT)/mkloader $(OUTPUT)/bpf/sched.bpf.o $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)ASAN_OPTIONS=detect_leaks=0 $^ > $@
 
-$(SHELL_SO): shell/tsarun-trap.c shell/tsa_wire.h | $(OUTPUT)/shell
+$(OUTPUT)/shell/%.o: shell/%.c | $(OUTPUT)/shell
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(SHELL_CFLAGS) $< -o $@ -lpthread
+	$(Q)$(CC) $(SHELL_CFLAGS) -c $< -o $@
+
+$(SHELL_SO): $(SHELL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(SHELL_CFLAGS) $(SHELL_LDFLAGS) $^ -o $@ -lpthread
 
 $(SHELL_ENV): shell/tsarun-env.bash | $(OUTPUT)/shell
 	$(call msg,CP,$@)
@@ -434,4 +443,4 @@ clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/launcher/*.d $(OUTPUT)/analyze/*.d $(OUTPUT)/lib/*.d)
+-include $(wildcard $(OUTPUT)/launcher/*.d $(OUTPUT)/analyze/*.d $(OUTPUT)/lib/*.d $(OUTPUT)/shell/*.d)
