@@ -454,13 +454,7 @@ void calibrate(void)
 	cal_base();
 	cal_tails();
 	pipeline_pgrp = pgrp0;
-	span_due = 0;
-	span_guessed = 0;
-	span_nstamps = 0;
-	span_prov = 0;
-	span_tail_calls = -1;
-	span_stall = 0;
-	span_prev_t = 0;
+	span_reset();
 	caches_destroy(made);
 	text_reset();
 	blen = 0;

@@ -55,15 +55,8 @@ extern uint32_t cal_pre;
 /* tsarun-trap.c: the timed parts of a trap run (span_call()). */
 extern int span_head, span_tail;
 extern int span_tty, span_jobs;
-extern unsigned span_nstamps;
-extern int span_tail_calls;
-extern uint64_t span_prov;
-extern uint64_t span_due;
-extern int span_guessed;
 extern uint64_t span_sum;
-extern uint64_t span_stall;
 extern uint64_t span_stall_sum;
-extern uint64_t span_prev_t;
 extern uint32_t span_med[2];
 extern uint32_t span_tty_med;
 extern int span_counting;
@@ -79,6 +72,7 @@ void text_reset(void);
 uint64_t sub_or_0(uint64_t a, uint64_t b);
 int real_sigprocmask_hooked(void);
 void eval(const char *code);
+void span_reset(void);
 
 /* trap_calibrate.c: the start-up figures as one line of text: TSA_ENV_CAL's value, and the cache's. */
 #define CAL_TEXT_MAX 160

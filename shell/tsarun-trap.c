@@ -174,18 +174,19 @@ uint64_t debug_t;  /* when the last trap run read the clock */
 int span_head, span_tail; /* 0: not timed (no hook, or no steady count at start-up) */
 int span_tty, span_jobs;  /* calls of the tail's terminal and job-table parts (0: untimed) */
 static uint64_t span_stamp[SPAN_STAMPS];
-unsigned span_nstamps;	   /* calls stamped since the last tail ended */
-int span_tail_calls = -1;  /* calls since the clock read while a tail is timed; -1: none */
-static int span_tail_need; /* the call that ends it */
-static int span_tail_tty;  /* it has the terminal's part */
-uint64_t span_prov;	   /* an end, unless the terminal's part follows (0: none) */
-static uint64_t span_t0;   /* the clock read that began the tail being timed */
-uint64_t span_due;	   /* the last run's tail, timed, not sent yet */
-int span_guessed;	   /* a part of span_due was its median */
-uint64_t span_sum;	   /* every part charged since start (start-up reads it) */
-uint64_t span_stall; /* what parts charged at their median held beyond it, since the clock read */
-uint64_t span_stall_sum; /* of span_sum, what was charged of those as on the CPU */
-uint64_t span_prev_t;	 /* the last clock read: wall and CPU time (0: none) */
+static unsigned span_nstamps;	 /* calls stamped since the last tail ended */
+static int span_tail_calls = -1; /* calls since the clock read while a tail is timed; -1: none */
+static int span_tail_need;	 /* the call that ends it */
+static int span_tail_tty;	 /* it has the terminal's part */
+static uint64_t span_prov;	 /* an end, unless the terminal's part follows (0: none) */
+static uint64_t span_t0;	 /* the clock read that began the tail being timed */
+static uint64_t span_due;	 /* the last run's tail, timed, not sent yet */
+static int span_guessed;	 /* a part of span_due was its median */
+uint64_t span_sum;		 /* every part charged since start (start-up reads it) */
+static uint64_t
+    span_stall; /* what parts charged at their median held beyond it, since the clock read */
+uint64_t span_stall_sum;     /* of span_sum, what was charged of those as on the CPU */
+static uint64_t span_prev_t; /* the last clock read: wall and CPU time (0: none) */
 static uint64_t span_prev_cpu;
 uint32_t span_med[2];			  /* start-up medians of the head and the base tail */
 uint32_t span_tty_med;			  /* what the terminal's part adds to a tail (start-up) */
@@ -1179,6 +1180,18 @@ static void atfork_prepare(void)
 	flush();
 }
 
+/* No timed part of a trap run pending: a new process's, or after calibration's runs. */
+void span_reset(void)
+{
+	span_due = 0;
+	span_guessed = 0;
+	span_nstamps = 0;
+	span_tail_calls = -1;
+	span_prov = 0;
+	span_stall = 0;
+	span_prev_t = 0;
+}
+
 static void atfork_child(void)
 {
 	if (!enabled)
@@ -1198,13 +1211,7 @@ static void atfork_child(void)
 	tty_seen = tty_calls;
 	last_jobs = 0;
 	/* The parent's last tail is the parent's: it sends it. */
-	span_due = 0;
-	span_guessed = 0;
-	span_nstamps = 0;
-	span_tail_calls = -1;
-	span_prov = 0;
-	span_stall = 0;
-	span_prev_t = 0;
+	span_reset();
 	text_reset();
 	ret_child();
 	udbg_child();
